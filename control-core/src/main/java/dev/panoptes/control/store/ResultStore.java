@@ -1,0 +1,69 @@
+package dev.panoptes.control.store;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.JobOutcome;
+
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * Where outcomes end up. Idempotent by {@code (jobId, vignetteId)}: the first record for a key
+ * is stored, and any later one is counted as a duplicate and changes nothing, so that a job
+ * delivered twice (at-least-once) is stored once.
+ *
+ * <p>Implementations are thread-safe.
+ */
+public interface ResultStore extends AutoCloseable {
+    /**
+     * Stores every record of an outcome that is not stored yet, atomically per outcome. A job
+     * previously recorded as failed and now answered is no longer failed.
+     *
+     * @param workerId the worker that produced it, kept with each record
+     * @return how many records were new and how many were duplicates
+     * @throws StoreException when the store cannot write
+     */
+    Receipt record(JobOutcome outcome, String workerId);
+
+    /**
+     * Records that a job failed for good: its reason and how many attempts were made. A later
+     * failure of the same job replaces the earlier one.
+     *
+     * @throws StoreException when the store cannot write
+     */
+    void recordFailure(JobId jobId, String reason, int attempts);
+
+    /** The vignette ids stored for a job; empty when none. */
+    Set<String> storedVignetteIds(JobId jobId);
+
+    /** True when every vignette of the job has a stored record. */
+    default boolean isComplete(Job job) {
+        Set<String> stored = storedVignetteIds(job.id());
+        return job.spec().vignettes().stream().allMatch(v -> stored.contains(v.id()));
+    }
+
+    /** The number of records stored. */
+    long recordCount();
+
+    /** Duplicates ignored since this store was opened. */
+    long duplicateCount();
+
+    /** Every stored record, in the order of storing. */
+    void forEachRecord(Consumer<StoredRecord> action);
+
+    /** Every failure recorded and not answered since, in no particular order. */
+    void forEachFailure(Consumer<JobFailure> action);
+
+    /** Releases what the store holds; idempotent. */
+    @Override
+    void close();
+
+    /**
+     * What {@link #record} did.
+     *
+     * @param stored     records newly stored
+     * @param duplicates records that were already there and were ignored
+     */
+    record Receipt(int stored, int duplicates) {
+    }
+}

@@ -1,0 +1,157 @@
+package dev.panoptes.control.wire;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.JobOutcome;
+
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One frame of PROTOCOL.md: a record per message type, in both directions. {@link MessageCodec}
+ * maps them to and from JSON exactly as the protocol writes them.
+ */
+public sealed interface Message {
+    /** The protocol version this code speaks. */
+    int PROTOCOL_VERSION = 1;
+
+    /** The value of the frame's {@code "type"} field. */
+    String type();
+
+    /**
+     * worker -> coordinator, first frame. Deliberately lenient: the coordinator validates
+     * workerId and protocol itself so that it can answer {@link Rejected} with the reason.
+     *
+     * @param workerId the worker's chosen id
+     * @param capacity jobs the worker runs at once, as sent (clamped by the coordinator)
+     * @param protocol the protocol version the worker speaks
+     * @param token    the shared secret, or null
+     * @param labels   informational labels; never null
+     */
+    record Register(String workerId, int capacity, int protocol, String token, Map<String, String> labels)
+            implements Message {
+        public Register {
+            Objects.requireNonNull(workerId, "workerId");
+            labels = labels == null ? Map.of() : Map.copyOf(labels);
+        }
+
+        /** A register frame without token or labels. */
+        public Register(String workerId, int capacity) {
+            this(workerId, capacity, PROTOCOL_VERSION, null, Map.of());
+        }
+
+        @Override
+        public String type() {
+            return "register";
+        }
+
+        /** Never prints the token. */
+        @Override
+        public String toString() {
+            return "Register[workerId=" + workerId + ", capacity=" + capacity + ", protocol=" + protocol
+                    + ", token=" + (token == null ? "none" : "***") + ", labels=" + labels + "]";
+        }
+    }
+
+    /**
+     * Liveness, in both directions. The worker sends its id; the coordinator sends none.
+     *
+     * @param workerId the sending worker's id, or null from the coordinator
+     */
+    record Heartbeat(String workerId) implements Message {
+        /** The coordinator's heartbeat. */
+        public static final Heartbeat COORDINATOR = new Heartbeat(null);
+
+        @Override
+        public String type() {
+            return "heartbeat";
+        }
+    }
+
+    /**
+     * worker -> coordinator: the answer to one assigned job.
+     *
+     * @param outcome one record per vignette
+     */
+    record Result(JobOutcome outcome) implements Message {
+        public Result {
+            Objects.requireNonNull(outcome, "outcome");
+        }
+
+        @Override
+        public String type() {
+            return "result";
+        }
+    }
+
+    /**
+     * worker -> coordinator: the job could not be completed.
+     *
+     * @param jobId     the job
+     * @param error     what went wrong, for humans
+     * @param retryable whether the coordinator should send the job again, elsewhere
+     */
+    record Failed(JobId jobId, String error, boolean retryable) implements Message {
+        public Failed {
+            Objects.requireNonNull(jobId, "jobId");
+            Objects.requireNonNull(error, "error");
+        }
+
+        @Override
+        public String type() {
+            return "failed";
+        }
+    }
+
+    /** worker -> coordinator: assign nothing more; the worker finishes what it holds and closes. */
+    record Drain() implements Message {
+        @Override
+        public String type() {
+            return "drain";
+        }
+    }
+
+    /**
+     * coordinator -> worker: the registration was accepted.
+     *
+     * @param heartbeatMs the coordinator's heartbeat interval
+     */
+    record Registered(long heartbeatMs) implements Message {
+        @Override
+        public String type() {
+            return "registered";
+        }
+    }
+
+    /**
+     * coordinator -> worker: the registration was refused; the connection closes next.
+     *
+     * @param reason why, in words the worker's operator can act on
+     */
+    record Rejected(String reason) implements Message {
+        public Rejected {
+            Objects.requireNonNull(reason, "reason");
+        }
+
+        @Override
+        public String type() {
+            return "rejected";
+        }
+    }
+
+    /**
+     * coordinator -> worker: run this job.
+     *
+     * @param job the job
+     */
+    record Assign(Job job) implements Message {
+        public Assign {
+            Objects.requireNonNull(job, "job");
+        }
+
+        @Override
+        public String type() {
+            return "assign";
+        }
+    }
+}
