@@ -1,0 +1,20 @@
+package dev.panoptes.eval;
+
+/**
+ * One call to a chat model per prompt. Implementations are thread-safe: a worker shares one
+ * client among all the jobs it runs at once.
+ */
+public interface ModelClient {
+    /**
+     * Sends one prompt and waits for the model's answer.
+     *
+     * @return the answer, with the model's own name, finish reason, usage and the call's latency
+     * @throws dev.panoptes.control.JobFailedException when the request can never succeed (400,
+     *                                                 401, 403, 404, 422, quota exhausted)
+     * @throws dev.panoptes.control.WorkerException    when it failed for a reason that may pass
+     *                                                 (connection failures, timeouts, 429, 5xx)
+     *                                                 after the client's own retries ran out
+     * @throws InterruptedException                    when the calling thread is interrupted
+     */
+    ModelResponse complete(ModelRequest request) throws InterruptedException;
+}
