@@ -4,6 +4,8 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 
+import java.util.Collection;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -40,6 +42,20 @@ public interface ResultStore extends AutoCloseable {
     default boolean isComplete(Job job) {
         Set<String> stored = storedVignetteIds(job.id());
         return job.spec().vignettes().stream().allMatch(v -> stored.contains(v.id()));
+    }
+
+    /**
+     * The jobs among {@code jobs} that are complete in this store. Stores override this to
+     * answer a whole suite in one pass; the default asks {@link #isComplete(Job)} per job.
+     */
+    default Set<JobId> completedAmong(Collection<Job> jobs) {
+        Set<JobId> complete = new HashSet<>();
+        for (Job job : jobs) {
+            if (isComplete(job)) {
+                complete.add(job.id());
+            }
+        }
+        return complete;
     }
 
     /** The number of records stored. */

@@ -1,0 +1,43 @@
+package dev.panoptes.control.schedule;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.WorkerHandle;
+import dev.panoptes.control.store.ResultStore;
+
+import java.time.Duration;
+
+/**
+ * Told what a {@link Scheduler} run does, as it does it. Every method is called on the
+ * scheduler's thread and should return quickly: the run waits for it. All methods default to
+ * doing nothing.
+ */
+public interface ProgressListener {
+    /** A listener that ignores everything. */
+    ProgressListener NONE = new ProgressListener() {
+    };
+
+    /** The run starts: {@code toRun} jobs will be dispatched, {@code skipped} were already complete. */
+    default void onStart(int toRun, int skipped) {
+    }
+
+    /** A job was handed to a worker; {@code attempt} counts from 1. */
+    default void onDispatched(Job job, WorkerHandle worker, int attempt) {
+    }
+
+    /** A job was answered and its records stored. */
+    default void onCompleted(Job job, WorkerHandle worker, JobOutcome outcome, ResultStore.Receipt receipt) {
+    }
+
+    /** A job failed retryably on a worker and will be sent again after {@code delay}. */
+    default void onRetry(Job job, WorkerHandle worker, Throwable cause, int attempt, Duration delay) {
+    }
+
+    /** A job failed for good. */
+    default void onFailed(Job job, String reason, int attempts) {
+    }
+
+    /** There is work but no worker; called about every few seconds while that lasts. */
+    default void onWaitingForWorkers(Duration waited) {
+    }
+}

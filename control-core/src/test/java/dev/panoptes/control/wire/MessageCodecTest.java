@@ -1,0 +1,177 @@
+package dev.panoptes.control.wire;
+
+import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.ProtocolException;
+import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.Usage;
+import dev.panoptes.control.Vignette;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class MessageCodecTest {
+    private final MessageCodec codec = new MessageCodec();
+
+    static Job richJob() {
+        Map<String, Object> metadata = Map.of("topic", "math", "level", 3, "tags", List.of("a", "b"));
+        return new Job(JobId.of("run1-0001"), new EvalSpec("demo", List.of(
+                new Vignette("a", "hi", "hello", metadata),
+                new Vignette("b", "yo")),
+                new SpecParams("be terse", 0.2, 64, 42L)));
+    }
+
+    static JobOutcome richOutcome() {
+        return new JobOutcome(JobId.of("run1-0001"), List.of(
+                new ResponseRecord("a", "hello", "llama-3.1-8b", "stop", 120L, new Usage(5, 2)),
+                new ResponseRecord("b", "")));
+    }
+
+    static List<Message> everyMessageType() {
+        return List.of(
+                new Message.Register("w1", 2, 1, "s3cret", Map.of("model", "llama")),
+                new Message.Register("w2", 1),
+                new Message.Heartbeat("w1"),
+                Message.Heartbeat.COORDINATOR,
+                new Message.Result(richOutcome()),
+                new Message.Failed(JobId.of("j1"), "model API answered 400", false),
+                new Message.Drain(),
+                new Message.Registered(5000),
+                new Message.Rejected("wrong token"),
+                new Message.Assign(richJob()));
+    }
+
+    @Test
+    void everyMessageTypeSurvivesARoundTrip() {
+        for (Message m : everyMessageType()) {
+            assertThat(codec.decode(codec.encode(m))).as(m.type()).contains(m);
+        }
+    }
+
+    @Test
+    void framesCarryABigEndianLengthPrefix() {
+        Message m = new Message.Rejected("no");
+        byte[] frame = codec.encodeFrame(m);
+        byte[] body = codec.encode(m);
+        assertThat(frame).hasSize(body.length + 4);
+        assertThat(((frame[0] & 0xff) << 24) | ((frame[1] & 0xff) << 16) | ((frame[2] & 0xff) << 8) | (frame[3] & 0xff))
+                .isEqualTo(body.length);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "{\"type\":\"register\",\"workerId\":\"w1\",\"capacity\":2,\"protocol\":1}",
+        "{\"type\":\"registered\",\"heartbeatMs\":5000}",
+        "{\"type\":\"assign\",\"job\":{\"id\":\"run1-0001\",\"spec\":{\"name\":\"demo\",\"vignettes\":[{\"id\":\"a\",\"prompt\":\"hi\"}]}}}",
+        "{\"type\":\"assign\",\"job\":{\"id\":\"run1-0002\",\"spec\":{\"name\":\"demo\",\"vignettes\":[{\"id\":\"b\",\"prompt\":\"yo\"}]}}}",
+        "{\"type\":\"result\",\"outcome\":{\"jobId\":\"run1-0002\",\"records\":[{\"vignetteId\":\"b\",\"response\":\"re: yo\"}]}}",
+        "{\"type\":\"heartbeat\",\"workerId\":\"w1\"}",
+        "{\"type\":\"result\",\"outcome\":{\"jobId\":\"run1-0001\",\"records\":[{\"vignetteId\":\"a\",\"response\":\"re: hi\"}]}}",
+    })
+    void theProtocolsExampleSessionDecodesAndEncodesByteForByte(String frame) {
+        Optional<Message> decoded = codec.decode(frame.getBytes(StandardCharsets.UTF_8));
+        assertThat(decoded).isPresent();
+        assertThat(new String(codec.encode(decoded.get()), StandardCharsets.UTF_8)).isEqualTo(frame);
+    }
+
+    @Test
+    void theExampleSessionMeansWhatItSays() {
+        Message assign = decode("{\"type\":\"assign\",\"job\":{\"id\":\"run1-0001\",\"spec\":{\"name\":\"demo\","
+                + "\"vignettes\":[{\"id\":\"a\",\"prompt\":\"hi\"}]}}}");
+        assertThat(assign).isInstanceOf(Message.Assign.class);
+        Job job = ((Message.Assign) assign).job();
+        assertThat(job.id()).isEqualTo(JobId.of("run1-0001"));
+        assertThat(job.spec().vignettes()).containsExactly(new Vignette("a", "hi"));
+        assertThat(job.spec().params()).isEqualTo(SpecParams.NONE);
+    }
+
+    @Test
+    void unknownFieldsAreIgnoredAtEveryLevel() {
+        Message m = decode("{\"type\":\"assign\",\"future\":1,\"job\":{\"id\":\"j\",\"x\":[1],\"spec\":{\"name\":\"n\","
+                + "\"vignettes\":[{\"id\":\"a\",\"prompt\":\"p\",\"new\":{}}],\"params\":{\"topP\":0.9}}}}");
+        assertThat(((Message.Assign) m).job().spec().vignettes()).containsExactly(new Vignette("a", "p"));
+    }
+
+    @Test
+    void anUnknownTypeDecodesToNothingSoThatNewerPeersCanTalkToUs() {
+        assertThat(codec.decode(bytes("{\"type\":\"telemetry\",\"cpu\":0.5}"))).isEmpty();
+    }
+
+    @Test
+    void optionalFieldsMayBeNull() {
+        Message m = decode("{\"type\":\"register\",\"workerId\":\"w\",\"capacity\":1,\"protocol\":1,\"token\":null,"
+                + "\"labels\":null}");
+        assertThat(m).isEqualTo(new Message.Register("w", 1, 1, null, Map.of()));
+    }
+
+    @Test
+    void hugeIntegersAreClampedNotRejected() {
+        Message m = decode("{\"type\":\"register\",\"workerId\":\"w\",\"capacity\":99999999999999999999999,"
+                + "\"protocol\":1}");
+        assertThat(((Message.Register) m).capacity()).isEqualTo(Integer.MAX_VALUE);
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "{\"type\":\"register\"                                              | not valid JSON",
+        "[1,2,3]                                                             | must hold one JSON object, got an array",
+        "\"register\"                                                        | must hold one JSON object, got a string",
+        "{\"workerId\":\"w\"}                                                | no \"type\" field",
+        "{\"type\":7}                                                        | \"type\" must be a string, got an integer",
+        "{\"type\":\"register\",\"workerId\":\"w\",\"capacity\":\"2\",\"protocol\":1} | register.capacity must be an integer, got a string",
+        "{\"type\":\"register\",\"workerId\":\"w\",\"capacity\":2.5,\"protocol\":1}   | register.capacity must be an integer, got a number",
+        "{\"type\":\"register\",\"capacity\":2,\"protocol\":1}                 | register has no \"workerId\" field",
+        "{\"type\":\"failed\",\"jobId\":\"j\",\"error\":\"x\",\"retryable\":\"yes\"}  | failed.retryable must be a boolean, got a string",
+        "{\"type\":\"assign\",\"job\":{\"id\":\"j\",\"spec\":{\"name\":\"n\",\"vignettes\":[]}}} | at least one vignette",
+        "{\"type\":\"assign\",\"job\":{\"id\":\"j\",\"spec\":{\"name\":\"n\",\"vignettes\":[{\"id\":\"a\",\"prompt\":5}]}}} | assign.job.spec.vignettes[0].prompt must be a string, got an integer",
+        "{\"type\":\"assign\",\"job\":{\"id\":\"j\",\"spec\":{\"name\":\"n\",\"vignettes\":[3]}}} | assign.job.spec.vignettes[0] must be an object, got an integer",
+        "{\"type\":\"assign\",\"job\":{\"id\":\"\",\"spec\":{\"name\":\"n\",\"vignettes\":[{\"id\":\"a\",\"prompt\":\"p\"}]}}} | job id must not be empty",
+        "{\"type\":\"result\",\"outcome\":{\"jobId\":\"j\",\"records\":{}}}   | result.outcome.records must be an array, got an object",
+        "{\"type\":\"register\",\"workerId\":\"w\",\"capacity\":1,\"protocol\":1,\"labels\":{\"a\":1}} | register.labels.a must be a string, got an integer",
+        "{\"type\":\"rejected\"} {\"type\":\"rejected\"}                      | not valid JSON",
+    })
+    void malformedFramesAreRejectedWithAMessageSayingWhatWasWrong(String frame, String expected) {
+        assertThatThrownBy(() -> codec.decode(bytes(frame)))
+                .isInstanceOf(ProtocolException.class)
+                .hasMessageContaining(expected.trim());
+    }
+
+    @Test
+    void invalidUtf8IsAProtocolError() {
+        byte[] frame = {'{', '"', 't', 'y', 'p', 'e', '"', ':', '"', (byte) 0xC3, (byte) 0x28, '"', '}'};
+        assertThatThrownBy(() -> codec.decode(frame)).isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("not valid JSON");
+    }
+
+    @Test
+    void aTooLargeMessageCannotBeEncodedIntoAFrame() {
+        MessageCodec small = new MessageCodec(64);
+        assertThatThrownBy(() -> small.encodeFrame(new Message.Rejected("x".repeat(100))))
+                .isInstanceOf(ProtocolException.class)
+                .hasMessageContaining("frame limit is 64 bytes");
+    }
+
+    @Test
+    void theRegisterTokenNeverAppearsInToString() {
+        assertThat(new Message.Register("w", 1, 1, "s3cret", Map.of()).toString()).doesNotContain("s3cret");
+    }
+
+    private Message decode(String json) {
+        return codec.decode(bytes(json)).orElseThrow();
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
