@@ -1,0 +1,126 @@
+package dev.panoptes.control.suite;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.ProtocolException;
+import dev.panoptes.control.Vignette;
+import dev.panoptes.control.wire.MessageCodec;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads a JSONL suite: one vignette per line, {@code {"id", "prompt", "expected"?, "metadata"?}}.
+ * Blank lines are skipped. Every problem (malformed JSON, a missing or empty field, a field of
+ * the wrong type, a duplicate id) is collected with its line number and reported together, before
+ * anything runs.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class SuiteReader {
+    private final MessageCodec codec = new MessageCodec();
+    private final ObjectMapper mapper = codec.mapper();
+
+    /**
+     * Reads a suite file.
+     *
+     * @throws SuiteFormatException when any line is wrong (all problems, with line numbers)
+     * @throws IOException          when the file cannot be read
+     */
+    public Suite read(Path file) throws IOException, SuiteFormatException {
+        String name = file.getFileName().toString().replaceFirst("\\.[^.]*$", "");
+        try (InputStream in = Files.newInputStream(file)) {
+            return read(in, name, file.toString());
+        }
+    }
+
+    /**
+     * Reads a suite from a stream (UTF-8), naming it {@code name} and calling it {@code source}
+     * in error messages.
+     */
+    public Suite read(InputStream input, String name, String source) throws IOException, SuiteFormatException {
+        MessageDigest sha256;
+        try {
+            sha256 = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
+        }
+        List<Vignette> vignettes = new ArrayList<>();
+        List<String> problems = new ArrayList<>();
+        Map<String, Integer> firstLineOfId = new HashMap<>();
+        var decoder = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT);
+        try (BufferedReader reader = new BufferedReader(new InputStreamReader(new DigestInputStream(input, sha256),
+                decoder), 1 << 16)) {
+            String line;
+            int lineNo = 0;
+            while (true) {
+                try {
+                    line = reader.readLine();
+                } catch (CharacterCodingException e) {
+                    problems.add("line " + (lineNo + 1) + ": not valid UTF-8");
+                    break;
+                }
+                if (line == null) {
+                    break;
+                }
+                lineNo++;
+                if (line.isBlank()) {
+                    continue;
+                }
+                Vignette v = parse(line, lineNo, problems);
+                if (v == null) {
+                    continue;
+                }
+                Integer first = firstLineOfId.putIfAbsent(v.id(), lineNo);
+                if (first != null) {
+                    problems.add("line " + lineNo + ": duplicate vignette id '" + v.id() + "' (first on line "
+                            + first + ")");
+                    continue;
+                }
+                vignettes.add(v);
+            }
+        }
+        if (problems.isEmpty() && vignettes.isEmpty()) {
+            problems.add("line 1: the suite has no vignettes; write one JSON object per line, "
+                    + "like {\"id\": \"q1\", \"prompt\": \"...\", \"expected\": \"...\"}");
+        }
+        if (!problems.isEmpty()) {
+            throw new SuiteFormatException(source, problems);
+        }
+        return new Suite(name, vignettes, HexFormat.of().formatHex(sha256.digest()));
+    }
+
+    private Vignette parse(String line, int lineNo, List<String> problems) {
+        JsonNode node;
+        try {
+            node = mapper.readTree(line);
+        } catch (JsonProcessingException e) {
+            problems.add("line " + lineNo + ": not valid JSON: " + e.getOriginalMessage());
+            return null;
+        }
+        try {
+            return codec.vignette(codec.fields(node, "vignette"));
+        } catch (ProtocolException | IllegalArgumentException e) {
+            problems.add("line " + lineNo + ": " + e.getMessage());
+            return null;
+        }
+    }
+}
