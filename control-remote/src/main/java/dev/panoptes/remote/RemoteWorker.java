@@ -1,0 +1,110 @@
+package dev.panoptes.remote;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.WorkerHandle;
+
+import java.net.SocketAddress;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A worker connected over the network, as the scheduler sees it: a {@link WorkerHandle} like
+ * any local one. Made by the {@link WorkerServer} when a connection registers; it lives as long
+ * as that connection.
+ *
+ * <p>Thread-safe: any thread may call any method. {@link #dispatch} only queues the job for the
+ * connection's selector thread, which owns the socket (see {@link ConnectionActor}).
+ */
+public final class RemoteWorker implements WorkerHandle {
+    private final ConnectionActor actor;
+    private final String id;
+    private final int capacity;
+    private final Map<String, String> labels;
+
+    RemoteWorker(ConnectionActor actor, String id, int capacity, Map<String, String> labels) {
+        this.actor = actor;
+        this.id = id;
+        this.capacity = capacity;
+        this.labels = Map.copyOf(labels);
+    }
+
+    /** The id the worker registered with; two connections may share one. */
+    @Override
+    public String id() {
+        return id;
+    }
+
+    /** The capacity the worker asked for, clamped to [1, {@link ServerOptions#maxCapacity()}]. */
+    @Override
+    public int capacity() {
+        return capacity;
+    }
+
+    /**
+     * Queues the job for this worker and returns its future at once, unless the connection's
+     * dispatch queue ({@link ServerOptions#dispatchQueueCapacity()}) is full: then it blocks
+     * until the worker's answers make room. That is the backpressure a scheduler feels.
+     *
+     * <p>The future completes, on one of the server's completion threads, with the worker's
+     * outcome (checked to answer exactly this job), or fails with:
+     * <ul>
+     *   <li>a retryable {@link dev.panoptes.control.WorkerException} when the connection is
+     *       gone or goes before the answer (message "worker connection lost: ..."), the worker
+     *       is draining, the worker said {@code failed} with {@code retryable: true}, its result
+     *       does not answer the job, or the caller is interrupted while waiting for room (its
+     *       interrupt flag is restored);</li>
+     *   <li>a {@link dev.panoptes.control.JobFailedException} when the worker said
+     *       {@code failed} with {@code retryable: false}, the job's assign frame exceeds the
+     *       frame limit, or the same job id is already pending on this connection (that second
+     *       dispatch fails; the first goes on).</li>
+     * </ul>
+     * A future that is already failed when returned (connection gone) completes dependent
+     * actions on the caller's thread. Callbacks should not block: a blocked callback holds one
+     * completion thread, though never the I/O of any worker.
+     *
+     * @throws NullPointerException when job is null
+     */
+    @Override
+    public CompletableFuture<JobOutcome> dispatch(Job job) {
+        Objects.requireNonNull(job, "job");
+        return actor.enqueue(job);
+    }
+
+    /** The worker's address as seen from the coordinator. */
+    public SocketAddress remoteAddress() {
+        return actor.remoteAddress();
+    }
+
+    /** The labels the worker registered with; informational; never null. */
+    public Map<String, String> labels() {
+        return labels;
+    }
+
+    /** True until the connection ends; a draining worker is still open. */
+    public boolean isOpen() {
+        return actor.isOpen();
+    }
+
+    /** True once the worker announced {@code drain}: it is out of the pool and takes no new jobs. */
+    public boolean isDraining() {
+        return actor.isDraining();
+    }
+
+    /** Jobs assigned to the worker and not yet answered: at most {@link #capacity()}. A moment's view. */
+    public int pendingCount() {
+        return actor.pendingCount();
+    }
+
+    /** Dispatches waiting for a free slot of the worker. A moment's view. */
+    public int queuedCount() {
+        return actor.queuedCount();
+    }
+
+    @Override
+    public String toString() {
+        return "RemoteWorker[" + id + " at " + actor.remoteAddress() + ", capacity=" + capacity
+                + (actor.isOpen() ? "" : ", closed") + "]";
+    }
+}

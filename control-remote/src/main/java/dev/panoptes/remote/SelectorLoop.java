@@ -1,0 +1,458 @@
+package dev.panoptes.remote;
+
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.WorkerException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.SocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
+
+/**
+ * One selector thread and the connections pinned to it for their whole life: an event loop.
+ * A server runs a small fixed number of these, however many workers connect.
+ *
+ * <p><b>Threads.</b> Other threads only enqueue (a channel to adopt, an actor with new
+ * dispatches, the stop flag) and {@link #wakeup()} the selector, and only when it may be
+ * sleeping. Everything under "owner thread only" is touched by the loop's thread alone, and
+ * so is every {@link ConnectionActor} it hosts. A test may instead {@link #bindToCurrentThread()}
+ * and drive {@link #doWork(long)} itself, with its own clock.
+ *
+ * <p><b>One pass</b> ({@link #doWork(long)}): adopt new channels, collect ready keys and act on
+ * them, hand queued dispatches to their actors, check timers, flush every connection that has
+ * bytes to send (so all frames of a pass leave in one write), and give the pass's future
+ * completions to the completion executor as one task: a user callback never runs here, and a
+ * slow one never delays I/O.
+ *
+ * <p>One bad connection closes that connection; the loop goes on. When the loop ends, every
+ * connection it hosts is closed (its jobs fail retryably) and channels still waiting to be
+ * adopted are closed: work queued for a dead loop is failed, never dropped.
+ */
+final class SelectorLoop implements Runnable {
+    private static final Logger log = LoggerFactory.getLogger(SelectorLoop.class);
+    static final int READ_BUFFER_BYTES = 64 * 1024;
+
+    /** Handles readiness of a key that is not a connection (the server's accept key). */
+    interface Acceptor {
+        /** Called on the loop's thread when the server socket has connections to accept. */
+        void onAcceptable();
+    }
+
+    private final String name;
+    private final ServerContext context;
+    private final Selector selector;
+    private final Executor completionExecutor;
+    private final LongSupplier clockMs;
+
+    // ---- any thread
+    private final Queue<SocketChannel> adoptions = new ConcurrentLinkedQueue<>();
+    private final Queue<ConnectionActor> ready = new ConcurrentLinkedQueue<>();
+    /** True while the loop is awake or a wakeup is already on its way: no need to wake it (again). */
+    private final AtomicBoolean wakeupPending = new AtomicBoolean(true);
+    private volatile boolean stopping;
+    private volatile Thread owner;
+
+    // ---- owner thread only
+    private final List<ConnectionActor> actors = new ArrayList<>();
+    private final List<ConnectionActor> toFlush = new ArrayList<>();
+    private final List<Dispatch> scratch = new ArrayList<>();
+    private final ByteBuffer readBuffer = ByteBuffer.allocate(READ_BUFFER_BYTES);
+    private List<Completion> completions = new ArrayList<>();
+    private long nowMs;
+    private long nextTimerMs = Long.MAX_VALUE;
+
+    /** A future to complete, and with what: exactly one of outcome and failure is set. */
+    private record Completion(CompletableFuture<JobOutcome> future, JobOutcome outcome, Throwable failure) {
+    }
+
+    /**
+     * @param name               the thread's name
+     * @param completionExecutor where future completions run; must not run them inline
+     * @param clockMs            a monotonic clock in milliseconds
+     * @throws IOException when the selector cannot be opened
+     */
+    SelectorLoop(String name, ServerContext context, Executor completionExecutor, LongSupplier clockMs)
+            throws IOException {
+        this.name = name;
+        this.context = context;
+        this.completionExecutor = completionExecutor;
+        this.clockMs = clockMs;
+        this.selector = Selector.open();
+    }
+
+    /** The selector, to register the server's accept key before the loop starts. */
+    Selector selector() {
+        return selector;
+    }
+
+    String name() {
+        return name;
+    }
+
+    // ------------------------------------------------------------------ any thread
+
+    /** Hands a newly accepted channel to this loop; it is closed instead if the loop has stopped. */
+    void adopt(SocketChannel channel) {
+        if (isOwnerThread()) {
+            adoptNow(channel);
+            return;
+        }
+        adoptions.add(channel);
+        if (stopping) {
+            // The loop may already have swept its queue on the way out: sweep again ourselves.
+            closeUnadopted();
+        } else {
+            wakeup();
+        }
+    }
+
+    /** An actor has new dispatches queued; called once per flip of its signal flag. */
+    void signal(ConnectionActor actor) {
+        ready.add(actor);
+        wakeup();
+    }
+
+    /** Asks the loop to end; returns at once. The loop closes its connections on the way out. */
+    void stop() {
+        stopping = true;
+        wakeupPending.set(true);
+        selector.wakeup();
+    }
+
+    /** Wakes the selector if it may be sleeping and no wakeup is on its way already. */
+    void wakeup() {
+        if (wakeupPending.compareAndSet(false, true)) {
+            selector.wakeup();
+        }
+    }
+
+    boolean isOwnerThread() {
+        return Thread.currentThread() == owner;
+    }
+
+    /** Makes the calling thread the owner, for tests that drive {@link #doWork(long)} by hand. */
+    void bindToCurrentThread() {
+        owner = Thread.currentThread();
+    }
+
+    // ------------------------------------------------------------------ owner thread only
+
+    @Override
+    public void run() {
+        owner = Thread.currentThread();
+        log.debug("worker=- job=- - selector loop {} started", name);
+        try {
+            // An Error thrown by a pass ends the loop; shutdown() still fails all its work.
+            while (!stopping) {
+                long now = clockMs.getAsLong();
+                try {
+                    if (doWork(now) == 0 && !stopping) {
+                        sleep(now);
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // Per-connection failures are handled inside the pass; reaching here means the
+                    // selector itself misbehaved. Log and go on rather than strand every connection.
+                    log.error("worker=- job=- - selector loop {} hit an unexpected error; carrying on", name, e);
+                    if (!selector.isOpen()) {
+                        break;
+                    }
+                }
+            }
+        } finally {
+            shutdown();
+        }
+    }
+
+    /**
+     * One pass of the loop, without blocking.
+     *
+     * @param now the pass's time in milliseconds (monotonic)
+     * @return how much it did: channels adopted, keys handled, actors served, connections flushed
+     * @throws IOException when the selector fails
+     */
+    int doWork(long now) throws IOException {
+        assert isOwnerThread() : "doWork called off the loop's thread";
+        nowMs = now;
+        int work = 0;
+        SocketChannel channel;
+        while ((channel = adoptions.poll()) != null) {
+            adoptNow(channel);
+            work++;
+        }
+        selector.selectNow();
+        work += handleSelectedKeys();
+        ConnectionActor actor;
+        while ((actor = ready.poll()) != null) {
+            actor.clearSignal();
+            try {
+                actor.onDispatchQueued();
+            } catch (RuntimeException e) {
+                closeBroken(actor, e);
+            }
+            work++;
+        }
+        checkTimers(now);
+        work += flushPending();
+        submitCompletions();
+        return work;
+    }
+
+    /** The pass's time, for actors that stamp events. */
+    long nowMs() {
+        assert isOwnerThread();
+        return nowMs;
+    }
+
+    /** The loop's read buffer, shared by its connections: each consumes it fully before the next read. */
+    ByteBuffer readBuffer() {
+        assert isOwnerThread();
+        return readBuffer;
+    }
+
+    /** An empty list for one actor to drain its queue into, and clear again. */
+    List<Dispatch> scratch() {
+        assert isOwnerThread() && scratch.isEmpty();
+        return scratch;
+    }
+
+    /** Queues the connection to be flushed at the end of this pass. */
+    void flushAtEndOfPass(ConnectionActor actor) {
+        assert isOwnerThread();
+        toFlush.add(actor);
+    }
+
+    /** Completes a future with an outcome, off this thread, after the pass. */
+    void complete(CompletableFuture<JobOutcome> future, JobOutcome outcome) {
+        assert isOwnerThread();
+        completions.add(new Completion(future, outcome, null));
+    }
+
+    /** Fails a future, off this thread, after the pass. */
+    void fail(CompletableFuture<JobOutcome> future, Throwable failure) {
+        assert isOwnerThread();
+        completions.add(new Completion(future, null, failure));
+    }
+
+    /** Makes sure the timers are checked again no later than {@code deadlineMs}. */
+    void timerAt(long deadlineMs) {
+        assert isOwnerThread();
+        nextTimerMs = Math.min(nextTimerMs, deadlineMs);
+    }
+
+    /** Forgets a closed actor. */
+    void removeActor(ConnectionActor actor) {
+        assert isOwnerThread();
+        int at = actor.slot;
+        if (at < 0) {
+            return;
+        }
+        int last = actors.size() - 1;
+        ConnectionActor moved = actors.remove(last);
+        if (at != last) {
+            actors.set(at, moved);
+            moved.slot = at;
+        }
+        actor.slot = -1;
+    }
+
+    /** Connections hosted now; owner thread only (tests). */
+    int connectionCount() {
+        assert isOwnerThread();
+        return actors.size();
+    }
+
+    private void adoptNow(SocketChannel channel) {
+        SocketAddress remote;
+        try {
+            remote = channel.getRemoteAddress();
+        } catch (IOException e) {
+            log.debug("worker=- job=- - dropping a connection that closed before it was adopted: {}", e.toString());
+            closeQuietly(channel);
+            return;
+        }
+        ConnectionActor actor = new ConnectionActor(this, context, channel, remote);
+        SelectionKey key;
+        try {
+            key = channel.register(selector, SelectionKey.OP_READ, actor);
+        } catch (ClosedChannelException e) {
+            log.debug("worker=- job=- - connection from {} closed before it was adopted", remote);
+            closeQuietly(channel);
+            return;
+        }
+        actor.slot = actors.size();
+        actors.add(actor);
+        actor.onAdopted(key, nowMs);
+        nextTimerMs = Math.min(nextTimerMs, nowMs + context.handshakeTimeoutMs);
+    }
+
+    private int handleSelectedKeys() {
+        int handled = 0;
+        Iterator<SelectionKey> it = selector.selectedKeys().iterator();
+        while (it.hasNext()) {
+            SelectionKey key = it.next();
+            it.remove();
+            handled++;
+            Object attachment = key.attachment();
+            if (attachment instanceof ConnectionActor actor) {
+                try {
+                    if (key.isValid() && key.isReadable()) {
+                        actor.onReadable();
+                    }
+                    if (key.isValid() && key.isWritable()) {
+                        actor.onWritable();
+                    }
+                } catch (RuntimeException e) {
+                    closeBroken(actor, e);
+                }
+            } else if (attachment instanceof Acceptor acceptor) {
+                if (key.isValid() && key.isAcceptable()) {
+                    try {
+                        acceptor.onAcceptable();
+                    } catch (RuntimeException e) {
+                        log.error("worker=- job=- - accepting connections failed; carrying on", e);
+                    }
+                }
+            }
+        }
+        return handled;
+    }
+
+    private void checkTimers(long now) {
+        if (now < nextTimerMs) {
+            return;
+        }
+        long next = Long.MAX_VALUE;
+        // Backwards: an actor that closes is swap-removed with the last one, already visited.
+        for (int i = actors.size() - 1; i >= 0; i--) {
+            ConnectionActor actor = actors.get(i);
+            try {
+                next = Math.min(next, actor.onTimer(now));
+            } catch (RuntimeException e) {
+                closeBroken(actor, e);
+            }
+        }
+        nextTimerMs = next;
+    }
+
+    private int flushPending() {
+        int flushed = toFlush.size();
+        // Indexed: a flush that closes its actor does not touch this list.
+        for (int i = 0; i < flushed; i++) {
+            ConnectionActor actor = toFlush.get(i);
+            try {
+                actor.flush();
+            } catch (RuntimeException e) {
+                closeBroken(actor, e);
+            }
+        }
+        toFlush.clear();
+        return flushed;
+    }
+
+    private void submitCompletions() {
+        if (completions.isEmpty()) {
+            return;
+        }
+        List<Completion> batch = completions;
+        completions = new ArrayList<>(Math.max(16, batch.size()));
+        try {
+            completionExecutor.execute(() -> completeAll(batch));
+        } catch (RejectedExecutionException e) {
+            // Only after the server's executor is shut down, when this loop is the last one
+            // still failing work: completing here is better than leaving a future hanging.
+            completeAll(batch);
+        }
+    }
+
+    private static void completeAll(List<Completion> batch) {
+        for (int i = 0; i < batch.size(); i++) {
+            Completion c = batch.get(i);
+            if (c.failure() != null) {
+                c.future().completeExceptionally(c.failure());
+            } else {
+                c.future().complete(c.outcome());
+            }
+        }
+    }
+
+    private void closeBroken(ConnectionActor actor, RuntimeException e) {
+        log.error("worker=- job=- - unexpected failure handling {}; closing that connection", actor, e);
+        try {
+            actor.close(e);
+        } catch (RuntimeException again) {
+            log.error("worker=- job=- - closing {} failed as well", actor, again);
+        }
+    }
+
+    private void sleep(long now) throws IOException {
+        wakeupPending.set(false);
+        // Re-check after clearing the flag: anything enqueued before that was missed by its
+        // producer's wakeup, so go round again instead of sleeping on it.
+        if (!adoptions.isEmpty() || !ready.isEmpty() || stopping) {
+            wakeupPending.set(true);
+            return;
+        }
+        long timeoutMs = nextTimerMs == Long.MAX_VALUE ? 0 : Math.max(1, nextTimerMs - now);
+        selector.select(timeoutMs);
+        wakeupPending.set(true);
+    }
+
+    /**
+     * Closes every connection (their jobs fail retryably), closes channels not yet adopted,
+     * hands over the last completions and closes the selector. Runs when the loop ends; a test
+     * driving the loop by hand calls it itself.
+     */
+    void shutdown() {
+        assert isOwnerThread();
+        stopping = true;
+        nowMs = clockMs.getAsLong();
+        int closed = actors.size();
+        for (int i = actors.size() - 1; i >= 0; i--) {
+            ConnectionActor actor = actors.get(i);
+            try {
+                actor.close(new WorkerException("the coordinator's worker server is shutting down"));
+            } catch (RuntimeException e) {
+                log.error("worker=- job=- - closing {} during shutdown failed", actor, e);
+            }
+        }
+        closeUnadopted();
+        ready.clear();
+        submitCompletions();
+        try {
+            selector.close();
+        } catch (IOException e) {
+            log.warn("worker=- job=- - closing the selector of loop {} failed", name, e);
+        }
+        log.debug("worker=- job=- - selector loop {} stopped; closed {} connections", name, closed);
+    }
+
+    private void closeUnadopted() {
+        SocketChannel channel;
+        while ((channel = adoptions.poll()) != null) {
+            closeQuietly(channel);
+        }
+    }
+
+    private static void closeQuietly(SocketChannel channel) {
+        try {
+            channel.close();
+        } catch (IOException e) {
+            log.debug("worker=- job=- - closing a channel failed: {}", e.toString());
+        }
+    }
+}

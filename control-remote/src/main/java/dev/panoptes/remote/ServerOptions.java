@@ -1,0 +1,243 @@
+package dev.panoptes.remote;
+
+import dev.panoptes.control.wire.MessageCodec;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a {@link WorkerServer} listens and how strictly it treats its workers. Immutable and
+ * thread-safe; build one with {@link #builder()}.
+ *
+ * <p>Defaults follow PROTOCOL.md: 127.0.0.1:7070, no token, heartbeat every 5 s, a worker
+ * reaped after 3 x the interval of silence, 10 s to send {@code register}, 16 MiB frames,
+ * capacity clamped to 1024.
+ */
+public final class ServerOptions {
+    /** The port a coordinator listens on unless told otherwise. */
+    public static final int DEFAULT_PORT = 7070;
+    /** The smallest frame limit accepted: every coordinator frame but {@code assign} fits well under it. */
+    public static final int MIN_FRAME_BYTES = 1024;
+
+    private final InetSocketAddress bind;
+    private final String token;
+    private final Duration heartbeatInterval;
+    private final Duration heartbeatTimeout;
+    private final Duration handshakeTimeout;
+    private final int maxFrameBytes;
+    private final int maxCapacity;
+    private final int selectorThreads;
+    private final int completionThreads;
+    private final int dispatchQueueCapacity;
+
+    private ServerOptions(Builder b, Duration heartbeatTimeout) {
+        this.bind = b.bind;
+        this.token = b.token;
+        this.heartbeatInterval = b.heartbeatInterval;
+        this.heartbeatTimeout = heartbeatTimeout;
+        this.handshakeTimeout = b.handshakeTimeout;
+        this.maxFrameBytes = b.maxFrameBytes;
+        this.maxCapacity = b.maxCapacity;
+        this.selectorThreads = b.selectorThreads;
+        this.completionThreads = b.completionThreads;
+        this.dispatchQueueCapacity = b.dispatchQueueCapacity;
+    }
+
+    /** A builder holding the defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The defaults, unchanged. */
+    public static ServerOptions defaults() {
+        return builder().build();
+    }
+
+    /** The address to listen on; port 0 picks a free port ({@link WorkerServer#address()} tells which). */
+    public InetSocketAddress bind() {
+        return bind;
+    }
+
+    /** The shared secret every {@code register} must carry, or null when none is required. */
+    public String token() {
+        return token;
+    }
+
+    /** How often the coordinator sends a heartbeat to a quiet worker; also announced in {@code registered}. */
+    public Duration heartbeatInterval() {
+        return heartbeatInterval;
+    }
+
+    /** How long a worker may stay silent (no frame at all) before its connection is closed. */
+    public Duration heartbeatTimeout() {
+        return heartbeatTimeout;
+    }
+
+    /** How long a new connection has to send its {@code register} frame. */
+    public Duration handshakeTimeout() {
+        return handshakeTimeout;
+    }
+
+    /** The largest frame body accepted from, and sent to, a worker. */
+    public int maxFrameBytes() {
+        return maxFrameBytes;
+    }
+
+    /** The largest capacity a worker is credited with; larger claims are clamped to it. */
+    public int maxCapacity() {
+        return maxCapacity;
+    }
+
+    /** The number of selector threads hosting every connection; fixed for the server's life. */
+    public int selectorThreads() {
+        return selectorThreads;
+    }
+
+    /**
+     * The number of threads that complete dispatch futures, and so run callers' callbacks.
+     * A callback that blocks holds one of them; I/O never waits for them.
+     */
+    public int completionThreads() {
+        return completionThreads;
+    }
+
+    /**
+     * How many dispatches may wait per connection for a free slot of the worker before
+     * {@link RemoteWorker#dispatch} blocks the caller.
+     */
+    public int dispatchQueueCapacity() {
+        return dispatchQueueCapacity;
+    }
+
+    @Override
+    public String toString() {
+        return "ServerOptions[bind=" + bind + ", token=" + (token == null ? "none" : "***")
+                + ", heartbeatInterval=" + heartbeatInterval.toMillis() + "ms, heartbeatTimeout="
+                + heartbeatTimeout.toMillis() + "ms, handshakeTimeout=" + handshakeTimeout.toMillis()
+                + "ms, maxFrameBytes=" + maxFrameBytes + ", maxCapacity=" + maxCapacity + ", selectorThreads="
+                + selectorThreads + ", completionThreads=" + completionThreads + ", dispatchQueueCapacity="
+                + dispatchQueueCapacity + "]";
+    }
+
+    /**
+     * Collects options; {@link #build()} validates them together. Not thread-safe: one builder
+     * per thread.
+     */
+    public static final class Builder {
+        private InetSocketAddress bind = new InetSocketAddress("127.0.0.1", DEFAULT_PORT);
+        private String token;
+        private Duration heartbeatInterval = Duration.ofSeconds(5);
+        private Duration heartbeatTimeout;
+        private Duration handshakeTimeout = Duration.ofSeconds(10);
+        private int maxFrameBytes = MessageCodec.DEFAULT_MAX_FRAME_BYTES;
+        private int maxCapacity = 1024;
+        private int selectorThreads = Math.min(2, Runtime.getRuntime().availableProcessors());
+        private int completionThreads = 2;
+        private int dispatchQueueCapacity = 1024;
+
+        private Builder() {
+        }
+
+        /** The address to listen on (default 127.0.0.1:7070); port 0 picks a free one. */
+        public Builder bind(InetSocketAddress bind) {
+            this.bind = Objects.requireNonNull(bind, "bind address");
+            return this;
+        }
+
+        /** The shared secret workers must send; null (the default) accepts workers without one. */
+        public Builder token(String token) {
+            this.token = token;
+            return this;
+        }
+
+        /** The coordinator's heartbeat interval (default 5 s). */
+        public Builder heartbeatInterval(Duration interval) {
+            this.heartbeatInterval = Objects.requireNonNull(interval, "heartbeatInterval");
+            return this;
+        }
+
+        /** Silence after which a worker is reaped (default 3 x the heartbeat interval). */
+        public Builder heartbeatTimeout(Duration timeout) {
+            this.heartbeatTimeout = Objects.requireNonNull(timeout, "heartbeatTimeout");
+            return this;
+        }
+
+        /** Time a new connection has to send {@code register} (default 10 s). */
+        public Builder handshakeTimeout(Duration timeout) {
+            this.handshakeTimeout = Objects.requireNonNull(timeout, "handshakeTimeout");
+            return this;
+        }
+
+        /** The frame limit in bytes (default 16 MiB, at least {@value #MIN_FRAME_BYTES}). */
+        public Builder maxFrameBytes(int bytes) {
+            this.maxFrameBytes = bytes;
+            return this;
+        }
+
+        /** The largest capacity credited to one worker (default 1024). */
+        public Builder maxCapacity(int capacity) {
+            this.maxCapacity = capacity;
+            return this;
+        }
+
+        /** Selector threads hosting all connections (default min(2, cores)). */
+        public Builder selectorThreads(int threads) {
+            this.selectorThreads = threads;
+            return this;
+        }
+
+        /** Threads completing dispatch futures (default 2). */
+        public Builder completionThreads(int threads) {
+            this.completionThreads = threads;
+            return this;
+        }
+
+        /** Dispatches that may wait per connection before {@code dispatch} blocks (default 1024). */
+        public Builder dispatchQueueCapacity(int capacity) {
+            this.dispatchQueueCapacity = capacity;
+            return this;
+        }
+
+        /**
+         * @return the validated options
+         * @throws IllegalArgumentException naming the first option out of range and its value
+         */
+        public ServerOptions build() {
+            if (token != null && token.isEmpty()) {
+                throw new IllegalArgumentException(
+                        "token must not be empty; pass null to accept workers without a token");
+            }
+            requireAtLeastOneMilli(heartbeatInterval, "heartbeatInterval");
+            Duration timeout = heartbeatTimeout != null ? heartbeatTimeout : heartbeatInterval.multipliedBy(3);
+            requireAtLeastOneMilli(timeout, "heartbeatTimeout");
+            if (timeout.compareTo(heartbeatInterval) <= 0) {
+                throw new IllegalArgumentException("heartbeatTimeout (" + timeout.toMillis()
+                        + " ms) must be longer than heartbeatInterval (" + heartbeatInterval.toMillis()
+                        + " ms), or healthy workers would be reaped; 3 x the interval is usual");
+            }
+            requireAtLeastOneMilli(handshakeTimeout, "handshakeTimeout");
+            if (maxFrameBytes < MIN_FRAME_BYTES) {
+                throw new IllegalArgumentException("maxFrameBytes must be at least " + MIN_FRAME_BYTES
+                        + ", got " + maxFrameBytes);
+            }
+            requirePositive(maxCapacity, "maxCapacity");
+            requirePositive(selectorThreads, "selectorThreads");
+            requirePositive(completionThreads, "completionThreads");
+            requirePositive(dispatchQueueCapacity, "dispatchQueueCapacity");
+            return new ServerOptions(this, timeout);
+        }
+
+        private static void requireAtLeastOneMilli(Duration d, String name) {
+            if (d.toMillis() < 1) {
+                throw new IllegalArgumentException(name + " must be at least 1 ms, got " + d);
+            }
+        }
+
+        private static void requirePositive(int value, String name) {
+            if (value < 1) {
+                throw new IllegalArgumentException(name + " must be at least 1, got " + value);
+            }
+        }
+    }
+}

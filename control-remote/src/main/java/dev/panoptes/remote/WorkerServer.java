@@ -1,0 +1,323 @@
+package dev.panoptes.remote;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.Objects;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * The coordinator's listening side: accepts worker connections, runs the {@code register}
+ * handshake, and keeps a {@link SharedPool} in step with the live workers — each
+ * {@link RemoteWorker} is added when it registers and exactly that worker is removed when its
+ * connection ends or it drains.
+ *
+ * <p><b>Threads.</b> {@link ServerOptions#selectorThreads()} selector threads host every
+ * connection, each connection pinned to one of them for its life (the first also accepts), and
+ * {@link ServerOptions#completionThreads()} threads complete dispatch futures. Threads do not
+ * grow with the number of workers. All are daemon threads named
+ * {@code panoptes-remote-<n>-io-<i>} and {@code panoptes-remote-<n>-completion-<i>}.
+ *
+ * <p>Thread-safe: {@link #address()} and {@link #close()} may be called from any thread.
+ */
+public final class WorkerServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(WorkerServer.class);
+    private static final AtomicInteger SERVERS = new AtomicInteger();
+    /** Room for a burst of connecting workers: a short backlog makes the kernel drop SYNs, costing seconds. */
+    private static final int ACCEPT_BACKLOG = 1024;
+    /** Accepts per readiness event, so that a connection storm does not starve loop 0's own connections. */
+    private static final int MAX_ACCEPTS_PER_EVENT = 64;
+    /** How long close() waits for each step (loops, then callbacks) before warning and going on. */
+    private static final long SHUTDOWN_STEP_TIMEOUT_MS = 5_000;
+
+    /**
+     * Hears what happens to connections. Called on the server's selector threads: an
+     * implementation must return quickly and must not block (it would stall every connection
+     * of that thread) nor call {@link RemoteWorker#dispatch} in a way that waits. Exceptions it
+     * throws are logged and otherwise ignored. Every method has a no-op default.
+     */
+    public interface Listener {
+        /** A worker registered and was added to the pool. */
+        default void onRegistered(RemoteWorker worker) {
+        }
+
+        /**
+         * A connection never became a worker: its {@code register} was refused (the reason was
+         * sent to it in a {@code rejected} frame where the socket allowed), it sent none in time,
+         * or it went away first.
+         *
+         * @param remote the peer's address
+         * @param reason why, as sent to the peer
+         */
+        default void onRejected(SocketAddress remote, String reason) {
+        }
+
+        /**
+         * A registered worker's connection ended and it left the pool; its jobs have been
+         * failed retryably.
+         *
+         * @param cause the first cause of the end: an {@link java.io.EOFException} when the
+         *              worker closed, a {@link java.util.concurrent.TimeoutException} when it went
+         *              silent, a {@link dev.panoptes.control.ProtocolException}, an
+         *              {@link IOException}, or a {@link dev.panoptes.control.WorkerException} when
+         *              the server closed
+         */
+        default void onLost(RemoteWorker worker, Throwable cause) {
+        }
+    }
+
+    private final ServerOptions options;
+    private final SharedPool pool;
+    private final Listener listener;
+    private final String threadPrefix;
+    private final ServerSocketChannel serverChannel;
+    private final InetSocketAddress address;
+    private final SelectorLoop[] loops;
+    private final Thread[] loopThreads;
+    private final ThreadPoolExecutor completions;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    /** Round-robin cursor over the loops; loop 0's thread only (it accepts). */
+    private int nextLoop;
+
+    /**
+     * Binds, starts the selector threads and begins accepting workers.
+     *
+     * @param options  how to listen; see {@link ServerOptions}
+     * @param pool     the pool to keep in step with the registered workers
+     * @param listener told of registrations, rejections and losses; on selector threads
+     * @return the running server; close it to stop
+     * @throws IOException when the address cannot be bound (in use, not local) or a selector
+     *                     cannot be opened; the message names the address
+     */
+    public static WorkerServer start(ServerOptions options, SharedPool pool, Listener listener) throws IOException {
+        return new WorkerServer(options, pool, listener, () -> System.nanoTime() / 1_000_000);
+    }
+
+    /** {@link #start(ServerOptions, SharedPool, Listener)} with a listener that does nothing. */
+    public static WorkerServer start(ServerOptions options, SharedPool pool) throws IOException {
+        return start(options, pool, new Listener() {
+        });
+    }
+
+    private WorkerServer(ServerOptions options, SharedPool pool, Listener listener, LongSupplier clockMs)
+            throws IOException {
+        this.options = Objects.requireNonNull(options, "options");
+        this.pool = Objects.requireNonNull(pool, "pool");
+        this.listener = Objects.requireNonNull(listener, "listener");
+        this.threadPrefix = "panoptes-remote-" + SERVERS.incrementAndGet() + "-";
+        ServerContext context = new ServerContext(options, new PoolKeeper());
+        this.completions = new ThreadPoolExecutor(options.completionThreads(), options.completionThreads(),
+                0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), daemonThreads(threadPrefix + "completion-"));
+        this.loops = new SelectorLoop[options.selectorThreads()];
+        this.loopThreads = new Thread[loops.length];
+        ServerSocketChannel channel = null;
+        try {
+            for (int i = 0; i < loops.length; i++) {
+                loops[i] = new SelectorLoop(threadPrefix + "io-" + i, context, completions, clockMs);
+            }
+            channel = ServerSocketChannel.open();
+            channel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            try {
+                channel.bind(options.bind(), ACCEPT_BACKLOG);
+            } catch (IOException e) {
+                throw new IOException("cannot listen for workers on " + options.bind() + ": " + e.getMessage()
+                        + "; is another coordinator running there? choose another address or port", e);
+            }
+            channel.configureBlocking(false);
+            // Registered before loop 0 starts, so that registration never races its select().
+            channel.register(loops[0].selector(), SelectionKey.OP_ACCEPT, (SelectorLoop.Acceptor) this::onAcceptable);
+        } catch (IOException | RuntimeException e) {
+            completions.shutdownNow();
+            AutoCloseable[] toClose = new AutoCloseable[loops.length + 1];
+            toClose[0] = channel;
+            for (int i = 0; i < loops.length; i++) {
+                toClose[i + 1] = loops[i] == null ? null : loops[i].selector();
+            }
+            Closer.closeAfter(e, toClose);
+            throw e;
+        }
+        this.serverChannel = channel;
+        this.address = (InetSocketAddress) channel.getLocalAddress();
+        for (int i = 0; i < loops.length; i++) {
+            loopThreads[i] = new Thread(loops[i], loops[i].name());
+            loopThreads[i].setDaemon(true);
+            loopThreads[i].start();
+        }
+        log.info("worker=- job=- - listening for workers on {} ({} selector threads, token {}, heartbeat every {} ms,"
+                        + " timeout {} ms, handshake timeout {} ms)", address, loops.length,
+                options.token() == null ? "not required" : "required", options.heartbeatInterval().toMillis(),
+                options.heartbeatTimeout().toMillis(), options.handshakeTimeout().toMillis());
+    }
+
+    /** The address the server listens on; with port 0 in the options, the port actually bound. */
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    /** The options the server runs with. */
+    public ServerOptions options() {
+        return options;
+    }
+
+    /** The pool the server keeps in step with its workers. */
+    public SharedPool pool() {
+        return pool;
+    }
+
+    /** The prefix of every thread this server starts; for diagnostics and tests. */
+    String threadNamePrefix() {
+        return threadPrefix;
+    }
+
+    /**
+     * Stops accepting, closes every connection (their pending and queued jobs fail with a
+     * retryable {@link dev.panoptes.control.WorkerException}), ends the server's threads and
+     * frees the port. Waits up to 5 s for the selector threads and then up to 5 s for running
+     * future callbacks, warning if either overruns. Idempotent; any thread, including a
+     * listener callback (its own selector thread is then not waited for).
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        log.info("worker=- job=- - closing the worker server on {} ({} workers in the pool)", address, pool.size());
+        // Stop accepting now; loop 0 releases the port once the channel leaves its selector.
+        Exception problem = Closer.closeAll(serverChannel);
+        if (problem != null) {
+            log.warn("worker=- job=- - closing the listening socket {} failed", address, problem);
+        }
+        for (SelectorLoop loop : loops) {
+            loop.stop();
+        }
+        boolean interrupted = false;
+        for (Thread thread : loopThreads) {
+            if (thread == Thread.currentThread()) {
+                continue;
+            }
+            try {
+                thread.join(SHUTDOWN_STEP_TIMEOUT_MS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+                break;
+            }
+            if (thread.isAlive()) {
+                log.warn("worker=- job=- - selector thread {} did not stop within {} ms; going on without it",
+                        thread.getName(), SHUTDOWN_STEP_TIMEOUT_MS);
+            }
+        }
+        completions.shutdown();
+        if (!interrupted) {
+            try {
+                if (!completions.awaitTermination(SHUTDOWN_STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                    log.warn("worker=- job=- - future callbacks still running {} ms after close ({} batches waiting);"
+                            + " callbacks on dispatch futures must not block", SHUTDOWN_STEP_TIMEOUT_MS,
+                            completions.getQueue().size());
+                }
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+            log.warn("worker=- job=- - interrupted while closing the worker server on {}; threads may linger briefly",
+                    address);
+        }
+        log.info("worker=- job=- - worker server on {} closed", address);
+    }
+
+    @Override
+    public String toString() {
+        return "WorkerServer[" + address + ", " + pool.size() + " workers" + (closed.get() ? ", closed" : "") + "]";
+    }
+
+    /** Loop 0's thread: accepts what is waiting and spreads the connections over the loops. */
+    private void onAcceptable() {
+        for (int i = 0; i < MAX_ACCEPTS_PER_EVENT; i++) {
+            SocketChannel channel;
+            try {
+                channel = serverChannel.accept();
+            } catch (ClosedChannelException e) {
+                return; // close() is under way
+            } catch (IOException e) {
+                log.warn("worker=- job=- - accepting a worker connection on {} failed: {}; if it says too many"
+                        + " open files, raise the process's file limit (ulimit -n)", address, e.toString());
+                return;
+            }
+            if (channel == null) {
+                return;
+            }
+            try {
+                channel.configureBlocking(false);
+                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            } catch (IOException e) {
+                log.debug("worker=- job=- - dropping a connection that failed while being set up: {}", e.toString());
+                Closer.closeAll(channel);
+                continue;
+            }
+            SelectorLoop loop = loops[nextLoop];
+            nextLoop = (nextLoop + 1) % loops.length;
+            loop.adopt(channel);
+        }
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + count.getAndIncrement());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** Keeps the pool in step with the connections and tells the listener. Selector threads. */
+    private final class PoolKeeper implements ServerContext.Events {
+        @Override
+        public void onRegistered(RemoteWorker worker) {
+            pool.add(worker);
+            try {
+                listener.onRegistered(worker);
+            } catch (RuntimeException e) {
+                log.warn("worker={} job=- - the server listener's onRegistered failed; carrying on", worker.id(), e);
+            }
+        }
+
+        @Override
+        public void onRejected(SocketAddress remote, String reason) {
+            try {
+                listener.onRejected(remote, reason);
+            } catch (RuntimeException e) {
+                log.warn("worker=- job=- - the server listener's onRejected failed for {}; carrying on", remote, e);
+            }
+        }
+
+        @Override
+        public void onDraining(RemoteWorker worker) {
+            pool.remove(worker);
+        }
+
+        @Override
+        public void onLost(RemoteWorker worker, Throwable cause) {
+            pool.remove(worker);
+            try {
+                listener.onLost(worker, cause);
+            } catch (RuntimeException e) {
+                log.warn("worker={} job=- - the server listener's onLost failed; carrying on", worker.id(), e);
+            }
+        }
+    }
+}
