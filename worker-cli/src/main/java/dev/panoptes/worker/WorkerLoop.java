@@ -1,0 +1,246 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.JobRunner;
+import dev.panoptes.control.wire.MessageStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Keeps a worker connected: runs one {@link WorkerSession} after another, forever, with capped
+ * exponential backoff and jitter between attempts. Workers are cattle; supervision is this loop.
+ *
+ * <p><b>Threads.</b> {@link #runForever()} runs on the caller's thread, which becomes the loop
+ * thread and each session's reading thread. {@link #drain(Duration)} and {@link #close()} may be
+ * called from any other thread (a shutdown hook, a test); they only flip {@code stopping} and
+ * act on the live session or the socket being connected, both guarded by {@code lock}.
+ *
+ * <p>The backoff is reset after a session the coordinator accepted, so that a worker whose
+ * coordinator restarts comes back quickly, while a worker that is refused or cannot connect
+ * backs off to the cap. Every session's end is logged with its cause; a rejected registration is
+ * logged as an error on every attempt, since only the operator can fix it.
+ */
+public final class WorkerLoop implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(WorkerLoop.class);
+
+    private final InetSocketAddress coordinator;
+    private final String workerId;
+    private final int capacity;
+    private final JobRunner runner;
+    private final WorkerOptions options;
+    private final Backoff backoff;
+
+    private final Object lock = new Object();
+    // Guarded by lock.
+    private boolean stopping;
+    private boolean running;
+    private WorkerSession current;
+    private Socket connecting;
+
+    private final CountDownLatch stopSignal = new CountDownLatch(1);
+    private final CountDownLatch finished = new CountDownLatch(1);
+
+    /**
+     * @param coordinator the coordinator's address; resolved again on every attempt, so that a
+     *                    coordinator that moves to another IP under the same name is found
+     * @param workerId    a valid worker id (see {@link WorkerIds})
+     * @param capacity    jobs run at once, at least 1
+     * @param runner      runs each job; shared by all sessions
+     * @param options     token, heartbeat, connect timeout and backoff
+     * @throws IllegalArgumentException when the id or capacity is invalid
+     */
+    public WorkerLoop(InetSocketAddress coordinator, String workerId, int capacity, JobRunner runner,
+                      WorkerOptions options) {
+        this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
+        this.workerId = WorkerIds.requireValid(workerId);
+        if (capacity < 1) {
+            throw new IllegalArgumentException("capacity of worker " + workerId + " must be at least 1, got "
+                    + capacity);
+        }
+        this.capacity = capacity;
+        this.runner = Objects.requireNonNull(runner, "runner");
+        this.options = Objects.requireNonNull(options, "options");
+        this.backoff = new Backoff(options.initialBackoff(), options.maxBackoff());
+    }
+
+    /**
+     * Connects, serves, and reconnects after every disconnect until {@link #drain(Duration)} or
+     * {@link #close()} is called; then returns. Call once; the calling thread becomes the loop's.
+     *
+     * @throws InterruptedException when the calling thread is interrupted between sessions
+     * @throws IllegalStateException when the loop is already running
+     */
+    public void runForever() throws InterruptedException {
+        synchronized (lock) {
+            if (running) {
+                throw new IllegalStateException("the loop of worker " + workerId + " is already running");
+            }
+            running = true;
+        }
+        try {
+            while (!isStopping()) {
+                WorkerSession session = null;
+                String ending;
+                boolean rejected = false;
+                try {
+                    session = connect();
+                    if (session == null) {
+                        break;
+                    }
+                    session.serve();
+                    ending = "the coordinator closed the connection";
+                } catch (RegistrationRejectedException e) {
+                    rejected = true;
+                    ending = "registration rejected by coordinator: " + e.reason();
+                } catch (IOException | RuntimeException e) {
+                    ending = describe(e, session);
+                    log.debug("worker={} - session ended", workerId, e);
+                } finally {
+                    synchronized (lock) {
+                        current = null;
+                    }
+                    if (session != null) {
+                        session.close();
+                    }
+                }
+                if (isStopping()) {
+                    break;
+                }
+                if (session != null && session.accepted()) {
+                    backoff.reset();
+                }
+                long delayMs = backoff.next().toMillis();
+                if (rejected) {
+                    log.error("worker={} - {} ({}); check --token and --id; retrying in {}ms", workerId, ending,
+                            coordinator, delayMs);
+                } else {
+                    log.warn("worker={} - {}; reconnecting in {}ms", workerId, ending, delayMs);
+                }
+                if (stopSignal.await(delayMs, TimeUnit.MILLISECONDS)) {
+                    break;
+                }
+            }
+        } finally {
+            finished.countDown();
+        }
+        log.info("worker={} - stopped", workerId);
+    }
+
+    /**
+     * Stops reconnecting and ends the live session gracefully: {@code drain}, answer the jobs it
+     * holds within {@code grace}, close. Then waits (briefly) for {@link #runForever()} to return.
+     * Any thread.
+     *
+     * @return true when no job was abandoned
+     * @throws InterruptedException when the calling thread is interrupted while waiting
+     */
+    public boolean drain(Duration grace) throws InterruptedException {
+        WorkerSession session = stop();
+        boolean clean = session == null || session.drain(grace);
+        awaitLoopEnd();
+        return clean;
+    }
+
+    /**
+     * Stops at once: closes the live session (its jobs are abandoned; the coordinator redelivers
+     * them) and makes {@link #runForever()} return. Idempotent; any thread.
+     */
+    @Override
+    public void close() {
+        WorkerSession session = stop();
+        if (session != null) {
+            session.close();
+        }
+    }
+
+    /** The address this loop connects to. */
+    public InetSocketAddress coordinator() {
+        return coordinator;
+    }
+
+    /** The id this loop registers with. */
+    public String workerId() {
+        return workerId;
+    }
+
+    private WorkerSession stop() {
+        WorkerSession session;
+        Socket socket;
+        synchronized (lock) {
+            stopping = true;
+            session = current;
+            socket = connecting;
+        }
+        stopSignal.countDown();
+        if (socket != null) {
+            Workers.closeQuietly(socket);
+        }
+        return session;
+    }
+
+    private void awaitLoopEnd() throws InterruptedException {
+        boolean wasRunning;
+        synchronized (lock) {
+            wasRunning = running;
+        }
+        if (wasRunning && !finished.await(options.connectTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+            log.warn("worker={} - the reconnect loop did not stop within {}ms of the drain", workerId,
+                    options.connectTimeout().toMillis() + 1000);
+        }
+    }
+
+    private boolean isStopping() {
+        synchronized (lock) {
+            return stopping;
+        }
+    }
+
+    /** Connects and wraps the socket in a session; null when the loop is stopping. */
+    private WorkerSession connect() throws IOException {
+        Socket socket = new Socket();
+        synchronized (lock) {
+            if (stopping) {
+                return null;
+            }
+            connecting = socket;
+        }
+        try {
+            Workers.connect(socket, coordinator, options.connectTimeout());
+            WorkerSession session = new WorkerSession(new MessageStream(socket), workerId, capacity, runner, options);
+            synchronized (lock) {
+                if (stopping) {
+                    session.close();
+                    return null;
+                }
+                current = session;
+            }
+            return session;
+        } catch (IOException | RuntimeException e) {
+            Workers.closeQuietly(socket);
+            throw e;
+        } finally {
+            synchronized (lock) {
+                connecting = null;
+            }
+        }
+    }
+
+    private String describe(Exception e, WorkerSession session) {
+        String what = e.getMessage() == null ? e.toString() : e.getMessage();
+        if (session == null) {
+            if (e instanceof UnknownHostException) {
+                return "cannot resolve coordinator host '" + coordinator.getHostString() + "'";
+            }
+            return "cannot connect to coordinator " + Workers.describe(coordinator) + ": " + what;
+        }
+        return "session with coordinator " + session.coordinator() + " ended: " + what;
+    }
+}

@@ -1,0 +1,110 @@
+package dev.panoptes.worker;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The knobs of a worker's connection to its coordinator, with the defaults PROTOCOL.md names.
+ * Immutable; tests shrink the timings through the {@code with...} methods.
+ *
+ * @param token             the coordinator's shared secret, or null when it has none; never
+ *                          printed by {@link #toString()}
+ * @param heartbeatInterval how often the worker sends {@code heartbeat} (default 5 s)
+ * @param heartbeatTimeout  how long the worker waits for any frame from the coordinator before it
+ *                          treats the connection as dead (default 3 x the interval)
+ * @param connectTimeout    how long one TCP connect may take (default 10 s)
+ * @param initialBackoff    the first pause between two connection attempts (default 500 ms)
+ * @param maxBackoff        the cap of the exponential backoff (default 30 s)
+ * @param labels            informational labels sent with {@code register}; never null
+ */
+public record WorkerOptions(String token, Duration heartbeatInterval, Duration heartbeatTimeout,
+                            Duration connectTimeout, Duration initialBackoff, Duration maxBackoff,
+                            Map<String, String> labels) {
+    /** PROTOCOL.md's default heartbeat interval. */
+    public static final Duration DEFAULT_HEARTBEAT = Duration.ofSeconds(5);
+    /** PROTOCOL.md's heartbeat timeout, as a multiple of the interval. */
+    public static final int HEARTBEAT_TIMEOUT_FACTOR = 3;
+
+    /**
+     * @throws NullPointerException     when a duration is missing
+     * @throws IllegalArgumentException when a duration is not positive, the timeout is not longer
+     *                                  than the interval, or the backoff cap is below its start
+     */
+    public WorkerOptions {
+        positive(heartbeatInterval, "heartbeatInterval");
+        positive(heartbeatTimeout, "heartbeatTimeout");
+        positive(connectTimeout, "connectTimeout");
+        positive(initialBackoff, "initialBackoff");
+        positive(maxBackoff, "maxBackoff");
+        if (heartbeatTimeout.compareTo(heartbeatInterval) <= 0) {
+            throw new IllegalArgumentException("heartbeatTimeout (" + heartbeatTimeout.toMillis()
+                    + "ms) must be longer than heartbeatInterval (" + heartbeatInterval.toMillis() + "ms)");
+        }
+        if (maxBackoff.compareTo(initialBackoff) < 0) {
+            throw new IllegalArgumentException("maxBackoff (" + maxBackoff.toMillis()
+                    + "ms) must not be below initialBackoff (" + initialBackoff.toMillis() + "ms)");
+        }
+        labels = labels == null ? Map.of() : Map.copyOf(labels);
+    }
+
+    /** No token, the protocol's default heartbeat, a 10 s connect timeout, backoff 500 ms to 30 s. */
+    public static WorkerOptions defaults() {
+        return new WorkerOptions(null, DEFAULT_HEARTBEAT, DEFAULT_HEARTBEAT.multipliedBy(HEARTBEAT_TIMEOUT_FACTOR),
+                Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(30), Map.of());
+    }
+
+    /** These options with another token (null for none). */
+    public WorkerOptions withToken(String newToken) {
+        return new WorkerOptions(newToken, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
+                maxBackoff, labels);
+    }
+
+    /** These options with another heartbeat interval, and the timeout reset to 3 x that interval. */
+    public WorkerOptions withHeartbeat(Duration interval) {
+        positive(interval, "heartbeatInterval");
+        return new WorkerOptions(token, interval, interval.multipliedBy(HEARTBEAT_TIMEOUT_FACTOR), connectTimeout,
+                initialBackoff, maxBackoff, labels);
+    }
+
+    /** These options with another heartbeat timeout; call after {@link #withHeartbeat}. */
+    public WorkerOptions withHeartbeatTimeout(Duration timeout) {
+        return new WorkerOptions(token, heartbeatInterval, timeout, connectTimeout, initialBackoff, maxBackoff,
+                labels);
+    }
+
+    /** These options with another connect timeout. */
+    public WorkerOptions withConnectTimeout(Duration timeout) {
+        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, timeout, initialBackoff, maxBackoff,
+                labels);
+    }
+
+    /** These options with another backoff range between connection attempts. */
+    public WorkerOptions withBackoff(Duration initial, Duration max) {
+        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initial, max, labels);
+    }
+
+    /** These options with other labels for {@code register}. */
+    public WorkerOptions withLabels(Map<String, String> newLabels) {
+        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
+                maxBackoff, newLabels);
+    }
+
+    /** Never prints the token. */
+    @Override
+    public String toString() {
+        return "WorkerOptions[token=" + (token == null ? "none" : "***")
+                + ", heartbeatIntervalMs=" + heartbeatInterval.toMillis()
+                + ", heartbeatTimeoutMs=" + heartbeatTimeout.toMillis()
+                + ", connectTimeoutMs=" + connectTimeout.toMillis()
+                + ", backoffMs=" + initialBackoff.toMillis() + ".." + maxBackoff.toMillis()
+                + ", labels=" + labels + "]";
+    }
+
+    private static void positive(Duration d, String what) {
+        Objects.requireNonNull(d, what);
+        if (d.isZero() || d.isNegative()) {
+            throw new IllegalArgumentException(what + " must be positive, got " + d);
+        }
+    }
+}

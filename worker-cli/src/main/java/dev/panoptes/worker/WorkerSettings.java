@@ -1,0 +1,62 @@
+package dev.panoptes.worker;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Everything {@code java -jar worker.jar} was told, checked and with defaults applied: what
+ * {@link WorkerMain} hands to the code that starts the worker. {@link #toString()} and
+ * {@link #startupLine()} never print the API key or the token.
+ *
+ * @param coordinator    where the coordinator listens
+ * @param modelApi       base URL of the OpenAI-compatible API
+ * @param model          the model name sent with every request
+ * @param apiKey         the model API's key, or null
+ * @param workerId       a valid worker id
+ * @param capacity       jobs run at once, at least 1
+ * @param options        token, heartbeat, connect timeout and backoff
+ * @param grace          how long a graceful shutdown waits for held jobs
+ * @param requestTimeout the model API's per-request timeout, or null for the client's default
+ * @param verbose        whether -v was given
+ */
+public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, String model, String apiKey,
+                             String workerId, int capacity, WorkerOptions options, Duration grace,
+                             Duration requestTimeout, boolean verbose) {
+    /** @throws NullPointerException when a required part is missing */
+    public WorkerSettings {
+        Objects.requireNonNull(coordinator, "coordinator");
+        Objects.requireNonNull(modelApi, "modelApi");
+        Objects.requireNonNull(model, "model");
+        WorkerIds.requireValid(workerId);
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(grace, "grace");
+    }
+
+    /** The info line a worker logs when it starts: who, where, what; no secrets. */
+    public String startupLine() {
+        return "worker " + workerId + " starting: coordinator " + Workers.describe(coordinator)
+                + ", model API " + modelApi
+                + ", model " + model
+                + ", capacity " + capacity
+                + ", heartbeat " + DurationConverter.format(options.heartbeatInterval())
+                + ", API key " + (apiKey == null ? "none" : "set")
+                + ", token " + (options.token() == null ? "none" : "set");
+    }
+
+    /** Never prints the API key or the token. */
+    @Override
+    public String toString() {
+        return "WorkerSettings[coordinator=" + Workers.describe(coordinator)
+                + ", modelApi=" + modelApi
+                + ", model=" + model
+                + ", apiKey=" + (apiKey == null ? "none" : "***")
+                + ", workerId=" + workerId
+                + ", capacity=" + capacity
+                + ", options=" + options
+                + ", grace=" + DurationConverter.format(grace)
+                + ", requestTimeout=" + (requestTimeout == null ? "default" : DurationConverter.format(requestTimeout))
+                + ", verbose=" + verbose + "]";
+    }
+}

@@ -1,0 +1,107 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.JobRunner;
+import dev.panoptes.control.wire.MessageStream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+
+/**
+ * The worker in two calls: {@link #serveWorker} runs one session, {@link #runWorkerForever}
+ * keeps reconnecting. Both block the calling thread, which becomes the session's reader.
+ */
+public final class Workers {
+    private static final Logger log = LoggerFactory.getLogger(Workers.class);
+
+    private Workers() {
+    }
+
+    /**
+     * Connects to {@code coordinator} (within a 10 s connect timeout), registers, and serves jobs
+     * until the coordinator closes the connection, with PROTOCOL.md's defaults otherwise and
+     * {@code heartbeat} as the heartbeat interval (timeout 3 x that).
+     *
+     * @see #serveWorker(InetSocketAddress, String, int, JobRunner, WorkerOptions)
+     */
+    public static void serveWorker(InetSocketAddress coordinator, String workerId, int capacity, JobRunner runner,
+                                   Duration heartbeat) throws IOException {
+        serveWorker(coordinator, workerId, capacity, runner, WorkerOptions.defaults().withHeartbeat(heartbeat));
+    }
+
+    /**
+     * Connects to {@code coordinator} within the options' connect timeout and runs one
+     * {@link WorkerSession} on the calling thread.
+     *
+     * @throws IOException                   when the connection cannot be made or fails, including
+     *                                       when the coordinator goes silent for the heartbeat
+     *                                       timeout
+     * @throws RegistrationRejectedException when the coordinator refuses the registration
+     * @throws IllegalArgumentException      when the id or capacity is invalid
+     */
+    public static void serveWorker(InetSocketAddress coordinator, String workerId, int capacity, JobRunner runner,
+                                   WorkerOptions options) throws IOException {
+        Socket socket = new Socket();
+        WorkerSession session;
+        try {
+            connect(socket, coordinator, options.connectTimeout());
+            session = new WorkerSession(new MessageStream(socket), workerId, capacity, runner, options);
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(socket);
+            throw e;
+        }
+        try (session) {
+            session.serve();
+        }
+    }
+
+    /**
+     * Runs sessions forever, reconnecting with capped exponential backoff and jitter; see
+     * {@link WorkerLoop}. To stop it from another thread, build the {@link WorkerLoop} yourself.
+     *
+     * @throws InterruptedException when the calling thread is interrupted between sessions
+     */
+    public static void runWorkerForever(InetSocketAddress coordinator, String workerId, int capacity,
+                                        JobRunner runner, WorkerOptions options) throws InterruptedException {
+        new WorkerLoop(coordinator, workerId, capacity, runner, options).runForever();
+    }
+
+    /**
+     * Connects {@code socket} to {@code address}, resolving its host name now (so that every
+     * attempt sees current DNS), with Nagle off (frames are small and latency matters) and TCP
+     * keep-alive on.
+     */
+    static void connect(Socket socket, InetSocketAddress address, Duration timeout) throws IOException {
+        InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
+        if (resolved.isUnresolved()) {
+            throw new UnknownHostException("cannot resolve coordinator host '" + address.getHostString() + "'");
+        }
+        socket.setTcpNoDelay(true);
+        socket.setKeepAlive(true);
+        socket.connect(resolved, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));
+        log.debug("connected to coordinator {} from {}", describe(resolved), socket.getLocalSocketAddress());
+    }
+
+    /** {@code host:port} (IPv6 hosts in brackets), without the JDK's "name/ip" form. */
+    static String describe(SocketAddress address) {
+        if (address instanceof InetSocketAddress inet) {
+            String host = inet.getHostString();
+            return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + inet.getPort();
+        }
+        return String.valueOf(address);
+    }
+
+    static void closeQuietly(Closeable closeable) {
+        try {
+            closeable.close();
+        } catch (IOException e) {
+            log.debug("closing {} failed: {}", closeable, e.toString());
+        }
+    }
+}
