@@ -6,6 +6,7 @@ import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.store.ResultStore;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * Told what a {@link Scheduler} run does, as it does it. Every method is called on the
@@ -16,6 +17,46 @@ public interface ProgressListener {
     /** A listener that ignores everything. */
     ProgressListener NONE = new ProgressListener() {
     };
+
+    /**
+     * A listener that passes every event to each of {@code listeners}, in order.
+     *
+     * @param listeners called in list order; the list is copied
+     */
+    static ProgressListener fanOut(List<ProgressListener> listeners) {
+        List<ProgressListener> all = List.copyOf(listeners);
+        return new ProgressListener() {
+            @Override
+            public void onStart(int toRun, int skipped) {
+                all.forEach(l -> l.onStart(toRun, skipped));
+            }
+
+            @Override
+            public void onDispatched(Job job, WorkerHandle worker, int attempt) {
+                all.forEach(l -> l.onDispatched(job, worker, attempt));
+            }
+
+            @Override
+            public void onCompleted(Job job, WorkerHandle worker, JobOutcome outcome, ResultStore.Receipt receipt) {
+                all.forEach(l -> l.onCompleted(job, worker, outcome, receipt));
+            }
+
+            @Override
+            public void onRetry(Job job, WorkerHandle worker, Throwable cause, int attempt, Duration delay) {
+                all.forEach(l -> l.onRetry(job, worker, cause, attempt, delay));
+            }
+
+            @Override
+            public void onFailed(Job job, String reason, int attempts) {
+                all.forEach(l -> l.onFailed(job, reason, attempts));
+            }
+
+            @Override
+            public void onWaitingForWorkers(Duration waited) {
+                all.forEach(l -> l.onWaitingForWorkers(waited));
+            }
+        };
+    }
 
     /** The run starts: {@code toRun} jobs will be dispatched, {@code skipped} were already complete. */
     default void onStart(int toRun, int skipped) {
