@@ -1,0 +1,165 @@
+package dev.panoptes.eval;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.Usage;
+
+import java.io.IOException;
+import java.util.Optional;
+
+/**
+ * The JSON of OpenAI's {@code POST /chat/completions}: builds request bodies and reads response
+ * bodies, tolerating unknown fields, null content and absent usage.
+ */
+final class ChatCompletions {
+    private final ObjectMapper mapper;
+
+    ChatCompletions(ObjectMapper mapper) {
+        this.mapper = mapper;
+    }
+
+    /**
+     * {@code {"model", "messages": [system?, user], "temperature"?, "max_tokens"?, "seed"?,
+     * "stream": false}}; parameters the spec leaves null are left out so the server's defaults
+     * apply.
+     */
+    byte[] requestBody(String model, ModelRequest request) {
+        SpecParams p = request.params();
+        ObjectNode body = mapper.createObjectNode();
+        body.put("model", model);
+        ArrayNode messages = body.putArray("messages");
+        if (p.system() != null) {
+            messages.addObject().put("role", "system").put("content", p.system());
+        }
+        messages.addObject().put("role", "user").put("content", request.prompt());
+        if (p.temperature() != null) {
+            body.put("temperature", p.temperature());
+        }
+        if (p.maxTokens() != null) {
+            body.put("max_tokens", p.maxTokens());
+        }
+        if (p.seed() != null) {
+            body.put("seed", p.seed());
+        }
+        body.put("stream", false);
+        try {
+            return mapper.writeValueAsBytes(body);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot serialize a chat completion request", e);
+        }
+    }
+
+    /**
+     * Reads a 2xx response body.
+     *
+     * @return the answer, with latency 0 (the caller knows the latency)
+     * @throws BadResponse when the body is not JSON (retryable: truncated on the way) or is JSON
+     *                     of the wrong shape (not retryable: the server speaks another API)
+     */
+    ModelResponse parseResponse(String body) throws BadResponse {
+        JsonNode root;
+        try {
+            root = mapper.readTree(body);
+        } catch (IOException e) {
+            String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+            throw new BadResponse(true, "malformed or truncated JSON in the response body ("
+                    + Texts.excerpt(why, 120) + "); body starts: " + Texts.excerpt(body, 120));
+        }
+        if (root == null || root.isMissingNode()) {
+            throw new BadResponse(true, "empty response body");
+        }
+        if (!root.isObject()) {
+            throw new BadResponse(false, "the response body is not a JSON object; body starts: "
+                    + Texts.excerpt(body, 120));
+        }
+        JsonNode choices = root.get("choices");
+        if (choices == null || !choices.isArray()) {
+            Optional<ApiError> error = ApiError.parse(mapper, body);
+            if (error.isPresent()) {
+                int status = error.get().codeAsStatus();
+                throw new BadResponse(status > 0 && Retries.isRetryableStatus(status, error.get()),
+                        "the response carries an error instead of 'choices': " + error.get().describe());
+            }
+            throw new BadResponse(false, "the response has no 'choices' array; body starts: "
+                    + Texts.excerpt(body, 120));
+        }
+        if (choices.isEmpty()) {
+            throw new BadResponse(false, "the response's 'choices' array is empty");
+        }
+        JsonNode message = choices.get(0).get("message");
+        if (message == null || !message.isObject()) {
+            throw new BadResponse(false, "the response has no object 'choices[0].message'");
+        }
+        String text = content(message.get("content"));
+        String finishReason = textOrNull(choices.get(0).get("finish_reason"));
+        String model = textOrNull(root.get("model"));
+        return new ModelResponse(text, finishReason, model, usage(root.get("usage")), 0);
+    }
+
+    private static String content(JsonNode content) throws BadResponse {
+        if (content == null || content.isNull()) {
+            return "";
+        }
+        if (content.isTextual()) {
+            return content.asText();
+        }
+        if (content.isArray()) {
+            // Some gateways answer with content parts: [{"type":"text","text":"..."}].
+            StringBuilder s = new StringBuilder();
+            for (JsonNode part : content) {
+                JsonNode text = part.get("text");
+                if (text != null && text.isTextual()) {
+                    s.append(text.asText());
+                }
+            }
+            return s.toString();
+        }
+        throw new BadResponse(false, "'choices[0].message.content' is neither text nor null but "
+                + content.getNodeType().toString().toLowerCase(java.util.Locale.ROOT));
+    }
+
+    /** Usage when both counts are non-negative whole numbers (a missing one counts 0), else null. */
+    private static Usage usage(JsonNode usage) {
+        if (usage == null || !usage.isObject()) {
+            return null;
+        }
+        JsonNode prompt = usage.get("prompt_tokens");
+        JsonNode completion = usage.get("completion_tokens");
+        if (prompt == null && completion == null) {
+            return null;
+        }
+        long p = count(prompt);
+        long c = count(completion);
+        return p < 0 || c < 0 ? null : new Usage(p, c);
+    }
+
+    private static long count(JsonNode n) {
+        if (n == null || n.isNull()) {
+            return 0;
+        }
+        return n.canConvertToLong() && n.isIntegralNumber() ? n.asLong() : -1;
+    }
+
+    private static String textOrNull(JsonNode node) {
+        return node == null || node.isNull() || !node.isValueNode() ? null : node.asText();
+    }
+
+    /** A 2xx response whose body is not a chat completion. */
+    static final class BadResponse extends Exception {
+        private static final long serialVersionUID = 1L;
+        private final boolean retryable;
+
+        BadResponse(boolean retryable, String message) {
+            super(message, null, false, false);
+            this.retryable = retryable;
+        }
+
+        boolean retryable() {
+            return retryable;
+        }
+    }
+}

@@ -1,0 +1,29 @@
+package dev.panoptes.eval;
+
+import java.time.Duration;
+import java.util.Locale;
+
+/** Formatting helpers for messages. */
+final class Texts {
+    private Texts() {
+    }
+
+    /** {@code text} on one line, whitespace collapsed, cut to {@code max} characters with "...". */
+    static String excerpt(String text, int max) {
+        if (text == null || text.isBlank()) {
+            return "(empty body)";
+        }
+        String oneLine = text.strip().replaceAll("\\s+", " ");
+        return oneLine.length() <= max ? oneLine : oneLine.substring(0, max) + "...";
+    }
+
+    /** "850 ms" below a second, "1.5 s" from there on. */
+    static String duration(Duration d) {
+        return millis(d.toMillis());
+    }
+
+    /** "850 ms" below a second, "1.5 s" from there on. */
+    static String millis(long ms) {
+        return ms < 1000 ? ms + " ms" : String.format(Locale.ROOT, "%.1f s", ms / 1000.0);
+    }
+}

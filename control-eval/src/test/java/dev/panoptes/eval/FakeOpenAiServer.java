@@ -1,0 +1,244 @@
+package dev.panoptes.eval;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+/**
+ * A scripted OpenAI-compatible server on 127.0.0.1 for tests: it answers each request with the
+ * next queued {@link Reply} (then with the {@link #otherwise(Reply) fallback} reply, then with a
+ * 418 saying the script ran out) and records every request it received, headers and body, with
+ * the time it arrived.
+ */
+final class FakeOpenAiServer implements AutoCloseable {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    private final HttpServer server;
+    private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "fake-openai");
+        t.setDaemon(true);
+        return t;
+    });
+    private final ConcurrentLinkedQueue<Reply> script = new ConcurrentLinkedQueue<>();
+    private volatile Reply fallback;
+    private final List<Recorded> requests = new CopyOnWriteArrayList<>();
+
+    FakeOpenAiServer() {
+        try {
+            server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        server.createContext("/", this::handle);
+        server.setExecutor(executor);
+        server.start();
+    }
+
+    /** {@code http://127.0.0.1:port/v1}, the base URL a client is given. */
+    URI baseUrl() {
+        return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/v1");
+    }
+
+    /** Queues replies, answered in order. */
+    FakeOpenAiServer enqueue(Reply... replies) {
+        script.addAll(List.of(replies));
+        return this;
+    }
+
+    /** The reply once the queue is empty, for every request after that. */
+    FakeOpenAiServer otherwise(Reply reply) {
+        this.fallback = reply;
+        return this;
+    }
+
+    /** Every request received so far, in order of arrival. */
+    List<Recorded> requests() {
+        return List.copyOf(requests);
+    }
+
+    int requestCount() {
+        return requests.size();
+    }
+
+    /** The single request received; fails when there were none or several. */
+    Recorded onlyRequest() {
+        if (requests.size() != 1) {
+            throw new AssertionError("expected exactly one request, got " + requests.size());
+        }
+        return requests.get(0);
+    }
+
+    private void handle(HttpExchange exchange) throws IOException {
+        try {
+            byte[] body = exchange.getRequestBody().readAllBytes();
+            Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+            exchange.getRequestHeaders().forEach((k, v) -> headers.put(k, List.copyOf(v)));
+            requests.add(new Recorded(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
+                    Collections.unmodifiableMap(headers), new String(body, StandardCharsets.UTF_8),
+                    System.nanoTime(), exchange.getRemoteAddress().getPort()));
+            Reply reply = script.poll();
+            if (reply == null) {
+                reply = fallback;
+            }
+            if (reply == null) {
+                reply = Reply.status(418, "{\"error\":{\"message\":\"fake server: no scripted reply left\"}}");
+            }
+            reply.headers.forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
+            if (!reply.headers.containsKey("Content-Type")) {
+                exchange.getResponseHeaders().add("Content-Type", "application/json");
+            }
+            byte[] bytes = reply.body.getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(reply.status, bytes.length == 0 ? -1 : bytes.length);
+            OutputStream out = exchange.getResponseBody();
+            if (reply.cutAfter >= 0) {
+                // Promise the whole body, send part of it, drop the connection.
+                out.write(bytes, 0, Math.min(reply.cutAfter, bytes.length));
+                out.flush();
+                throw new IOException("fake server: cutting the response short on purpose");
+            }
+            out.write(bytes);
+        } finally {
+            exchange.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+
+    /**
+     * One request as the server received it.
+     *
+     * @param receivedNanos {@link System#nanoTime()} when it arrived
+     * @param clientPort    the client's port: the same for requests sent over one connection
+     */
+    record Recorded(String method, String path, Map<String, List<String>> headers, String body, long receivedNanos,
+                    int clientPort) {
+        /** The first value of a header (case-insensitive), or null. */
+        String header(String name) {
+            List<String> values = headers.get(name);
+            return values == null || values.isEmpty() ? null : values.get(0);
+        }
+
+        JsonNode json() {
+            try {
+                return JSON.readTree(body);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /** A scripted answer. */
+    static final class Reply {
+        final int status;
+        final String body;
+        final Map<String, String> headers = new LinkedHashMap<>();
+        int cutAfter = -1;
+
+        private Reply(int status, String body) {
+            this.status = status;
+            this.body = body;
+        }
+
+        /** Any status and body (JSON content type unless a header says otherwise). */
+        static Reply status(int status, String body) {
+            return new Reply(status, body);
+        }
+
+        /** 200 with a chat completion in OpenAI's shape. */
+        static Reply completion(String model, String content, String finishReason, Integer promptTokens,
+                                Integer completionTokens) {
+            return new Reply(200, completionJson(model, content, finishReason, promptTokens, completionTokens));
+        }
+
+        /** 200 with a completion from "fake-model": "stop", 10 prompt and 5 completion tokens. */
+        static Reply ok(String content) {
+            return completion("fake-model", content, "stop", 10, 5);
+        }
+
+        /** An OpenAI error envelope: {@code {"error":{"message","type","param":null,"code"}}}. */
+        static Reply openAiError(int status, String message, String type, String code) {
+            ObjectNode root = JSON.createObjectNode();
+            ObjectNode error = root.putObject("error");
+            error.put("message", message);
+            error.put("type", type);
+            error.putNull("param");
+            error.put("code", code);
+            return new Reply(status, root.toString());
+        }
+
+        Reply header(String name, String value) {
+            headers.put(name, value);
+            return this;
+        }
+
+        /** Sends only the first {@code bytes} bytes of the body, then drops the connection. */
+        Reply cutAfter(int bytes) {
+            this.cutAfter = bytes;
+            return this;
+        }
+    }
+
+    /** A chat completion exactly as OpenAI sends it, with a few fields clients must ignore. */
+    static String completionJson(String model, String content, String finishReason, Integer promptTokens,
+                                 Integer completionTokens) {
+        ObjectNode root = JSON.createObjectNode();
+        root.put("id", "chatcmpl-abc123");
+        root.put("object", "chat.completion");
+        root.put("created", 1_700_000_000L);
+        root.put("model", model);
+        ObjectNode choice = root.putArray("choices").addObject();
+        choice.put("index", 0);
+        ObjectNode message = choice.putObject("message");
+        message.put("role", "assistant");
+        message.put("content", content);
+        message.putNull("refusal");
+        message.putArray("annotations");
+        choice.putNull("logprobs");
+        choice.put("finish_reason", finishReason);
+        if (promptTokens != null || completionTokens != null) {
+            ObjectNode usage = root.putObject("usage");
+            usage.put("prompt_tokens", promptTokens);
+            usage.put("completion_tokens", completionTokens);
+            usage.put("total_tokens", (promptTokens == null ? 0 : promptTokens)
+                    + (completionTokens == null ? 0 : completionTokens));
+            usage.putObject("prompt_tokens_details").put("cached_tokens", 0);
+        }
+        root.put("service_tier", "default");
+        root.put("system_fingerprint", "fp_fake");
+        return root.toString();
+    }
+
+    /** The prompts of the requests received, in order (the last message of each). */
+    List<String> prompts() {
+        List<String> prompts = new ArrayList<>();
+        for (Recorded r : requests) {
+            JsonNode messages = r.json().get("messages");
+            prompts.add(messages.get(messages.size() - 1).get("content").asText());
+        }
+        return prompts;
+    }
+}

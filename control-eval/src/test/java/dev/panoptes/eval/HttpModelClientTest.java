@@ -1,0 +1,741 @@
+package dev.panoptes.eval;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.panoptes.control.JobFailedException;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.Usage;
+import dev.panoptes.control.WorkerException;
+import dev.panoptes.eval.FakeOpenAiServer.Recorded;
+import dev.panoptes.eval.FakeOpenAiServer.Reply;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+
+import java.net.ServerSocket;
+import java.net.URI;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+class HttpModelClientTest {
+    private static final String MODEL = "gpt-test";
+
+    private final FakeOpenAiServer server = new FakeOpenAiServer();
+    private final List<HttpModelClient> clients = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() {
+        clients.forEach(HttpModelClient::close);
+        server.close();
+    }
+
+    /** Small timeouts and a tiny backoff so that retries cost milliseconds. */
+    private HttpModelClient.Builder fast(URI baseUrl) {
+        return HttpModelClient.builder(baseUrl, MODEL)
+                .connectTimeout(Duration.ofSeconds(2))
+                .requestTimeout(Duration.ofSeconds(5))
+                .maxAttempts(4)
+                .retryBudget(Duration.ofSeconds(20))
+                .backoffBase(Duration.ofMillis(1))
+                .backoffCap(Duration.ofMillis(5));
+    }
+
+    private HttpModelClient.Builder fast() {
+        return fast(server.baseUrl());
+    }
+
+    private HttpModelClient build(HttpModelClient.Builder builder) {
+        HttpModelClient c = builder.build();
+        clients.add(c);
+        return c;
+    }
+
+    private static ModelRequest prompt(String text) {
+        return new ModelRequest(text, SpecParams.NONE);
+    }
+
+    private static long millisBetween(Recorded a, Recorded b) {
+        return TimeUnit.NANOSECONDS.toMillis(b.receivedNanos() - a.receivedNanos());
+    }
+
+    @Nested
+    class Completion {
+        @Test
+        void sendsTheRequestFieldByFieldAndParsesTheAnswer() throws Exception {
+            server.enqueue(Reply.completion("gpt-4o-2024-08-06", "Paris.", "stop", 21, 3));
+            HttpModelClient client = build(fast().apiKey("sk-test-123"));
+
+            ModelResponse r = client.complete(new ModelRequest("Capital of France?",
+                    new SpecParams("Be brief.", 0.2, 64, 42L)));
+
+            assertThat(r.text()).isEqualTo("Paris.");
+            assertThat(r.finishReason()).isEqualTo("stop");
+            assertThat(r.model()).isEqualTo("gpt-4o-2024-08-06");
+            assertThat(r.usage()).isEqualTo(new Usage(21, 3));
+            assertThat(r.latencyMs()).isNotNegative().isLessThan(5_000);
+
+            Recorded req = server.onlyRequest();
+            assertThat(req.method()).isEqualTo("POST");
+            assertThat(req.path()).isEqualTo("/v1/chat/completions");
+            assertThat(req.header("Authorization")).isEqualTo("Bearer sk-test-123");
+            assertThat(req.header("Content-Type")).startsWith("application/json");
+            JsonNode body = req.json();
+            assertThat(body.fieldNames()).toIterable()
+                    .containsExactlyInAnyOrder("model", "messages", "temperature", "max_tokens", "seed", "stream");
+            assertThat(body.get("model").asText()).isEqualTo(MODEL);
+            JsonNode messages = body.get("messages");
+            assertThat(messages).hasSize(2);
+            assertThat(messages.get(0).get("role").asText()).isEqualTo("system");
+            assertThat(messages.get(0).get("content").asText()).isEqualTo("Be brief.");
+            assertThat(messages.get(1).get("role").asText()).isEqualTo("user");
+            assertThat(messages.get(1).get("content").asText()).isEqualTo("Capital of France?");
+            assertThat(body.get("temperature").isNumber()).isTrue();
+            assertThat(body.get("temperature").asDouble()).isEqualTo(0.2);
+            assertThat(body.get("max_tokens").isInt()).isTrue();
+            assertThat(body.get("max_tokens").asInt()).isEqualTo(64);
+            assertThat(body.get("seed").asLong()).isEqualTo(42L);
+            assertThat(body.get("stream").isBoolean()).isTrue();
+            assertThat(body.get("stream").asBoolean()).isFalse();
+        }
+
+        @Test
+        void withoutSystemParamsOrKeySendsOnlyTheUserMessageAndNoAuthorization() throws Exception {
+            server.enqueue(Reply.ok("hello"));
+            HttpModelClient client = build(fast());
+
+            assertThat(client.complete(prompt("Say hello")).text()).isEqualTo("hello");
+
+            Recorded req = server.onlyRequest();
+            assertThat(req.header("Authorization")).isNull();
+            JsonNode body = req.json();
+            assertThat(body.fieldNames()).toIterable().containsExactlyInAnyOrder("model", "messages", "stream");
+            assertThat(body.get("messages")).hasSize(1);
+            assertThat(body.get("messages").get(0).get("role").asText()).isEqualTo("user");
+            assertThat(body.get("messages").get(0).get("content").asText()).isEqualTo("Say hello");
+        }
+
+        @Test
+        void aBlankKeyMeansNoKeyAndAKeyIsTrimmed() throws Exception {
+            server.enqueue(Reply.ok("a"), Reply.ok("b"));
+            build(fast().apiKey("   ")).complete(prompt("one"));
+            build(fast().apiKey("  sk-from-a-file\n")).complete(prompt("two"));
+
+            assertThat(server.requests().get(0).header("Authorization")).isNull();
+            assertThat(server.requests().get(1).header("Authorization")).isEqualTo("Bearer sk-from-a-file");
+        }
+
+        @Test
+        void theBaseUrlMayEndWithASlash() throws Exception {
+            server.enqueue(Reply.ok("ok"));
+            HttpModelClient client = build(fast(URI.create(server.baseUrl() + "/")));
+
+            assertThat(client.endpoint()).isEqualTo(URI.create(server.baseUrl() + "/chat/completions"));
+            client.complete(prompt("p"));
+            assertThat(server.onlyRequest().path()).isEqualTo("/v1/chat/completions");
+        }
+
+        @Test
+        void reusesTheConnectionAcrossCalls() throws Exception {
+            server.otherwise(Reply.ok("again"));
+            HttpModelClient client = build(fast());
+            for (int i = 0; i < 3; i++) {
+                client.complete(prompt("p" + i));
+            }
+            assertThat(server.requests()).extracting(Recorded::clientPort).containsOnly(
+                    server.requests().get(0).clientPort());
+        }
+
+        @Test
+        void reusesOneClientFromManyThreads() throws Exception {
+            server.otherwise(Reply.ok("same"));
+            HttpModelClient client = build(fast());
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                List<Future<ModelResponse>> futures = new ArrayList<>();
+                for (int i = 0; i < 16; i++) {
+                    String p = "prompt " + i;
+                    futures.add(pool.submit(() -> client.complete(prompt(p))));
+                }
+                for (Future<ModelResponse> f : futures) {
+                    assertThat(f.get(10, TimeUnit.SECONDS).text()).isEqualTo("same");
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThat(server.prompts()).hasSize(16).doesNotHaveDuplicates();
+        }
+
+        @Test
+        void nullContentIsEmptyText() throws Exception {
+            server.enqueue(Reply.completion("m", null, "length", 7, 0));
+            ModelResponse r = build(fast()).complete(prompt("p"));
+
+            assertThat(r.text()).isEmpty();
+            assertThat(r.finishReason()).isEqualTo("length");
+            assertThat(r.usage()).isEqualTo(new Usage(7, 0));
+        }
+
+        @Test
+        void missingOrNullUsageIsNullUsage() throws Exception {
+            server.enqueue(Reply.completion("m", "no usage", "stop", null, null),
+                    Reply.status(200, "{\"model\":\"m\",\"choices\":[{\"message\":{\"role\":\"assistant\","
+                            + "\"content\":\"null usage\"},\"finish_reason\":null}],\"usage\":null}"));
+            HttpModelClient client = build(fast());
+
+            ModelResponse first = client.complete(prompt("p"));
+            assertThat(first.text()).isEqualTo("no usage");
+            assertThat(first.usage()).isNull();
+
+            ModelResponse second = client.complete(prompt("p"));
+            assertThat(second.text()).isEqualTo("null usage");
+            assertThat(second.usage()).isNull();
+            assertThat(second.finishReason()).isNull();
+        }
+
+        @Test
+        void joinsContentGivenAsParts() throws Exception {
+            server.enqueue(Reply.status(200, "{\"model\":\"m\",\"choices\":[{\"message\":{\"role\":\"assistant\","
+                    + "\"content\":[{\"type\":\"text\",\"text\":\"Hello, \"},{\"type\":\"text\",\"text\":\"world\"}]},"
+                    + "\"finish_reason\":\"stop\"}]}"));
+
+            assertThat(build(fast()).complete(prompt("p")).text()).isEqualTo("Hello, world");
+        }
+
+        @Test
+        void toleratesAMissingModelAndUnknownFields() throws Exception {
+            server.enqueue(Reply.status(200, "{\"x_vendor\":{\"a\":1},\"choices\":[{\"message\":{\"content\":\"hi\","
+                    + "\"reasoning_content\":\"thinking\",\"tool_calls\":[]},\"stop_reason\":null,"
+                    + "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,"
+                    + "\"total_tokens\":4,\"completion_tokens_details\":{\"reasoning_tokens\":0}}}"));
+            ModelResponse r = build(fast()).complete(prompt("p"));
+
+            assertThat(r.text()).isEqualTo("hi");
+            assertThat(r.model()).isNull();
+            assertThat(r.usage()).isEqualTo(new Usage(3, 1));
+        }
+    }
+
+    @Nested
+    class Retried {
+        @Test
+        void a429WithRetryAfterSecondsIsRetriedAfterWaitingAboutAsTold() throws Exception {
+            server.enqueue(Reply.openAiError(429, "Rate limit reached for gpt-test on requests per min (RPM)",
+                            "requests", "rate_limit_exceeded").header("Retry-After", "1"),
+                    Reply.ok("after the wait"));
+            HttpModelClient client = build(fast());
+
+            ModelResponse r = client.complete(prompt("p"));
+
+            assertThat(r.text()).isEqualTo("after the wait");
+            assertThat(server.requestCount()).isEqualTo(2);
+            List<Recorded> reqs = server.requests();
+            assertThat(millisBetween(reqs.get(0), reqs.get(1))).isBetween(950L, 3_000L);
+            assertThat(r.latencyMs()).isGreaterThanOrEqualTo(950L);
+        }
+
+        @Test
+        void retryAfterMsIsHonouredAndPreferredToRetryAfter() throws Exception {
+            server.enqueue(Reply.openAiError(429, "Rate limit reached", "tokens", "rate_limit_exceeded")
+                            .header("retry-after-ms", "300").header("Retry-After", "10"),
+                    Reply.ok("after 300 ms"));
+
+            ModelResponse r = build(fast()).complete(prompt("p"));
+
+            assertThat(r.text()).isEqualTo("after 300 ms");
+            List<Recorded> reqs = server.requests();
+            assertThat(reqs).hasSize(2);
+            assertThat(millisBetween(reqs.get(0), reqs.get(1))).isBetween(280L, 2_500L);
+        }
+
+        @Test
+        void retryAfterAsAnHttpDateIsHonoured() throws Exception {
+            ZonedDateTime at = ZonedDateTime.now(ZoneOffset.UTC).plusSeconds(2);
+            server.enqueue(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}")
+                            .header("Retry-After", DateTimeFormatter.RFC_1123_DATE_TIME.format(at)),
+                    Reply.ok("after the date"));
+
+            ModelResponse r = build(fast()).complete(prompt("p"));
+
+            assertThat(r.text()).isEqualTo("after the date");
+            List<Recorded> reqs = server.requests();
+            // The date has whole seconds, so the wait is between 1 and 2 s from the first answer.
+            assertThat(millisBetween(reqs.get(0), reqs.get(1))).isBetween(700L, 4_000L);
+        }
+
+        @Test
+        void aLongRetryAfterIsCutToMaxRetryAfter() throws Exception {
+            server.enqueue(Reply.status(429, "{}").header("Retry-After", "30"), Reply.ok("soon"));
+
+            ModelResponse r = build(fast().maxRetryAfter(Duration.ofMillis(200))).complete(prompt("p"));
+
+            assertThat(r.text()).isEqualTo("soon");
+            List<Recorded> reqs = server.requests();
+            assertThat(millisBetween(reqs.get(0), reqs.get(1))).isBetween(180L, 2_500L);
+        }
+
+        @Test
+        void a429RateLimitWithoutRetryAfterIsRetriedWithBackoff() throws Exception {
+            Reply limited = Reply.openAiError(429, "Rate limit reached for requests", "requests",
+                    "rate_limit_exceeded");
+            server.enqueue(limited, Reply.openAiError(429, "Rate limit reached for requests", "requests",
+                    "rate_limit_exceeded"), Reply.ok("finally"));
+
+            assertThat(build(fast()).complete(prompt("p")).text()).isEqualTo("finally");
+            assertThat(server.requestCount()).isEqualTo(3);
+        }
+
+        @Test
+        void a503TwiceThenSuccess() throws Exception {
+            String loading = "{\"error\":{\"code\":503,\"message\":\"Loading model\",\"type\":\"unavailable_error\"}}";
+            server.enqueue(Reply.status(503, loading), Reply.status(503, loading), Reply.ok("loaded"));
+
+            ModelResponse r = build(fast()).complete(prompt("p"));
+
+            assertThat(r.text()).isEqualTo("loaded");
+            assertThat(server.requestCount()).isEqualTo(3);
+            assertThat(server.prompts()).containsOnly("p");
+        }
+
+        @Test
+        void statuses408And409AreRetried() throws Exception {
+            server.enqueue(Reply.status(408, ""), Reply.status(409, "{\"error\":{\"message\":\"lock\"}}"),
+                    Reply.ok("third time"));
+
+            assertThat(build(fast()).complete(prompt("p")).text()).isEqualTo("third time");
+            assertThat(server.requestCount()).isEqualTo(3);
+        }
+
+        @Test
+        void a500ForeverFailsRetryablyAfterTheConfiguredAttemptsWithinTheBudget() {
+            server.otherwise(Reply.openAiError(500, "The server had an error while processing your request.",
+                    "server_error", null));
+            HttpModelClient client = build(fast().maxAttempts(3).retryBudget(Duration.ofSeconds(10)));
+
+            long start = System.nanoTime();
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+            long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+            assertThat(thrown).isInstanceOf(WorkerException.class)
+                    .hasMessageContaining(client.endpoint().toString())
+                    .hasMessageContaining("HTTP 500")
+                    .hasMessageContaining("The server had an error")
+                    .hasMessageContaining("3 attempts")
+                    .hasMessageContaining("retries exhausted");
+            assertThat(((WorkerException) thrown).isRetryable()).isTrue();
+            assertThat(server.requestCount()).isEqualTo(3);
+            assertThat(elapsedMs).isLessThan(10_000L);
+        }
+
+        @Test
+        void theWallClockBudgetStopsRetriesEvenWhenAttemptsRemain() {
+            server.otherwise(Reply.status(503, "{\"error\":{\"message\":\"overloaded\"}}")
+                    .header("retry-after-ms", "200"));
+            HttpModelClient client = build(fast().maxAttempts(50).retryBudget(Duration.ofMillis(700)));
+
+            long start = System.nanoTime();
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+            long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+            assertThat(thrown).isInstanceOf(WorkerException.class)
+                    .hasMessageContaining("retry budget of 700 ms exhausted")
+                    .hasMessageContaining("HTTP 503")
+                    .hasMessageContaining("overloaded");
+            // Attempts at about 0, 200, 400 and 600 ms; the next would start past 700 ms.
+            assertThat(server.requestCount()).isBetween(2, 4);
+            assertThat(elapsedMs).isBetween(350L, 2_000L);
+        }
+
+        @Test
+        void aResponseCutShortIsRetried() throws Exception {
+            server.enqueue(Reply.ok("this body is cut off on the wire").cutAfter(30), Reply.ok("whole"));
+
+            assertThat(build(fast()).complete(prompt("p")).text()).isEqualTo("whole");
+            assertThat(server.requestCount()).isEqualTo(2);
+        }
+
+        @Test
+        void aConnectionDroppedMidBodyForeverFailsRetryablyAsAnIoError() {
+            server.otherwise(Reply.ok("this body is cut off on the wire").cutAfter(30));
+            HttpModelClient client = build(fast().maxAttempts(2));
+
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(WorkerException.class)
+                    .hasMessageContaining("I/O error talking to 127.0.0.1:" + server.baseUrl().getPort())
+                    .hasMessageContaining("2 attempts")
+                    .hasCauseInstanceOf(java.io.IOException.class);
+            assertThat(server.requestCount()).isEqualTo(2);
+        }
+
+        @Test
+        void aTruncatedJsonBodyIsRetried() throws Exception {
+            String json = FakeOpenAiServer.completionJson("m", "text", "stop", 1, 1);
+            server.enqueue(Reply.status(200, json.substring(0, json.length() / 2)), Reply.ok("whole"));
+
+            assertThat(build(fast()).complete(prompt("p")).text()).isEqualTo("whole");
+            assertThat(server.requestCount()).isEqualTo(2);
+        }
+
+        @Test
+        void aMalformedBodyForeverFailsRetryablyNamingTheProblem() {
+            server.otherwise(Reply.status(200, "{\"id\":\"chatcmpl-1\",\"choi"));
+            HttpModelClient client = build(fast().maxAttempts(2));
+
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(WorkerException.class)
+                    .hasMessageContaining("HTTP 200 but malformed or truncated JSON")
+                    .hasMessageContaining("2 attempts");
+            assertThat(server.requestCount()).isEqualTo(2);
+        }
+
+        @Test
+        void anErrorInA200WithARetryableCodeIsRetried() throws Exception {
+            server.enqueue(Reply.status(200, "{\"error\":{\"code\":503,\"message\":\"Loading model\"}}"),
+                    Reply.ok("loaded"));
+
+            assertThat(build(fast()).complete(prompt("p")).text()).isEqualTo("loaded");
+            assertThat(server.requestCount()).isEqualTo(2);
+        }
+
+        @Test
+        void aServerThatNeverAnswersTimesOutPerTheRequestTimeout() throws Exception {
+            try (SilentServer silent = new SilentServer()) {
+                HttpModelClient client = build(fast(silent.baseUrl())
+                        .requestTimeout(Duration.ofMillis(300)).maxAttempts(2));
+
+                long start = System.nanoTime();
+                Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+                long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+                assertThat(thrown).isInstanceOf(WorkerException.class)
+                        .hasMessageContaining("timed out after 300 ms")
+                        .hasMessageContaining("2 attempts")
+                        .hasMessageContaining(silent.baseUrl().toString());
+                assertThat(elapsedMs).isBetween(580L, 5_000L);
+                assertThat(silent.connections()).isGreaterThanOrEqualTo(1);
+            }
+        }
+
+        @Test
+        void connectionRefusedFailsRetryablyNamingTheAddress() throws Exception {
+            int port;
+            try (ServerSocket s = new ServerSocket(0)) {
+                port = s.getLocalPort();
+            }
+            HttpModelClient client = build(fast(URI.create("http://127.0.0.1:" + port + "/v1")).maxAttempts(2));
+
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(WorkerException.class)
+                    .hasMessageContaining("cannot connect to 127.0.0.1:" + port)
+                    .hasMessageContaining("2 attempts")
+                    .hasCauseInstanceOf(java.net.ConnectException.class);
+        }
+    }
+
+    @Nested
+    class NotRetried {
+        @Test
+        void a400FailsPermanentlyWithTheStatusAndServerMessageAfterOneRequest() {
+            server.otherwise(Reply.openAiError(400, "Invalid value for 'temperature': must be at most 2.",
+                    "invalid_request_error", "invalid_value"));
+            HttpModelClient client = build(fast());
+
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 400")
+                    .hasMessageContaining("Invalid value for 'temperature': must be at most 2.")
+                    .hasMessageContaining("invalid_request_error")
+                    .hasMessageContaining(client.endpoint().toString());
+            assertThat(((JobFailedException) thrown).isRetryable()).isFalse();
+            assertThat(server.requestCount()).isEqualTo(1);
+        }
+
+        @Test
+        void a401FailsPermanentlyAndTheKeyNeverAppearsInTheMessage() {
+            String key = "sk-proj-SECRET0123456789";
+            server.otherwise(Reply.openAiError(401, "Incorrect API key provided: " + key
+                    + ". You can find your API key at https://platform.openai.com/account/api-keys.",
+                    "invalid_request_error", "invalid_api_key"));
+            HttpModelClient client = build(fast().apiKey(key));
+
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 401")
+                    .hasMessageContaining("Incorrect API key provided")
+                    .hasMessageNotContaining(key);
+            assertThat(server.requestCount()).isEqualTo(1);
+            assertThat(server.onlyRequest().header("Authorization")).isEqualTo("Bearer " + key);
+        }
+
+        @Test
+        void theKeyNeverAppearsInARetryableFailureOrInToString() {
+            String key = "sk-live-ECHOED-BACK";
+            server.otherwise(Reply.status(502, "<html>bad gateway for Bearer " + key + "</html>")
+                    .header("Content-Type", "text/html"));
+            HttpModelClient client = build(fast().apiKey(key).maxAttempts(2));
+
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(WorkerException.class)
+                    .hasMessageContaining("HTTP 502")
+                    .hasMessageContaining("bad gateway")
+                    .hasMessageNotContaining(key);
+            assertThat(client.toString()).contains("apiKey=set").doesNotContain(key);
+        }
+
+        @Test
+        void a429ForInsufficientQuotaIsNotRetried() {
+            server.otherwise(Reply.openAiError(429, "You exceeded your current quota, please check your plan and "
+                    + "billing details.", "insufficient_quota", "insufficient_quota").header("Retry-After", "1"));
+            HttpModelClient client = build(fast());
+
+            long start = System.nanoTime();
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 429")
+                    .hasMessageContaining("You exceeded your current quota")
+                    .hasMessageContaining("insufficient_quota");
+            assertThat(server.requestCount()).isEqualTo(1);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(900L);
+        }
+
+        @Test
+        void a404InVllmsFlatEnvelopeIsNotRetried() {
+            server.otherwise(Reply.status(404, "{\"object\":\"error\",\"message\":\"The model `gpt-test` does not "
+                    + "exist.\",\"type\":\"NotFoundError\",\"param\":null,\"code\":404}"));
+            HttpModelClient client = build(fast());
+
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 404")
+                    .hasMessageContaining("The model `gpt-test` does not exist.")
+                    .hasMessageContaining("NotFoundError");
+            assertThat(server.requestCount()).isEqualTo(1);
+        }
+
+        @Test
+        void a403And422AreNotRetried() {
+            server.enqueue(Reply.openAiError(403, "Project does not have access to model", "invalid_request_error",
+                    "model_not_found"), Reply.status(422, "{\"detail\":[{\"loc\":[\"body\",\"messages\"],"
+                    + "\"msg\":\"field required\",\"type\":\"value_error.missing\"}]}"));
+            HttpModelClient client = build(fast());
+
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(JobFailedException.class).hasMessageContaining("HTTP 403")
+                    .hasMessageContaining("does not have access");
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(JobFailedException.class).hasMessageContaining("HTTP 422")
+                    .hasMessageContaining("field required");
+            assertThat(server.requestCount()).isEqualTo(2);
+        }
+
+        @Test
+        void aNonJsonErrorBodyIsQuotedAsAShortExcerpt() {
+            String page = "<html><head><title>403 Forbidden</title></head><body>" + "x".repeat(5_000)
+                    + "THE-END</body></html>";
+            server.otherwise(Reply.status(403, page).header("Content-Type", "text/html"));
+            HttpModelClient client = build(fast());
+
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 403")
+                    .hasMessageContaining("403 Forbidden")
+                    .hasMessageNotContaining("THE-END");
+            assertThat(thrown.getMessage().length()).isLessThan(600);
+        }
+
+        @Test
+        void aRedirectIsNotFollowedNorRetried() {
+            server.otherwise(Reply.status(301, "").header("Location", "https://elsewhere.invalid/v1/chat/completions"));
+            HttpModelClient client = build(fast());
+
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 301")
+                    .hasMessageContaining("https://elsewhere.invalid/v1/chat/completions")
+                    .hasMessageContaining("check the base URL");
+            assertThat(server.requestCount()).isEqualTo(1);
+        }
+
+        @Test
+        void a200WithoutChoicesNamesWhatIsMissing() {
+            server.otherwise(Reply.status(200, "{\"object\":\"list\",\"data\":[]}"));
+            HttpModelClient client = build(fast());
+
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 200")
+                    .hasMessageContaining("no 'choices' array");
+            assertThat(server.requestCount()).isEqualTo(1);
+        }
+
+        @Test
+        void a200WithoutAMessageOrWithEmptyChoicesNamesWhatIsMissing() {
+            server.enqueue(Reply.status(200, "{\"choices\":[{\"index\":0,\"text\":\"a legacy completion\"}]}"),
+                    Reply.status(200, "{\"choices\":[]}"),
+                    Reply.status(200, "{\"choices\":[{\"message\":{\"content\":42}}]}"));
+            HttpModelClient client = build(fast());
+
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(JobFailedException.class).hasMessageContaining("'choices[0].message'");
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(JobFailedException.class).hasMessageContaining("'choices' array is empty");
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("'choices[0].message.content' is neither text nor null");
+            assertThat(server.requestCount()).isEqualTo(3);
+        }
+    }
+
+    @Nested
+    class Interrupts {
+        @Test
+        void anInterruptDuringARequestPropagatesPromptly() throws Exception {
+            try (SilentServer silent = new SilentServer()) {
+                HttpModelClient client = build(fast(silent.baseUrl()).requestTimeout(Duration.ofSeconds(30)));
+                assertInterruptible(client, silent::connections);
+            }
+        }
+
+        @Test
+        void anInterruptDuringTheWaitBeforeARetryPropagatesPromptly() throws Exception {
+            server.otherwise(Reply.status(503, "{}").header("Retry-After", "30"));
+            HttpModelClient client = build(fast().retryBudget(Duration.ofMinutes(2)));
+            assertInterruptible(client, server::requestCount);
+        }
+
+        private void assertInterruptible(HttpModelClient client, java.util.function.IntSupplier started)
+                throws Exception {
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            CompletableFuture<Boolean> flagAfter = new CompletableFuture<>();
+            Thread caller = new Thread(() -> {
+                try {
+                    client.complete(prompt("p"));
+                } catch (Throwable t) {
+                    thrown.set(t);
+                }
+                flagAfter.complete(Thread.currentThread().isInterrupted());
+            });
+            caller.start();
+            await().atMost(Duration.ofSeconds(5)).until(() -> started.getAsInt() >= 1);
+            Thread.sleep(100);
+            long start = System.nanoTime();
+            caller.interrupt();
+            caller.join(5_000);
+
+            assertThat(caller.isAlive()).isFalse();
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(2_000L);
+            assertThat(thrown.get()).isInstanceOf(InterruptedException.class);
+            assertThat(flagAfter.get()).as("interrupt flag after InterruptedException").isFalse();
+        }
+    }
+
+    @Nested
+    class Lifecycle {
+        @Test
+        void aClosedClientRefusesCalls() {
+            HttpModelClient client = build(fast());
+            client.close();
+            client.close();
+
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+            assertThat(server.requestCount()).isZero();
+        }
+
+        @Test
+        void toStringShowsTheSettingsButNotTheKey() {
+            HttpModelClient withKey = build(HttpModelClient.builder(URI.create("https://api.openai.com/v1"), "gpt-4o")
+                    .apiKey("sk-do-not-print"));
+            HttpModelClient without = build(HttpModelClient.builder(URI.create("http://localhost:11434/v1/"), "llama3"));
+
+            assertThat(withKey.toString())
+                    .contains("https://api.openai.com/v1/chat/completions", "gpt-4o", "apiKey=set",
+                            "requestTimeout=PT2M", "maxAttempts=6", "retryBudget=PT5M", "backoffBase=PT0.5S",
+                            "backoffCap=PT8S", "maxRetryAfter=PT1M")
+                    .doesNotContain("sk-do-not-print");
+            assertThat(without.toString()).contains("http://localhost:11434/v1/chat/completions", "apiKey=none");
+        }
+    }
+
+    @Nested
+    class BuilderValidation {
+        private final URI ok = URI.create("http://localhost:8000/v1");
+
+        @Test
+        void refusesABaseUrlThatIsNotHttpOrHttps() {
+            assertThatThrownBy(() -> HttpModelClient.builder(URI.create("ftp://host/v1"), MODEL))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("http or https");
+            assertThatThrownBy(() -> HttpModelClient.builder(URI.create("localhost:8000/v1"), MODEL))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("http or https");
+            assertThatThrownBy(() -> HttpModelClient.builder(URI.create("/v1"), MODEL))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("http or https");
+            assertThatThrownBy(() -> HttpModelClient.builder(null, MODEL))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("base URL");
+            assertThatThrownBy(() -> HttpModelClient.builder(URI.create("http://host/v1?key=1"), MODEL))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("query");
+        }
+
+        @Test
+        void refusesCredentialsInTheUrlWithoutRepeatingThem() {
+            assertThatThrownBy(() -> HttpModelClient.builder(URI.create("http://me:hunter2@host/v1"), MODEL))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("user name or password")
+                    .hasMessageNotContaining("hunter2");
+        }
+
+        @Test
+        void refusesABlankModel() {
+            assertThatThrownBy(() -> HttpModelClient.builder(ok, " "))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessage("model must not be blank");
+            assertThatThrownBy(() -> HttpModelClient.builder(ok, null))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessage("model must not be blank");
+        }
+
+        @Test
+        void refusesBadNumbersAndDurations() {
+            HttpModelClient.Builder b = HttpModelClient.builder(ok, MODEL);
+            assertThatThrownBy(() -> b.maxAttempts(0))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessage("maxAttempts must be at least 1, got 0");
+            assertThatThrownBy(() -> b.requestTimeout(Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("requestTimeout must be a positive duration");
+            assertThatThrownBy(() -> b.connectTimeout(null))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("connectTimeout");
+            assertThatThrownBy(() -> b.retryBudget(Duration.ofSeconds(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("retryBudget");
+            assertThatThrownBy(() -> b.backoffBase(Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("backoffBase must not be negative");
+            assertThatThrownBy(() -> b.maxRetryAfter(Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxRetryAfter");
+            assertThatThrownBy(() -> HttpModelClient.builder(ok, MODEL).backoffBase(Duration.ofSeconds(2))
+                    .backoffCap(Duration.ofSeconds(1)).build())
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("backoffCap").hasMessageContaining("backoffBase");
+        }
+
+        @Test
+        void refusesAKeyThatCannotBeAHeaderWithoutRepeatingIt() {
+            assertThatThrownBy(() -> HttpModelClient.builder(ok, MODEL).apiKey("sk-abc\r\nX-Evil: 1"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("apiKey")
+                    .hasMessageNotContaining("sk-abc");
+        }
+    }
+}
