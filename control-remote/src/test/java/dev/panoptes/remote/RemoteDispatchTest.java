@@ -18,7 +18,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -158,6 +157,8 @@ class RemoteDispatchTest {
         assertThat(fake.maxOutstanding()).isEqualTo(3);
     }
 
+    private static final String BLOCKED_DISPATCHER = "test-dispatcher-that-blocks";
+
     @Test
     void dispatchBlocksWhileTheQueueIsFullAndResumesWhenAnswersFreeSlots() throws Exception {
         FakeWorker fake = fake("w1", 2);
@@ -178,7 +179,7 @@ class RemoteDispatchTest {
         ExecutorService dispatcher = Executors.newSingleThreadExecutor(r -> new Thread(r, BLOCKED_DISPATCHER));
         try {
             Future<CompletableFuture<JobOutcome>> seventh = dispatcher.submit(() -> worker.dispatch(jobs.get(6)));
-            eventually().until(() -> dispatcherIsBlocked(dispatcher));
+            eventually().until(() -> TestCoordinator.isBlockedInDispatch(BLOCKED_DISPATCHER));
             assertThat(seventh).isNotDone();
 
             fake.answer(first);
@@ -198,24 +199,6 @@ class RemoteDispatchTest {
             outcomeOf(reply);
         }
         assertThat(fake.maxOutstanding()).isEqualTo(2);
-    }
-
-    private static final String BLOCKED_DISPATCHER = "test-dispatcher-that-blocks";
-
-    /** True when the dispatcher thread is parked inside dispatch (waiting for queue space). */
-    private static boolean dispatcherIsBlocked(ExecutorService dispatcher) {
-        for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
-            Thread t = e.getKey();
-            if (t.getState() == Thread.State.WAITING && t.getName().equals(BLOCKED_DISPATCHER)) {
-                for (StackTraceElement frame : e.getValue()) {
-                    if (frame.getClassName().equals(ConnectionActor.class.getName())
-                            && frame.getMethodName().equals("enqueue")) {
-                        return true;
-                    }
-                }
-            }
-        }
-        return false;
     }
 
     @Test

@@ -8,6 +8,7 @@ import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
 
@@ -91,6 +92,22 @@ final class TestCoordinator implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /** True when the thread of this name is parked inside {@link RemoteWorker#dispatch}, waiting for queue space. */
+    static boolean isBlockedInDispatch(String threadName) {
+        for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            Thread t = e.getKey();
+            if (t.getState() == Thread.State.WAITING && t.getName().equals(threadName)) {
+                for (StackTraceElement frame : e.getValue()) {
+                    if (frame.getClassName().equals(ConnectionActor.class.getName())
+                            && frame.getMethodName().equals("enqueue")) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
     }
 
     /** Awaitility with a fine poll and a generous limit: tests wait on conditions, never on time. */
