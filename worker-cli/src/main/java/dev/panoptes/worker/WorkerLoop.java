@@ -90,13 +90,15 @@ public final class WorkerLoop implements AutoCloseable {
                 WorkerSession session = null;
                 String ending;
                 boolean rejected = false;
+                boolean cleanEnd = false;
                 try {
                     session = connect();
                     if (session == null) {
                         break;
                     }
                     session.serve();
-                    ending = "the coordinator closed the connection";
+                    ending = "coordinator " + session.coordinator() + " closed the connection";
+                    cleanEnd = true;
                 } catch (RegistrationRejectedException e) {
                     rejected = true;
                     ending = "registration rejected by coordinator: " + e.reason();
@@ -118,9 +120,11 @@ public final class WorkerLoop implements AutoCloseable {
                     backoff.reset();
                 }
                 long delayMs = backoff.next().toMillis();
-                if (rejected) {
+                if (cleanEnd) {
+                    log.info("worker={} - {}; reconnecting in {}ms", workerId, ending, delayMs);
+                } else if (rejected) {
                     log.error("worker={} - {} ({}); check --token and --id; retrying in {}ms", workerId, ending,
-                            coordinator, delayMs);
+                            Workers.describe(coordinator), delayMs);
                 } else {
                     log.warn("worker={} - {}; reconnecting in {}ms", workerId, ending, delayMs);
                 }

@@ -318,13 +318,9 @@ public final class WorkerSession implements Closeable {
     }
 
     private void onEndOfStream() {
-        int holding = heldCount();
-        if (drainSent.get()) {
-            log.debug("worker={} - coordinator {} closed the connection after our drain", workerId, coordinator);
-        } else {
-            log.info("worker={} - coordinator {} closed the connection ({} jobs held)", workerId, coordinator,
-                    holding);
-        }
+        // The caller says why the session ended; shutdown() names any jobs this abandons.
+        log.debug("worker={} - coordinator {} closed the connection{} ({} jobs held)", workerId, coordinator,
+                drainSent.get() ? " after our drain" : "", heldCount());
     }
 
     private void scheduleHeartbeats(long intervalMs) {
@@ -368,13 +364,18 @@ public final class WorkerSession implements Closeable {
                     + messageOf(e), true);
         }
         long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        if (answer instanceof Message.Failed failed) {
+            log.warn("worker={} job={} - failed after {}ms ({}): {}", workerId, job.id(), elapsedMs,
+                    failed.retryable() ? "retryable" : "not retryable", failed.error());
+        } else {
+            log.debug("worker={} job={} - done in {}ms", workerId, job.id(), elapsedMs);
+        }
+        // Released under the send lock, before the answer goes out: the coordinator may assign
+        // the next job the moment it reads this answer, and that job must find the slot free.
+        // drain()'s half-close takes the same lock, so it still waits for the answer's bytes.
+        sendLock.lock();
         try {
-            if (answer instanceof Message.Failed failed) {
-                log.warn("worker={} job={} - failed after {}ms ({}): {}", workerId, job.id(), elapsedMs,
-                        failed.retryable() ? "retryable" : "not retryable", failed.error());
-            } else {
-                log.debug("worker={} job={} - done in {}ms", workerId, job.id(), elapsedMs);
-            }
+            release(job.id());
             if (send(answer)) {
                 answered.incrementAndGet();
             } else {
@@ -382,7 +383,7 @@ public final class WorkerSession implements Closeable {
                         coordinator);
             }
         } finally {
-            release(job.id());
+            sendLock.unlock();
         }
     }
 
@@ -461,9 +462,7 @@ public final class WorkerSession implements Closeable {
             while (!held.isEmpty() && !closed) {
                 long remainingMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
                 if (remainingMs <= 0) {
-                    log.warn("worker={} - grace period ran out with {} jobs unanswered {}; abandoning them (the"
-                            + " coordinator redelivers them)", workerId, held.size(), held.keySet());
-                    return;
+                    return; // shutdown() names the jobs it abandons
                 }
                 held.wait(remainingMs);
             }
@@ -517,9 +516,10 @@ public final class WorkerSession implements Closeable {
         }
         if (!dropped.isEmpty()) {
             abandoned.addAndGet(dropped.size());
-            log.warn("worker={} - connection to coordinator {} closed with {} jobs unanswered {}; abandoning them"
-                    + " (the coordinator fails them retryably and redelivers them)", workerId, coordinator,
-                    dropped.size(), dropped);
+            log.warn("worker={} - {} with {} jobs unanswered {}; abandoning them (the coordinator fails them"
+                    + " retryably and redelivers them)", workerId, drainSent.get()
+                            ? "draining ended (grace period over or connection lost)"
+                            : "connection to coordinator " + coordinator + " closed", dropped.size(), dropped);
         }
     }
 

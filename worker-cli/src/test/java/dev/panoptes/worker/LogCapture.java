@@ -1,0 +1,48 @@
+package dev.panoptes.worker;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** Records what one logger logs, for tests that check what a user would read. */
+final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoCloseable {
+    private final Logger logger;
+    private final List<ILoggingEvent> events = new CopyOnWriteArrayList<>();
+
+    private LogCapture(Class<?> source) {
+        this.logger = (Logger) LoggerFactory.getLogger(source);
+        setContext(logger.getLoggerContext());
+        start();
+        logger.addAppender(this);
+    }
+
+    /** Starts recording what {@code source}'s logger logs. */
+    static LogCapture of(Class<?> source) {
+        return new LogCapture(source);
+    }
+
+    @Override
+    protected void append(ILoggingEvent event) {
+        events.add(event);
+    }
+
+    /** The formatted messages logged so far that contain {@code text}. */
+    List<String> messagesContaining(String text) {
+        return events.stream().map(ILoggingEvent::getFormattedMessage).filter(m -> m.contains(text)).toList();
+    }
+
+    /** The events logged so far that contain {@code text}. */
+    List<ILoggingEvent> eventsContaining(String text) {
+        return events.stream().filter(e -> e.getFormattedMessage().contains(text)).toList();
+    }
+
+    @Override
+    public void close() {
+        logger.detachAppender(this);
+        stop();
+    }
+}

@@ -1,0 +1,420 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobFailedException;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.JobRunner;
+import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.TestJobs;
+import dev.panoptes.control.Vignette;
+import dev.panoptes.control.WorkerException;
+import dev.panoptes.control.wire.Message;
+import dev.panoptes.control.wire.MessageStream;
+import dev.panoptes.eval.EvalJobRunner;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** One session against a scripted coordinator on loopback: PROTOCOL.md's rules for workers. */
+@Timeout(30)
+class WorkerSessionTest {
+    /** Heartbeats every 100 ms; the coordinator's silence only matters in the tests about it. */
+    private static final WorkerOptions OPTIONS = WorkerOptions.defaults()
+            .withHeartbeat(Duration.ofMillis(100))
+            .withHeartbeatTimeout(Duration.ofSeconds(25));
+
+    private final ExecutorService workerThreads = Executors.newCachedThreadPool();
+    private final FakeCoordinator coordinator;
+
+    WorkerSessionTest() throws IOException {
+        coordinator = FakeCoordinator.start();
+    }
+
+    @AfterEach
+    void tearDown() throws IOException {
+        coordinator.close();
+        workerThreads.shutdownNow();
+    }
+
+    @Test
+    void workerRegistersRunsAJobAndReturnsAResult() throws Exception {
+        Future<?> worker = serveWorker("w1", 1, new EvalJobRunner(new StubModel()), Duration.ofSeconds(1));
+
+        FakeCoordinator.Peer peer = coordinator.accept();
+        Message first = peer.next();
+        assertThat(first).isInstanceOf(Message.Register.class);
+        Message.Register register = (Message.Register) first;
+        assertThat(register.workerId()).isEqualTo("w1");
+        assertThat(register.capacity()).isEqualTo(1);
+        assertThat(register.protocol()).isEqualTo(Message.PROTOCOL_VERSION);
+
+        Job job = new Job(JobId.of("run1-0001"), new EvalSpec("demo", List.of(new Vignette("a", "hi"))));
+        peer.send(new Message.Assign(job));
+        Message.Result result = peer.expect(Message.Result.class);
+
+        assertThat(result.outcome().jobId()).isEqualTo(job.id());
+        assertThat(result.outcome().records()).hasSize(1);
+        ResponseRecord record = result.outcome().records().get(0);
+        assertThat(record.vignetteId()).isEqualTo("a");
+        assertThat(record.response()).isEqualTo("re: hi");
+        assertThat(record.model()).isEqualTo("stub-model");
+
+        peer.close();
+        worker.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @Test
+    void runsTwoJobsAtOnceWithCapacityTwoAndAnswersInCompletionOrder() throws Exception {
+        StubModel model = new StubModel().hold("slow").hold("fast");
+        serveWorker("w1", 2, new EvalJobRunner(model), OPTIONS);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        peer.send(new Message.Assign(TestJobs.job("slow-job", "slow")));
+        peer.send(new Message.Assign(TestJobs.job("fast-job", "fast")));
+        await().atMost(PATIENCE).until(() -> model.inFlight() == 2);
+
+        model.release("fast");
+        assertThat(peer.expect(Message.Result.class).outcome().jobId()).isEqualTo(JobId.of("fast-job"));
+        model.release("slow");
+        assertThat(peer.expect(Message.Result.class).outcome().jobId()).isEqualTo(JobId.of("slow-job"));
+        assertThat(model.maxInFlight()).isEqualTo(2);
+    }
+
+    @Test
+    void queuesAssignmentsBeyondItsCapacityAndAnswersEveryOne() throws Exception {
+        StubModel model = new StubModel();
+        serveWorker("w1", 1, new EvalJobRunner(model), OPTIONS);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        for (Job job : TestJobs.jobs("job", 5)) {
+            peer.send(new Message.Assign(job));
+        }
+        List<JobId> answered = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            answered.add(peer.expect(Message.Result.class).outcome().jobId());
+        }
+
+        assertThat(answered).containsExactlyInAnyOrderElementsOf(
+                TestJobs.jobs("job", 5).stream().map(Job::id).toList());
+        assertThat(model.maxInFlight()).isEqualTo(1);
+    }
+
+    @Test
+    void answersModelErrorsWithFailedRetryableAsClassifiedAndGoesOnServing() throws Exception {
+        StubModel model = new StubModel()
+                .fail("bad request", new JobFailedException("model API answered 400: prompt too long"))
+                .fail("overloaded", new WorkerException("model API answered 503 six times"));
+        serveWorker("w1", 1, new EvalJobRunner(model), OPTIONS);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        peer.send(new Message.Assign(TestJobs.job("permanent", "bad request")));
+        Message.Failed permanent = peer.expect(Message.Failed.class);
+        peer.send(new Message.Assign(TestJobs.job("transient", "overloaded")));
+        Message.Failed transientFailure = peer.expect(Message.Failed.class);
+        peer.send(new Message.Assign(TestJobs.job("fine", "hello")));
+        Message.Result next = peer.expect(Message.Result.class);
+
+        assertThat(permanent.jobId()).isEqualTo(JobId.of("permanent"));
+        assertThat(permanent.retryable()).isFalse();
+        assertThat(permanent.error()).contains("400: prompt too long");
+        assertThat(transientFailure.jobId()).isEqualTo(JobId.of("transient"));
+        assertThat(transientFailure.retryable()).isTrue();
+        assertThat(transientFailure.error()).contains("503");
+        assertThat(next.outcome().records().get(0).response()).isEqualTo("re: hello");
+    }
+
+    @Test
+    void answersABugInTheRunnerWithFailedRetryableAndGoesOnServing() throws Exception {
+        JobRunner runner = job -> {
+            if (job.id().value().equals("buggy")) {
+                throw new IllegalStateException("runner bug");
+            }
+            return TestJobs.echo(job);
+        };
+        serveWorker("w1", 1, runner, OPTIONS);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        peer.send(new Message.Assign(TestJobs.job("buggy", "x")));
+        Message.Failed failed = peer.expect(Message.Failed.class);
+        peer.send(new Message.Assign(TestJobs.job("next", "y")));
+
+        assertThat(failed.retryable()).isTrue();
+        assertThat(failed.error()).contains("runner bug");
+        assertThat(peer.expect(Message.Result.class).outcome().jobId()).isEqualTo(JobId.of("next"));
+    }
+
+    @Test
+    void answersAnOutcomeThatDoesNotAnswerTheJobWithFailedRetryable() throws Exception {
+        JobRunner runner = job -> new JobOutcome(job.id(), List.of(new ResponseRecord("v0", "only the first")));
+        serveWorker("w1", 1, runner, OPTIONS);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        peer.send(new Message.Assign(TestJobs.job("two-prompts", "one", "two")));
+        Message.Failed failed = peer.expect(Message.Failed.class);
+
+        assertThat(failed.jobId()).isEqualTo(JobId.of("two-prompts"));
+        assertThat(failed.retryable()).isTrue();
+        assertThat(failed.error()).contains("missing vignettes [v1]");
+    }
+
+    @Test
+    void sendsHeartbeatsWhileALongJobRuns() throws Exception {
+        StubModel model = new StubModel().hold("long");
+        serveWorker("w1", 1, new EvalJobRunner(model), OPTIONS);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        peer.send(new Message.Assign(TestJobs.job("long-job", "long")));
+        await().atMost(PATIENCE).until(() -> model.started("long"));
+        int before = peer.heartbeats();
+        await().atMost(PATIENCE).until(() -> peer.heartbeats() >= before + 3);
+        model.release("long");
+
+        assertThat(peer.expect(Message.Result.class).outcome().jobId()).isEqualTo(JobId.of("long-job"));
+        assertThat(peer.received()).filteredOn(m -> m instanceof Message.Heartbeat)
+                .allSatisfy(m -> assertThat(((Message.Heartbeat) m).workerId()).isEqualTo("w1"));
+    }
+
+    @Test
+    void endsWithAnErrorWhenTheCoordinatorGoesSilent() throws Exception {
+        WorkerOptions options = OPTIONS.withHeartbeatTimeout(Duration.ofMillis(500));
+        Future<?> worker = serveWorker("w1", 1, TestJobs.echoRunner(), options);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        assertThatThrownBy(() -> worker.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+                .isInstanceOf(ExecutionException.class)
+                .cause()
+                .isInstanceOf(SocketTimeoutException.class)
+                .hasMessageContaining("nothing received from coordinator")
+                .hasMessageContaining("500ms (the heartbeat timeout)");
+        assertThat(peer.framesUntilEndOfStream()).isEmpty();
+        assertThat(peer.heartbeats()).isPositive();
+    }
+
+    @Test
+    void staysConnectedPastTheHeartbeatTimeoutWhileTheCoordinatorHeartbeats() throws Exception {
+        WorkerOptions options = OPTIONS.withHeartbeatTimeout(Duration.ofMillis(400));
+        Future<?> worker = serveWorker("w1", 1, TestJobs.echoRunner(), options);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        // Answer each worker heartbeat with one of ours until the session has lived through
+        // several heartbeat timeouts (20 beats of 100 ms against a 400 ms timeout).
+        for (int beats = 0; beats < 20; beats++) {
+            assertThat(peer.next()).isInstanceOf(Message.Heartbeat.class);
+            peer.send(Message.Heartbeat.COORDINATOR);
+        }
+        peer.send(new Message.Assign(TestJobs.job("still-here", "x")));
+
+        assertThat(peer.expect(Message.Result.class).outcome().jobId()).isEqualTo(JobId.of("still-here"));
+        assertThat(worker).isNotDone();
+    }
+
+    @Test
+    void beatsAtLeastAsOftenAsTheCoordinatorSaysItDoes() throws Exception {
+        WorkerOptions slowBeats = WorkerOptions.defaults().withHeartbeat(Duration.ofMinutes(1));
+        serveWorker("w1", 1, TestJobs.echoRunner(), slowBeats);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        peer.send(new Message.Registered(50));
+
+        await().atMost(PATIENCE).until(() -> peer.heartbeats() >= 3);
+    }
+
+    @Test
+    void returnsNormallyWhenTheCoordinatorClosesTheConnection() throws Exception {
+        Future<?> worker = serveWorker("w1", 1, TestJobs.echoRunner(), OPTIONS);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        peer.close();
+
+        worker.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @Test
+    void endsWithTheReasonWhenTheCoordinatorRejectsTheRegistration() throws Exception {
+        Future<?> worker = serveWorker("w1", 1, TestJobs.echoRunner(), OPTIONS.withToken("wrong"));
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        peer.send(new Message.Rejected("bad token"));
+
+        assertThatThrownBy(() -> worker.get(PATIENCE.toSeconds(), TimeUnit.SECONDS))
+                .cause()
+                .isInstanceOf(RegistrationRejectedException.class)
+                .hasMessageContaining("rejected the registration of worker w1: bad token")
+                .satisfies(e -> assertThat(((RegistrationRejectedException) e).reason()).isEqualTo("bad token"));
+    }
+
+    @Test
+    void registersWithItsTokenAndLabels() throws Exception {
+        serveWorker("w-7", 3, TestJobs.echoRunner(),
+                OPTIONS.withToken("s3cret").withLabels(Map.of("model", "llama")));
+
+        Message.Register register = coordinator.acceptRegistered().register();
+
+        assertThat(register.workerId()).isEqualTo("w-7");
+        assertThat(register.capacity()).isEqualTo(3);
+        assertThat(register.token()).isEqualTo("s3cret");
+        assertThat(register.labels()).containsEntry("model", "llama");
+        assertThat(register.toString()).doesNotContain("s3cret");
+    }
+
+    @Test
+    void ignoresFramesOnlyWorkersSendAndGoesOnServing() throws Exception {
+        serveWorker("w1", 1, TestJobs.echoRunner(), OPTIONS);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        peer.send(new Message.Register("confused", 1));
+        peer.send(new Message.Drain());
+        peer.send(new Message.Assign(TestJobs.job("after-slips", "x")));
+
+        assertThat(peer.expect(Message.Result.class).outcome().jobId()).isEqualTo(JobId.of("after-slips"));
+    }
+
+    @Test
+    void drainSendsDrainThenTheInFlightResultThenCloses() throws Exception {
+        StubModel model = new StubModel().hold("busy");
+        WorkerSession session = openSession("w1", 1, new EvalJobRunner(model));
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Assign(TestJobs.job("in-flight", "busy")));
+        await().atMost(PATIENCE).until(() -> model.started("busy"));
+
+        CompletableFuture<Boolean> drained = onAnotherThread(() -> session.drain(PATIENCE));
+        peer.expect(Message.Drain.class);
+        model.release("busy");
+        Message.Result result = peer.expect(Message.Result.class);
+        List<Message> rest = peer.framesUntilEndOfStream();
+        peer.close();
+
+        assertThat(result.outcome().jobId()).isEqualTo(JobId.of("in-flight"));
+        assertThat(rest).isEmpty();
+        assertThat(drained.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    }
+
+    @Test
+    void drainAbandonsAJobStillRunningWhenTheGracePeriodEnds() throws Exception {
+        StubModel model = new StubModel().hold("stuck");
+        WorkerSession session = openSession("w1", 1, new EvalJobRunner(model));
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Assign(TestJobs.job("stuck-job", "stuck")));
+        await().atMost(PATIENCE).until(() -> model.started("stuck"));
+
+        boolean clean = session.drain(Duration.ofMillis(200));
+
+        assertThat(clean).isFalse();
+        assertThat(peer.framesUntilEndOfStream()).containsExactly(new Message.Drain());
+        assertThat(session.heldCount()).isZero();
+    }
+
+    @Test
+    void neverWritesTheLateAnswerOfAJobAbandonedWithItsConnection() throws Exception {
+        java.util.concurrent.CountDownLatch finishAbandoned = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch abandonedStarted = new java.util.concurrent.CountDownLatch(1);
+        CompletableFuture<Void> abandonedReturned = new CompletableFuture<>();
+        JobRunner runner = job -> {
+            if (job.id().value().equals("abandoned")) {
+                abandonedStarted.countDown();
+                awaitIgnoringInterrupts(finishAbandoned);
+                abandonedReturned.complete(null);
+            }
+            return TestJobs.echo(job);
+        };
+        WorkerOptions options = OPTIONS.withBackoff(Duration.ofMillis(10), Duration.ofMillis(50));
+        WorkerLoop loop = new WorkerLoop(coordinator.address(), "w1", 1, runner, options);
+        onAnotherThread(() -> {
+            loop.runForever();
+            return null;
+        });
+        try {
+            FakeCoordinator.Peer first = coordinator.acceptRegistered();
+            first.send(new Message.Assign(TestJobs.job("abandoned", "x")));
+            assertThat(abandonedStarted.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+            first.close();
+
+            FakeCoordinator.Peer second = coordinator.acceptRegistered();
+            finishAbandoned.countDown();
+            abandonedReturned.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+            second.send(new Message.Assign(TestJobs.job("fresh", "y")));
+
+            assertThat(second.expect(Message.Result.class).outcome().jobId()).isEqualTo(JobId.of("fresh"));
+            assertThat(second.received()).noneMatch(m -> m instanceof Message.Result r
+                    && r.outcome().jobId().value().equals("abandoned"));
+        } finally {
+            loop.close();
+        }
+    }
+
+    // ---- helpers ----
+
+    private Future<?> serveWorker(String id, int capacity, JobRunner runner, Duration heartbeat) {
+        return workerThreads.submit(() -> {
+            Workers.serveWorker(coordinator.address(), id, capacity, runner, heartbeat);
+            return null;
+        });
+    }
+
+    private Future<?> serveWorker(String id, int capacity, JobRunner runner, WorkerOptions options) {
+        return workerThreads.submit(() -> {
+            Workers.serveWorker(coordinator.address(), id, capacity, runner, options);
+            return null;
+        });
+    }
+
+    /** A session whose serve() runs on a worker thread, so the test can call drain() itself. */
+    private WorkerSession openSession(String id, int capacity, JobRunner runner) throws IOException {
+        Socket socket = new Socket();
+        Workers.connect(socket, coordinator.address(), Duration.ofSeconds(5));
+        WorkerSession session = new WorkerSession(new MessageStream(socket), id, capacity, runner, OPTIONS);
+        workerThreads.submit(() -> {
+            session.serve();
+            return null;
+        });
+        return session;
+    }
+
+    private <T> CompletableFuture<T> onAnotherThread(java.util.concurrent.Callable<T> task) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        workerThreads.submit(() -> {
+            try {
+                f.complete(task.call());
+            } catch (Exception | Error e) {
+                f.completeExceptionally(e);
+            }
+        });
+        return f;
+    }
+
+    /** Models a runner that finishes its call even when interrupted, as blocking I/O may. */
+    private static void awaitIgnoringInterrupts(java.util.concurrent.CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
