@@ -420,7 +420,6 @@ final class SelectorLoop implements Runnable {
     void shutdown() {
         assert isOwnerThread();
         stopping = true;
-        nowMs = clockMs.getAsLong();
         int closed = actors.size();
         for (int i = actors.size() - 1; i >= 0; i--) {
             ConnectionActor actor = actors.get(i);
