@@ -56,6 +56,8 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class WorkerSession implements Closeable {
     private static final Logger log = LoggerFactory.getLogger(WorkerSession.class);
+    /** The longest a drained session waits for the coordinator to close its side. */
+    private static final long MAX_LINGER_MS = 2000;
 
     private final MessageStream stream;
     private final String workerId;
@@ -476,7 +478,7 @@ public final class WorkerSession implements Closeable {
      */
     private void finishGracefully(long deadlineNanos) throws InterruptedException {
         heartbeatThread.shutdownNow();
-        long lingerMs = Math.max(100, options.heartbeatInterval().toMillis());
+        long lingerMs = Math.max(100, Math.min(MAX_LINGER_MS, options.heartbeatInterval().toMillis()));
         long lockWaitMs = Math.max(lingerMs, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
         if (!sendLock.tryLock(lockWaitMs, TimeUnit.MILLISECONDS)) {
             log.warn("worker={} - a write to coordinator {} is stuck after {}ms; closing without a clean half-close",
