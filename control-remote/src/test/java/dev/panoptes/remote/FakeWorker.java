@@ -39,6 +39,11 @@ final class FakeWorker implements AutoCloseable {
         void onAssign(FakeWorker worker, Job job) throws IOException;
     }
 
+    /** What a serving fake worker does with every frame it receives. */
+    interface MessageHandler {
+        void onMessage(FakeWorker worker, Message message) throws IOException;
+    }
+
     /** Answers every assign at once with one record per vignette. */
     static final AssignHandler ECHO = (worker, job) -> worker.answer(job);
     /** Never answers. */
@@ -187,6 +192,27 @@ final class FakeWorker implements AutoCloseable {
     }
 
     /**
+     * Reads up to the next coordinator heartbeat, which a coordinator sends only after an
+     * interval without sending anything else: every assign it meant to send by then has
+     * arrived before it.
+     *
+     * @return the assigns received on the way
+     */
+    List<Job> assignsUntilHeartbeat() throws IOException {
+        List<Job> jobs = new java.util.ArrayList<>();
+        while (true) {
+            Message m = recv().orElseThrow(() -> new IOException("the coordinator closed the connection of "
+                    + workerId + " while the test waited for a heartbeat"));
+            if (m instanceof Message.Heartbeat) {
+                return jobs;
+            }
+            if (m instanceof Message.Assign assign) {
+                jobs.add(assign.job());
+            }
+        }
+    }
+
+    /**
      * Reads until the coordinator closes the connection.
      *
      * @return the reason of a {@code rejected} frame seen on the way, if any
@@ -226,6 +252,15 @@ final class FakeWorker implements AutoCloseable {
 
     /** Serves assigns on a background thread with the handler until the connection ends. */
     FakeWorker serve(AssignHandler handler) {
+        return serveMessages((worker, m) -> {
+            if (m instanceof Message.Assign assign) {
+                handler.onAssign(worker, assign.job());
+            }
+        });
+    }
+
+    /** Hands every frame received to the handler on a background thread until the connection ends. */
+    FakeWorker serveMessages(MessageHandler handler) {
         Thread t = new Thread(() -> {
             try {
                 while (true) {
@@ -234,9 +269,7 @@ final class FakeWorker implements AutoCloseable {
                         endOfStream = true;
                         return;
                     }
-                    if (m.get() instanceof Message.Assign assign) {
-                        handler.onAssign(this, assign.job());
-                    }
+                    handler.onMessage(this, m.get());
                 }
             } catch (SocketTimeoutException e) {
                 // Quiet for the read timeout: keep the socket, stop serving.

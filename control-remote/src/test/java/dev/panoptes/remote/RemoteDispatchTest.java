@@ -122,39 +122,46 @@ class RemoteDispatchTest {
 
     @Test
     void theWorkerNeverSeesMoreThanCapacityAssignsOutstanding() throws IOException {
-        // Holds answers until three are outstanding, then answers them in reverse order.
-        List<Job> held = Collections.synchronizedList(new ArrayList<>());
-        FakeWorker fake = fake("w1", 3).serve((w, job) -> {
-            held.add(job);
-            if (held.size() >= 3) {
-                List<Job> burst = new ArrayList<>(held);
-                held.clear();
-                Collections.reverse(burst);
-                for (Job j : burst) {
-                    w.answer(j);
-                }
-            }
-        });
-        RemoteWorker worker = coordinator.awaitWorker("w1");
-        List<CompletableFuture<JobOutcome>> replies = new ArrayList<>();
-        ExecutorService dispatcher = Executors.newSingleThreadExecutor();
-        try {
-            // Many more than capacity + queue (3 + 4): dispatch blocks in between, on its own thread.
-            Future<?> dispatching = dispatcher.submit(() -> {
-                for (Job job : TestJobs.jobs("many", 60)) {
-                    replies.add(worker.dispatch(job));
+        try (TestCoordinator quick = TestCoordinator.start(b -> b.dispatchQueueCapacity(4)
+                .heartbeatInterval(Duration.ofMillis(20)))) {
+            // Holds every assign until the coordinator falls quiet (its heartbeat says it has sent
+            // all it meant to), then answers them in reverse order. A coordinator ignoring the
+            // capacity would have sent more by then.
+            List<Job> held = new ArrayList<>();
+            FakeWorker fake = FakeWorker.register(quick.address(), "w1", 3);
+            fakes.add(fake);
+            fake.serveMessages((w, m) -> {
+                if (m instanceof Message.Assign assign) {
+                    held.add(assign.job());
+                } else if (m instanceof Message.Heartbeat && !held.isEmpty()) {
+                    Collections.reverse(held);
+                    for (Job j : held) {
+                        w.answer(j);
+                    }
+                    held.clear();
                 }
             });
-            eventually().until(dispatching::isDone);
-        } finally {
-            dispatcher.shutdownNow();
-        }
+            RemoteWorker worker = quick.awaitWorker("w1");
+            List<CompletableFuture<JobOutcome>> replies = new ArrayList<>();
+            ExecutorService dispatcher = Executors.newSingleThreadExecutor();
+            try {
+                // Many more than capacity + queue (3 + 4): dispatch blocks in between, on its own thread.
+                Future<?> dispatching = dispatcher.submit(() -> {
+                    for (Job job : TestJobs.jobs("many", 60)) {
+                        replies.add(worker.dispatch(job));
+                    }
+                });
+                eventually().until(dispatching::isDone);
+            } finally {
+                dispatcher.shutdownNow();
+            }
 
-        for (CompletableFuture<JobOutcome> reply : replies) {
-            outcomeOf(reply);
+            for (CompletableFuture<JobOutcome> reply : replies) {
+                outcomeOf(reply);
+            }
+            assertThat(fake.assigned()).hasSize(60);
+            assertThat(fake.maxOutstanding()).isEqualTo(3);
         }
-        assertThat(fake.assigned()).hasSize(60);
-        assertThat(fake.maxOutstanding()).isEqualTo(3);
     }
 
     private static final String BLOCKED_DISPATCHER = "test-dispatcher-that-blocks";
