@@ -1,0 +1,208 @@
+package dev.panoptes.bench;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code java -jar benchmarks/target/benchmarks.jar NAME [options]}: runs one measurement of
+ * BENCHMARKS.md and prints its figures as Markdown. Every measurement starts its coordinator and
+ * workers as separate JVMs on loopback and stops them when it ends.
+ */
+@Command(name = "benchmarks.jar", mixinStandardHelpOptions = true, sortOptions = false,
+        description = "Panoptes benchmarks (issue 7). Each command prints its figures as Markdown; see BENCHMARKS.md.",
+        subcommands = {
+            BenchMain.Dispatch.class,
+            BenchMain.DispatchSession.class,
+            BenchMain.Floor.class,
+            BenchMain.Scale.class
+        },
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:measured", "1:the measurement failed (the message says why)", "2:invalid command line"})
+public final class BenchMain implements Callable<Integer> {
+    private BenchMain() {
+    }
+
+    public static void main(String[] args) {
+        CommandLine cli = new CommandLine(new BenchMain());
+        cli.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            commandLine.getErr().println("benchmark failed: " + e.getMessage());
+            e.printStackTrace(commandLine.getErr());
+            return 1;
+        });
+        System.exit(cli.execute(args));
+    }
+
+    @Override
+    public Integer call() {
+        new CommandLine(this).usage(System.out);
+        return 2;
+    }
+
+    /** Options every measurement takes. */
+    static final class Common {
+        @Option(names = "--runs", description = "Measured runs; figures are their median with the min-max spread"
+                + " (default: 5 for dispatch, 3 for most others; see each command).")
+        Integer runs;
+
+        @Option(names = "--out", paramLabel = "FILE", description = "Also append the Markdown report to FILE.")
+        Path out;
+
+        @Option(names = "--jvm-opt", paramLabel = "OPT", description = "An extra option for every child JVM"
+                + " (repeatable).")
+        List<String> jvmOpts = new ArrayList<>();
+
+        @Option(names = {"-v", "--verbose"}, description = "Echo the children's replies on stderr.")
+        boolean verbose;
+
+        /** The runs asked for, or the command's default. */
+        int runsOr(int fallback) {
+            return runs == null ? fallback : runs;
+        }
+
+        int execute(String name, Body body) throws Exception {
+            if (runs != null && runs < 1) {
+                throw new CommandLine.ParameterException(new CommandLine(new BenchMain()),
+                        "--runs must be at least 1, got " + runs);
+            }
+            Report report = new Report(System.out, out);
+            Machine.report(System.out);
+            try (BenchContext ctx = new BenchContext(name, verbose, jvmOpts)) {
+                System.out.println("# " + name + ": child logs in " + ctx.logDir());
+                int code = body.run(ctx, report);
+                report.save();
+                return code;
+            }
+        }
+    }
+
+    /** A measurement's body, given its context and report. */
+    @FunctionalInterface
+    interface Body {
+        int run(BenchContext ctx, Report report) throws Exception;
+    }
+
+    /** Options of the two dispatch measurements and the floor. */
+    static class DispatchOptions {
+        @Mixin
+        Common common;
+
+        @Option(names = "--k", split = ",", description = "Jobs in flight (default: ${DEFAULT-VALUE}).",
+                defaultValue = "1,16,64,256")
+        List<Integer> ks;
+
+        @Option(names = "--warmup-ms", description = "Warm-up of each run (default: ${DEFAULT-VALUE}).",
+                defaultValue = "1000")
+        long warmupMs;
+
+        @Option(names = "--measure-ms", description = "Measured window of each run (default: ${DEFAULT-VALUE}).",
+                defaultValue = "3000")
+        long measureMs;
+
+        @Option(names = "--jit-warmup-ms", description = "The first, discarded, round per system"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "5000")
+        long jitWarmupMs;
+
+        @Option(names = "--profile", description = "After the runs, profile one round with JFR and print"
+                + " where the time goes.")
+        boolean profile;
+
+        @Option(names = "--profile-k", description = "K of the profiled round (default: ${DEFAULT-VALUE}).",
+                defaultValue = "64")
+        int profileK;
+
+        @Option(names = "--profile-ms", description = "Length of the profiled round (default: ${DEFAULT-VALUE}).",
+                defaultValue = "10000")
+        long profileMs;
+
+        @Option(names = "--selector-threads", description = "The coordinator's selector threads"
+                + " (default: ${DEFAULT-VALUE}, the server's default on 2 cores).", defaultValue = "2")
+        int selectorThreads;
+
+        @Option(names = "--completion-threads", description = "The coordinator's completion threads"
+                + " (default: ${DEFAULT-VALUE}, the server's default).", defaultValue = "2")
+        int completionThreads;
+
+        DispatchBench.Options options(DispatchBench.Mode mode) {
+            return new DispatchBench.Options(mode, ks, common.runsOr(5), warmupMs, measureMs, jitWarmupMs, profile,
+                    profileK, profileMs, selectorThreads, completionThreads);
+        }
+    }
+
+    @Command(name = "dispatch", mixinStandardHelpOptions = true,
+            description = "1a. Dispatch throughput and latency with the minimal fast fake worker, next to the raw"
+                    + " echo floor.")
+    static final class Dispatch extends DispatchOptions implements Callable<Integer> {
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("dispatch", (ctx, report) ->
+                    DispatchBench.run(ctx, report, options(DispatchBench.Mode.FAKE)));
+        }
+    }
+
+    @Command(name = "dispatch-session", mixinStandardHelpOptions = true,
+            description = "1b. Dispatch throughput and latency with the real WorkerSession and a no-op runner,"
+                    + " next to the raw echo floor.")
+    static final class DispatchSession extends DispatchOptions implements Callable<Integer> {
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("dispatch-session", (ctx, report) ->
+                    DispatchBench.run(ctx, report, options(DispatchBench.Mode.SESSION)));
+        }
+    }
+
+    @Command(name = "floor", mixinStandardHelpOptions = true,
+            description = "The raw-NIO echo floor alone: frames of the assign's and result's sizes, no JSON.")
+    static final class Floor extends DispatchOptions implements Callable<Integer> {
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("floor", (ctx, report) ->
+                    DispatchBench.run(ctx, report, options(DispatchBench.Mode.FLOOR)));
+        }
+    }
+
+    @Command(name = "scale", mixinStandardHelpOptions = true,
+            description = "2. Connection scale: N registered, heartbeating workers on one coordinator: heap, threads,"
+                    + " idle CPU, time to register.")
+    static final class Scale implements Callable<Integer> {
+        @Mixin
+        Common common;
+
+        @Option(names = "--n", split = ",", description = "Worker counts (default: ${DEFAULT-VALUE}).",
+                defaultValue = "1000,5000,10000")
+        List<Integer> ns;
+
+        @Option(names = "--heartbeat-ms", description = "Heartbeat interval of both sides (default: ${DEFAULT-VALUE}).",
+                defaultValue = "1000")
+        long heartbeatMs;
+
+        @Option(names = "--heartbeat-timeout-ms", description = "The coordinator's heartbeat timeout"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "3000")
+        long heartbeatTimeoutMs;
+
+        @Option(names = "--settle-ms", description = "Wait after registration before measuring"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "3000")
+        long settleMs;
+
+        @Option(names = "--cpu-window-ms", description = "CPU measurement window (default: ${DEFAULT-VALUE}).",
+                defaultValue = "5000")
+        long cpuWindowMs;
+
+        @Option(names = "--connect-parallel", description = "Connects in progress at once on the worker side"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "256")
+        int connectParallel;
+
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("scale", (ctx, report) -> ScaleBench.run(ctx, report,
+                    new ScaleBench.Options(ns, common.runsOr(3), heartbeatMs, heartbeatTimeoutMs, settleMs, cpuWindowMs,
+                            connectParallel)));
+        }
+    }
+}

@@ -1,0 +1,253 @@
+package dev.panoptes.bench;
+
+import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.Vignette;
+import dev.panoptes.control.wire.Message;
+import dev.panoptes.control.wire.MessageCodec;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Measurement 1, dispatch throughput and latency: one connection, K jobs in flight, a
+ * coordinator JVM ({@link DispatchCoordinator}) and a worker JVM, next to the raw-NIO echo floor
+ * ({@link EchoCoordinator} and {@link EchoWorker}) measured in the same run, round for round, so
+ * that every figure is also a fraction of the ceiling on this machine at this moment.
+ *
+ * <p>Method: one JIT warm-up round per system, then for each K, {@code runs} pairs of rounds
+ * (floor, then Panoptes, alternating so that a noisy moment hits both), each round a short
+ * warm-up then a measured window. Figures are the median of the runs with the min-max spread.
+ * The process CPU of both JVMs is read from /proc at the window's edges, giving CPU per job.
+ */
+final class DispatchBench {
+    /** Which worker answers the coordinator. */
+    enum Mode {
+        /** The minimal fast fake worker: isolates the coordinator. */
+        FAKE("fake worker"),
+        /** The real WorkerSession with a no-op runner: the whole system. */
+        SESSION("real WorkerSession"),
+        /** Only the raw echo floor. */
+        FLOOR("floor only");
+
+        final String label;
+
+        Mode(String label) {
+            this.label = label;
+        }
+    }
+
+    /** How to run it; see {@link BenchMain}'s options. */
+    record Options(Mode mode, List<Integer> ks, int runs, long warmupMs, long measureMs, long jitWarmupMs,
+                   boolean profile, int profileK, long profileMs, int selectorThreads, int completionThreads) {
+    }
+
+    /** One measured window. */
+    record Round(double jobsPerSecond, Latency latency, double driverCpuUsPerJob, double workerCpuUsPerJob,
+                 String threads) {
+    }
+
+    private static final Duration ROUND_TIMEOUT = Duration.ofSeconds(120);
+    /** Peers' figures on a machine like this one (issue 7): Netty 4.2 + Jackson. */
+    static final double NETTY_K64 = 133_000;
+    static final double NETTY_K256 = 205_000;
+    static final double NETTY_P50_K1_US = 81;
+
+    private DispatchBench() {
+    }
+
+    static int run(BenchContext ctx, Report report, Options o) throws Exception {
+        int maxK = o.ks().stream().mapToInt(Integer::intValue).max().orElse(1);
+        int[] sizes = frameSizes();
+        int assignBytes = sizes[0];
+        int resultBytes = sizes[1];
+        report.progress("frames: assign " + assignBytes + " bytes, result " + resultBytes
+                + " bytes (bodies, plus the 4-byte prefix)");
+
+        Child echoDriver = Child.start(ctx, "echo-coordinator", EchoCoordinator.class, heap(),
+                List.of(Integer.toString(assignBytes), Integer.toString(resultBytes)));
+        int echoPort = echoDriver.expect("READY", Duration.ofSeconds(30)).intValue("port");
+        Child echoWorker = Child.start(ctx, "echo-worker", EchoWorker.class, heap(),
+                List.of(Integer.toString(echoPort), Integer.toString(assignBytes), Integer.toString(resultBytes)));
+        echoDriver.expect("CONNECTED", Duration.ofSeconds(30));
+
+        Child driver = null;
+        Child worker = null;
+        if (o.mode() != Mode.FLOOR) {
+            driver = Child.start(ctx, "coordinator", DispatchCoordinator.class, heap(),
+                    List.of(Integer.toString(o.selectorThreads()), Integer.toString(o.completionThreads())));
+            int port = driver.expect("READY", Duration.ofSeconds(30)).intValue("port");
+            if (o.mode() == Mode.FAKE) {
+                worker = Child.start(ctx, "fake-worker", FakeWorker.class, heap(),
+                        List.of(Integer.toString(port), "fake-1", Integer.toString(maxK), "1000", "0"));
+            } else {
+                worker = Child.start(ctx, "session-worker", SessionWorker.class, heap(),
+                        List.of(Integer.toString(port), "1000", "session-1:" + maxK + ":echo"));
+            }
+            driver.send("await-worker");
+            Kv w = driver.expect("WORKER", Duration.ofSeconds(60));
+            report.progress("worker " + w.get("id") + " registered with capacity " + w.get("capacity"));
+        }
+
+        report.progress("JIT warm-up: " + o.jitWarmupMs() + " ms per system at K=64");
+        round(echoDriver, echoWorker, 64, o.jitWarmupMs(), 1000);
+        if (driver != null) {
+            round(driver, worker, 64, o.jitWarmupMs(), 1000);
+        }
+
+        Map<Integer, List<Round>> floor = new LinkedHashMap<>();
+        Map<Integer, List<Round>> panoptes = new LinkedHashMap<>();
+        for (int k : o.ks()) {
+            for (int r = 0; r < o.runs(); r++) {
+                Round f = round(echoDriver, echoWorker, k, o.warmupMs(), o.measureMs());
+                floor.computeIfAbsent(k, x -> new ArrayList<>()).add(f);
+                String line = String.format(Locale.ROOT, "K=%d run %d: floor %,.0f jobs/s p50 %.1f us", k, r + 1,
+                        f.jobsPerSecond(), f.latency().p50Us());
+                if (driver != null) {
+                    Round p = round(driver, worker, k, o.warmupMs(), o.measureMs());
+                    panoptes.computeIfAbsent(k, x -> new ArrayList<>()).add(p);
+                    line += String.format(Locale.ROOT, "; panoptes %,.0f jobs/s p50 %.1f us p99 %.1f us (%s)",
+                            p.jobsPerSecond(), p.latency().p50Us(), p.latency().p99Us(), p.threads());
+                }
+                report.progress(line + String.format(Locale.ROOT, " [load %.2f]", Machine.loadAverage()));
+            }
+        }
+
+        report.line("");
+        report.line("### dispatch: " + o.mode().label + " (" + o.runs() + " runs per K, " + o.warmupMs()
+                + " ms warm-up + " + o.measureMs() + " ms measured per run; median (min-max))");
+        report.line("");
+        report.line("Machine: " + Machine.describe() + ". Frames: assign " + (4 + assignBytes) + " B, result "
+                + (4 + resultBytes) + " B on the wire.");
+        report.line("");
+        List<List<String>> rows = new ArrayList<>();
+        for (int k : o.ks()) {
+            List<Round> f = floor.get(k);
+            Stats fRate = Stats.of(f.stream().map(Round::jobsPerSecond).toList());
+            Stats fP50 = Stats.of(f.stream().map(x -> x.latency().p50Us()).toList());
+            if (driver == null) {
+                rows.add(List.of(Integer.toString(k), fRate.formatRate(), fP50.format(1),
+                        Stats.of(f.stream().map(x -> x.latency().p99Us()).toList()).format(1),
+                        Stats.of(f.stream().map(Round::driverCpuUsPerJob).toList()).format(2),
+                        Stats.of(f.stream().map(Round::workerCpuUsPerJob).toList()).format(2)));
+                continue;
+            }
+            List<Round> p = panoptes.get(k);
+            Stats rate = Stats.of(p.stream().map(Round::jobsPerSecond).toList());
+            double[] fractions = new double[p.size()];
+            for (int i = 0; i < p.size(); i++) {
+                fractions[i] = 100.0 * p.get(i).jobsPerSecond() / f.get(i).jobsPerSecond();
+            }
+            rows.add(List.of(Integer.toString(k), rate.formatRate(),
+                    Stats.of(p.stream().map(x -> x.latency().p50Us()).toList()).format(1),
+                    Stats.of(p.stream().map(x -> x.latency().p99Us()).toList()).format(1),
+                    Stats.of(p.stream().map(x -> x.latency().p999Us()).toList()).format(1),
+                    fRate.formatRate(), fP50.format(1), Stats.of(fractions).format(1) + " %",
+                    Stats.of(p.stream().map(Round::driverCpuUsPerJob).toList()).format(2),
+                    Stats.of(p.stream().map(Round::workerCpuUsPerJob).toList()).format(2)));
+        }
+        if (driver == null) {
+            report.table(List.of("K", "floor jobs/s", "p50 us", "p99 us", "coordinator-side CPU us/job",
+                    "worker-side CPU us/job"), rows);
+        } else {
+            report.table(List.of("K", "Panoptes jobs/s", "p50 us", "p99 us", "p99.9 us", "floor jobs/s",
+                    "floor p50 us", "Panoptes / floor", "coordinator CPU us/job", "worker CPU us/job"), rows);
+            report.line("");
+            report.line("Busiest coordinator threads in the last run of each K (% of one core):");
+            report.line("");
+            for (int k : o.ks()) {
+                List<Round> p = panoptes.get(k);
+                report.line("- K=" + k + ": " + p.get(p.size() - 1).threads());
+            }
+            report.line("");
+            targets(report, panoptes);
+        }
+
+        if (o.profile() && driver != null) {
+            profile(ctx, report, o, driver, worker);
+        }
+        return 0;
+    }
+
+    private static void targets(Report report, Map<Integer, List<Round>> panoptes) {
+        report.line("Targets (issue 7: beat the best peer by 20 % at K=64 and K=256, match Netty's p50 at K=1):");
+        report.line("");
+        List<List<String>> rows = new ArrayList<>();
+        if (panoptes.containsKey(64)) {
+            double m = Stats.of(panoptes.get(64).stream().map(Round::jobsPerSecond).toList()).median();
+            rows.add(List.of("K=64 jobs/s", String.format(Locale.ROOT, "%,.0f", m),
+                    String.format(Locale.ROOT, ">= %,.0f (1.2 x Netty %,.0f)", 1.2 * NETTY_K64, NETTY_K64),
+                    m >= 1.2 * NETTY_K64 ? "met" : "not met"));
+        }
+        if (panoptes.containsKey(256)) {
+            double m = Stats.of(panoptes.get(256).stream().map(Round::jobsPerSecond).toList()).median();
+            rows.add(List.of("K=256 jobs/s", String.format(Locale.ROOT, "%,.0f", m),
+                    String.format(Locale.ROOT, ">= %,.0f (1.2 x Netty %,.0f)", 1.2 * NETTY_K256, NETTY_K256),
+                    m >= 1.2 * NETTY_K256 ? "met" : "not met"));
+        }
+        if (panoptes.containsKey(1)) {
+            double m = Stats.of(panoptes.get(1).stream().map(x -> x.latency().p50Us()).toList()).median();
+            rows.add(List.of("K=1 p50", String.format(Locale.ROOT, "%.1f us", m),
+                    String.format(Locale.ROOT, "<= %.0f us (Netty)", NETTY_P50_K1_US),
+                    m <= NETTY_P50_K1_US ? "met" : "not met"));
+        }
+        report.table(List.of("target", "measured (median)", "goal", "verdict"), rows);
+    }
+
+    private static void profile(BenchContext ctx, Report report, Options o, Child driver, Child worker)
+            throws Exception {
+        report.progress("profiling: a " + o.profileMs() + " ms round at K=" + o.profileK() + " under JFR");
+        Jcmd.startRecording(driver.pid());
+        Jcmd.startRecording(worker.pid());
+        Round r = round(driver, worker, o.profileK(), 1000, o.profileMs());
+        Path coordinatorJfr = ctx.logDir().resolve("coordinator.jfr");
+        Path workerJfr = ctx.logDir().resolve("worker.jfr");
+        Jcmd.stopRecording(driver.pid(), coordinatorJfr);
+        Jcmd.stopRecording(worker.pid(), workerJfr);
+        report.line("");
+        report.line(String.format(Locale.ROOT, "Profiled round (K=%d, %s): %,.0f jobs/s under JFR; recordings: %s, %s",
+                o.profileK(), o.mode().label, r.jobsPerSecond(), coordinatorJfr, workerJfr));
+        JfrSummary.print(report, coordinatorJfr, "coordinator JVM, K=" + o.profileK(), 25);
+        JfrSummary.print(report, workerJfr, o.mode().label + " JVM, K=" + o.profileK(), 15);
+    }
+
+    /** One round on a driver (Panoptes or echo) and its worker; CPU of both read at the window's edges. */
+    static Round round(Child driver, Child worker, int k, long warmupMs, long measureMs) {
+        driver.send(Kv.line("run", "k", k, "warmupMs", warmupMs, "measureMs", measureMs));
+        driver.expect("MEASURE-START", ROUND_TIMEOUT);
+        long d0 = driver.cpuNanos();
+        long w0 = worker.cpuNanos();
+        driver.expect("MEASURE-END", ROUND_TIMEOUT);
+        long d1 = driver.cpuNanos();
+        long w1 = worker.cpuNanos();
+        Kv r = driver.expect("RESULT", ROUND_TIMEOUT);
+        long jobs = r.longValue("jobs");
+        long nanos = r.longValue("nanos");
+        if (jobs == 0) {
+            throw new IllegalStateException("no job completed in the measured window of " + driver.name());
+        }
+        return new Round(jobs * 1e9 / nanos, Latency.from(r), (d1 - d0) / 1e3 / jobs, (w1 - w0) / 1e3 / jobs,
+                r.get("threads", "-"));
+    }
+
+    /** Body sizes of the assign and result frames of the driver's jobs: {assign, result}. */
+    static int[] frameSizes() {
+        MessageCodec codec = new MessageCodec();
+        Job sample = new Job(JobId.of(DispatchCoordinator.sampleJobId()),
+                new EvalSpec("bench", List.of(new Vignette("v0", DispatchCoordinator.PROMPT))));
+        int assign = codec.encode(new Message.Assign(sample)).length;
+        int result = codec.encode(new Message.Result(BenchRunners.echo(sample))).length;
+        return new int[] {assign, result};
+    }
+
+    /** The same fixed heap for every JVM of this measurement, so that no side is favoured by sizing. */
+    private static List<String> heap() {
+        return List.of("-Xms512m", "-Xmx512m");
+    }
+}
