@@ -131,14 +131,14 @@ final class ConnectionActor {
             return reply;
         }
         Dispatch dispatch = new Dispatch(job, reply);
-        if (loop.isOwnerThread()) {
-            // Called from a listener on our own selector thread: waiting for room would wait for
-            // ourselves. Refuse instead of deadlocking.
+        if (SelectorLoop.onSelectorThread()) {
+            // Called from a listener on a selector thread: waiting for room would stall every
+            // connection of that thread, or wait for itself. Refuse instead.
             if (!queue.offer(dispatch)) {
                 reply.completeExceptionally(new WorkerException("cannot queue job " + job.id() + " for worker "
                         + workerId() + " at " + remote + ": its dispatch queue is full (" + queue.size()
-                        + " queued, " + pendingCount + " pending) and dispatch was called on its own selector"
-                        + " thread, which must not block; dispatch from another thread"));
+                        + " queued, " + pendingCount + " pending) and dispatch was called on a selector thread,"
+                        + " which must not block; dispatch from another thread"));
                 return reply;
             }
         } else {

@@ -53,6 +53,9 @@ final class SelectorLoop implements Runnable {
         void onAcceptable();
     }
 
+    /** The loop whose thread is running, on selector threads; null on every other thread. */
+    private static final ThreadLocal<SelectorLoop> CURRENT = new ThreadLocal<>();
+
     private final String name;
     private final ServerContext context;
     private final Selector selector;
@@ -145,9 +148,15 @@ final class SelectorLoop implements Runnable {
         return Thread.currentThread() == owner;
     }
 
+    /** True on the thread of any selector loop, which must never block. */
+    static boolean onSelectorThread() {
+        return CURRENT.get() != null;
+    }
+
     /** Makes the calling thread the owner, for tests that drive {@link #doWork(long)} by hand. */
     void bindToCurrentThread() {
         owner = Thread.currentThread();
+        CURRENT.set(this);
     }
 
     // ------------------------------------------------------------------ owner thread only
@@ -155,6 +164,7 @@ final class SelectorLoop implements Runnable {
     @Override
     public void run() {
         owner = Thread.currentThread();
+        CURRENT.set(this);
         log.debug("worker=- job=- - selector loop {} started", name);
         try {
             // An Error thrown by a pass ends the loop; shutdown() still fails all its work.
@@ -436,6 +446,10 @@ final class SelectorLoop implements Runnable {
             selector.close();
         } catch (IOException e) {
             log.warn("worker=- job=- - closing the selector of loop {} failed", name, e);
+        }
+        if (CURRENT.get() == this) {
+            // A test thread that drove this loop by hand goes on to other work.
+            CURRENT.remove();
         }
         log.debug("worker=- job=- - selector loop {} stopped; closed {} connections", name, closed);
     }

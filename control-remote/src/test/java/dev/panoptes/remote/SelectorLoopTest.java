@@ -203,6 +203,23 @@ class SelectorLoopTest {
     }
 
     @Test
+    void aDispatchOnASelectorThreadNeverWaitsForRoomButFailsRetryably() throws IOException {
+        RemoteWorker worker = registerAt(T0, 1);
+        List<CompletableFuture<JobOutcome>> fitted = new ArrayList<>();
+        for (Job job : TestJobs.jobs("fits", 8)) {
+            fitted.add(worker.dispatch(job)); // the queue holds 8; this thread is the loop's
+        }
+
+        CompletableFuture<JobOutcome> ninth = worker.dispatch(TestJobs.job("ninth", "p"));
+
+        assertThat(fitted).noneMatch(CompletableFuture::isDone);
+        Throwable t = ninth.handle((ok, e) -> e).join();
+        assertThat(t).isInstanceOf(ControlException.class).hasMessageContaining("selector thread")
+                .hasMessageContaining("8 queued");
+        assertThat(((ControlException) t).isRetryable()).isTrue();
+    }
+
+    @Test
     void shuttingTheLoopDownFailsEveryJobItHolds() throws IOException {
         RemoteWorker worker = registerAt(T0, 1);
         CompletableFuture<JobOutcome> assigned = worker.dispatch(TestJobs.job("a", "p"));
