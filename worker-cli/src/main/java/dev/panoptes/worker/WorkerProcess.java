@@ -69,7 +69,7 @@ final class WorkerProcess {
             log.info("worker={} - shutdown signal received; draining (grace {})", loop.workerId(),
                     DurationConverter.format(grace));
             if (loop.drain(grace)) {
-                log.info("worker={} - drained: every job it held was answered; exiting", loop.workerId());
+                log.info("worker={} - stopped cleanly, no job left unanswered; exiting", loop.workerId());
             } else {
                 log.warn("worker={} - exiting with jobs unanswered; the coordinator redelivers them", loop.workerId());
             }

@@ -165,8 +165,9 @@ public final class WorkerSession implements Closeable {
      * Ends the session gracefully: sends {@code drain}, waits until every job the session holds
      * has been answered (or until {@code grace} has passed), then half-closes the connection,
      * gives the coordinator a moment to close its side, and closes. Jobs still unanswered when
-     * the grace period ends are abandoned; the coordinator fails them retryably. Any thread;
-     * later calls only wait for the same close.
+     * the grace period ends are abandoned; the coordinator fails them retryably. Any thread; a
+     * second call sends no second {@code drain}. A session that has not sent {@code register}
+     * yet is only closed, since {@code register} must be the first frame.
      *
      * @return true when every job the session held was answered before it closed
      * @throws InterruptedException when the calling thread is interrupted while waiting; the
@@ -177,8 +178,8 @@ public final class WorkerSession implements Closeable {
         try {
             // register must be the first frame: a session that has not sent it yet just closes.
             if (drainSent.compareAndSet(false, true) && registerSent && !closed) {
-                log.info("worker={} - draining: telling coordinator {} to assign nothing more; finishing {} held jobs"
-                        + " (grace {}ms)", workerId, coordinator, heldCount(), grace.toMillis());
+                log.info("worker={} - draining: asked coordinator {} to assign nothing more; finishing the jobs it"
+                        + " holds ({}) within {}ms", workerId, coordinator, heldCount(), grace.toMillis());
                 send(new Message.Drain());
             }
             awaitNothingHeld(deadlineNanos);
@@ -507,15 +508,17 @@ public final class WorkerSession implements Closeable {
     private void shutdown() {
         closed = true;
         outputShut = true;
-        heartbeatThread.shutdownNow();
-        jobThreads.shutdownNow();
-        closeStream();
+        // Take the unanswered jobs before interrupting their threads: an interrupted job
+        // releases itself, and must still count as abandoned.
         List<JobId> dropped;
         synchronized (held) {
             dropped = new ArrayList<>(held.keySet());
             held.clear();
             held.notifyAll();
         }
+        heartbeatThread.shutdownNow();
+        jobThreads.shutdownNow();
+        closeStream();
         if (!dropped.isEmpty()) {
             abandoned.addAndGet(dropped.size());
             log.warn("worker={} - {} with {} jobs unanswered {}; abandoning them (the coordinator fails them"

@@ -128,7 +128,7 @@ class WorkerJarIT {
         assertThat(afterResult).isEmpty();
         assertExitCode(worker, 0);
         assertThat(log(worker)).contains("shutdown signal received; draining")
-                .contains("drained: every job it held was answered; exiting");
+                .contains("stopped cleanly, no job left unanswered; exiting");
     }
 
     @Test

@@ -79,7 +79,7 @@ class WorkerSessionTest {
         assertThat(record.response()).isEqualTo("re: hi");
         assertThat(record.model()).isEqualTo("stub-model");
 
-        peer.close();
+        peer.closeGracefully();
         worker.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     }
 
@@ -212,13 +212,14 @@ class WorkerSessionTest {
 
     @Test
     void staysConnectedPastTheHeartbeatTimeoutWhileTheCoordinatorHeartbeats() throws Exception {
-        WorkerOptions options = OPTIONS.withHeartbeatTimeout(Duration.ofMillis(400));
+        WorkerOptions options = OPTIONS.withHeartbeat(Duration.ofMillis(50))
+                .withHeartbeatTimeout(Duration.ofMillis(1000));
         Future<?> worker = serveWorker("w1", 1, TestJobs.echoRunner(), options);
         FakeCoordinator.Peer peer = coordinator.acceptRegistered();
 
         // Answer each worker heartbeat with one of ours until the session has lived through
-        // several heartbeat timeouts (20 beats of 100 ms against a 400 ms timeout).
-        for (int beats = 0; beats < 20; beats++) {
+        // two heartbeat timeouts (40 beats of 50 ms against a 1 s timeout).
+        for (int beats = 0; beats < 40; beats++) {
             assertThat(peer.next()).isInstanceOf(Message.Heartbeat.class);
             peer.send(Message.Heartbeat.COORDINATOR);
         }
@@ -244,7 +245,7 @@ class WorkerSessionTest {
         Future<?> worker = serveWorker("w1", 1, TestJobs.echoRunner(), OPTIONS);
         FakeCoordinator.Peer peer = coordinator.acceptRegistered();
 
-        peer.close();
+        peer.closeGracefully();
 
         worker.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
     }
