@@ -21,7 +21,11 @@ import java.util.concurrent.Callable;
             BenchMain.Dispatch.class,
             BenchMain.DispatchSession.class,
             BenchMain.Floor.class,
-            BenchMain.Scale.class
+            BenchMain.Codec.class,
+            BenchMain.Store.class,
+            BenchMain.Scale.class,
+            BenchMain.Failure.class,
+            BenchMain.Scheduling.class
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:measured", "1:the measurement failed (the message says why)", "2:invalid command line"})
@@ -203,6 +207,94 @@ public final class BenchMain implements Callable<Integer> {
             return common.execute("scale", (ctx, report) -> ScaleBench.run(ctx, report,
                     new ScaleBench.Options(ns, common.runsOr(3), heartbeatMs, heartbeatTimeoutMs, settleMs, cpuWindowMs,
                             connectParallel)));
+        }
+    }
+
+    @Command(name = "failure", mixinStandardHelpOptions = true,
+            description = "3. Failure detection: kill -9 of a worker holding jobs (time to fail and redispatch them),"
+                    + " and SIGSTOP (time to reap it).")
+    static final class Failure implements Callable<Integer> {
+        @Mixin
+        Common common;
+
+        @Option(names = "--stop-runs", description = "SIGSTOP repetitions (default: ${DEFAULT-VALUE}).",
+                defaultValue = "5")
+        int stopRuns;
+
+        @Option(names = "--heartbeat-ms", description = "Heartbeat interval of both sides (default: ${DEFAULT-VALUE}).",
+                defaultValue = "1000")
+        long heartbeatMs;
+
+        @Option(names = "--heartbeat-timeout-ms", description = "The coordinator's heartbeat timeout"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "3000")
+        long heartbeatTimeoutMs;
+
+        @Option(names = "--capacity", description = "Jobs the victim holds (default: ${DEFAULT-VALUE}).",
+                defaultValue = "8")
+        int capacity;
+
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("failure", (ctx, report) -> FailureBench.run(ctx, report,
+                    new FailureBench.Options(common.runsOr(5), stopRuns, heartbeatMs, heartbeatTimeoutMs, capacity)));
+        }
+    }
+
+    @Command(name = "scheduling", mixinStandardHelpOptions = true,
+            description = "4. Scheduling: makespan of J jobs over remote workers of unequal speed, against the ideal.")
+    static final class Scheduling implements Callable<Integer> {
+        @Mixin
+        Common common;
+
+        @Option(names = "--jobs", description = "Jobs per run (default: ${DEFAULT-VALUE}).", defaultValue = "2000")
+        int jobs;
+
+        @Option(names = "--service-us", split = ",", description = "Service time per job of each worker, in"
+                + " microseconds (default: ${DEFAULT-VALUE}: speeds 1x, 2x, 4x).", defaultValue = "4000,2000,1000")
+        List<Long> serviceMicros;
+
+        @Option(names = "--capacity", description = "Capacity of each worker (default: ${DEFAULT-VALUE}).",
+                defaultValue = "4")
+        int capacity;
+
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("scheduling", (ctx, report) -> SchedulingBench.run(ctx, report,
+                    new SchedulingBench.Options(common.runsOr(5), jobs, serviceMicros, capacity)));
+        }
+    }
+
+    @Command(name = "codec", mixinStandardHelpOptions = true,
+            description = "Per-frame cost of the wire work of each side (encode assign, decode result, ...), in one"
+                    + " thread: the evidence behind the dispatch profile.")
+    static final class Codec implements Callable<Integer> {
+        @Mixin
+        Common common;
+
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("codec", (ctx, report) -> CodecBench.run(report, common.runsOr(5), 2000, 1000));
+        }
+    }
+
+    @Command(name = "store", mixinStandardHelpOptions = true,
+            description = "Records/s written by JdbcResultStore on SQLite, one transaction per outcome of 8 records"
+                    + " (also part of e2e).")
+    static final class Store implements Callable<Integer> {
+        @Mixin
+        Common common;
+
+        @Option(names = "--outcomes", description = "Outcomes per run (default: ${DEFAULT-VALUE}).",
+                defaultValue = "5000")
+        int outcomes;
+
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("store", (ctx, report) -> {
+                List<StoreBench.Result> r = StoreBench.measure(report, common.runsOr(3), outcomes, 1000);
+                E2eBench.reportStore(report, r, outcomes);
+                return 0;
+            });
         }
     }
 }

@@ -1,0 +1,128 @@
+package dev.panoptes.bench;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Measurement 4, scheduling: the makespan of J jobs over workers of unequal speed (1x, 2x, 4x by
+ * default: 4 ms, 2 ms and 1 ms of service time per job), run by the real scheduler in a
+ * {@link SchedulingCoordinator} JVM over real {@code WorkerSession}s in a {@link SessionWorker}
+ * JVM, against the ideal: total work / total speed, where a worker of capacity c and service
+ * time t does c / t jobs per unit of time. The same run over in-process workers is measured too,
+ * to separate what the scheduler decides from what the network adds.
+ */
+final class SchedulingBench {
+    /** How to run it; see {@link BenchMain}. */
+    record Options(int runs, int jobs, List<Long> serviceMicros, int capacity) {
+    }
+
+    private SchedulingBench() {
+    }
+
+    static int run(BenchContext ctx, Report report, Options o) throws Exception {
+        List<String> specs = new ArrayList<>();
+        double speed = 0;
+        long slowest = o.serviceMicros().stream().mapToLong(Long::longValue).max().orElseThrow();
+        for (long micros : o.serviceMicros()) {
+            String id = "w" + (slowest / micros) + "x";
+            specs.add(id + ":" + o.capacity() + ":sleep" + micros);
+            speed += (double) o.capacity() / micros; // jobs per microsecond
+        }
+        double idealMs = o.jobs() / speed / 1000;
+        report.progress(String.format(Locale.ROOT, "workers %s; ideal makespan of %d jobs: %.1f ms", specs, o.jobs(),
+                idealMs));
+        double overshootUs = sleepOvershootMicros(1000);
+        report.progress(String.format(Locale.ROOT, "this machine oversleeps a 1 ms park by %.0f us on average",
+                overshootUs));
+
+        Child coordinator = Child.start(ctx, "scheduling-coordinator", SchedulingCoordinator.class, List.of(),
+                List.of());
+        int port = coordinator.expect("READY", Duration.ofSeconds(30)).intValue("port");
+        List<String> args = new ArrayList<>(List.of(Integer.toString(port), "1000"));
+        args.addAll(specs);
+        Child.start(ctx, "scheduling-workers", SessionWorker.class, List.of(), args);
+        coordinator.send(Kv.line("await", "n", specs.size()));
+        if (coordinator.expect("WORKERS", Duration.ofSeconds(60)).intValue("n") != specs.size()) {
+            throw new IllegalStateException("not every worker registered");
+        }
+
+        report.progress("warm-up: one remote and one local run of " + o.jobs() + " jobs, not counted");
+        once(coordinator, "run", o.jobs(), null);
+        once(coordinator, "run-local", o.jobs(), String.join(",", specs));
+        List<Double> remote = new ArrayList<>();
+        List<Double> local = new ArrayList<>();
+        Map<String, List<Double>> shares = new LinkedHashMap<>();
+        for (int r = 1; r <= o.runs(); r++) {
+            Kv rr = once(coordinator, "run", o.jobs(), null);
+            Kv lr = once(coordinator, "run-local", o.jobs(), String.join(",", specs));
+            double rm = rr.longValue("makespanNanos") / 1e6;
+            double lm = lr.longValue("makespanNanos") / 1e6;
+            remote.add(rm);
+            local.add(lm);
+            for (String pair : rr.get("by").split(",")) {
+                String[] kv = pair.split(":");
+                shares.computeIfAbsent(kv[0], x -> new ArrayList<>()).add(100.0 * Integer.parseInt(kv[1]) / o.jobs());
+            }
+            report.progress(String.format(Locale.ROOT, "run %d: remote %.1f ms (%.2f x ideal, %s), local %.1f ms"
+                    + " (%.2f x ideal) [load %.2f]", r, rm, rm / idealMs, rr.get("by"), lm, lm / idealMs,
+                    Machine.loadAverage()));
+        }
+
+        Stats rs = Stats.of(remote);
+        Stats ls = Stats.of(local);
+        report.line("");
+        report.line("### scheduling (" + o.runs() + " runs after one warm-up; " + o.jobs() + " jobs; workers "
+                + String.join(", ", specs) + " (id:capacity:service time in us); median (min-max))");
+        report.line("");
+        report.line("Machine: " + Machine.describe() + String.format(Locale.ROOT,
+                ". A 1 ms park oversleeps by %.0f us on average here.", overshootUs));
+        report.line("");
+        List<List<String>> rows = new ArrayList<>();
+        rows.add(List.of("remote workers (separate JVM, real WorkerSession)", rs.format(1),
+                String.format(Locale.ROOT, "%.1f", idealMs), Stats.of(remote.stream().map(x -> x / idealMs).toList())
+                        .format(3)));
+        rows.add(List.of("in-process LocalPool, same speeds (reference)", ls.format(1),
+                String.format(Locale.ROOT, "%.1f", idealMs), Stats.of(local.stream().map(x -> x / idealMs).toList())
+                        .format(3)));
+        report.table(List.of("workers", "makespan (ms)", "ideal (ms)", "makespan / ideal"), rows);
+        report.line("");
+        StringBuilder sb = new StringBuilder("Share of jobs per worker (remote runs, median): ");
+        for (Map.Entry<String, List<Double>> e : shares.entrySet()) {
+            sb.append(e.getKey()).append(String.format(Locale.ROOT, " %.1f%%; ", Stats.of(e.getValue()).median()));
+        }
+        sb.append("ideal shares are proportional to speed.");
+        report.line(sb.toString());
+        report.line("");
+        double ratio = rs.median() / idealMs;
+        report.line(String.format(Locale.ROOT, "Target (makespan within 10 %% of the ideal): %.1f %% over: %s.",
+                100 * (ratio - 1), ratio <= 1.10 ? "met" : "not met"));
+        return 0;
+    }
+
+    private static Kv once(Child coordinator, String command, int jobs, String workers) {
+        coordinator.send(workers == null ? Kv.line(command, "jobs", jobs)
+                : Kv.line(command, "jobs", jobs, "workers", workers));
+        Kv r = coordinator.expect("RESULT", Duration.ofMinutes(5));
+        if (r.intValue("completed") != jobs) {
+            throw new IllegalStateException(command + " completed " + r.get("completed") + " of " + jobs + " jobs");
+        }
+        return r;
+    }
+
+    /** How much longer than asked a park of {@code micros} takes here, on average over 200 parks. */
+    private static double sleepOvershootMicros(long micros) throws InterruptedException {
+        long total = 0;
+        int n = 200;
+        for (int i = 0; i < n; i++) {
+            long t0 = System.nanoTime();
+            BenchRunners.waitFor(TimeUnit.MICROSECONDS.toNanos(micros));
+            total += System.nanoTime() - t0 - TimeUnit.MICROSECONDS.toNanos(micros);
+        }
+        return total / 1e3 / n;
+    }
+}
