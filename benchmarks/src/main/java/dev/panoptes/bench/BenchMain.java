@@ -25,7 +25,8 @@ import java.util.concurrent.Callable;
             BenchMain.Store.class,
             BenchMain.Scale.class,
             BenchMain.Failure.class,
-            BenchMain.Scheduling.class
+            BenchMain.Scheduling.class,
+            BenchMain.Suite.class
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:measured", "1:the measurement failed (the message says why)", "2:invalid command line"})
@@ -295,6 +296,49 @@ public final class BenchMain implements Callable<Integer> {
                 E2eBench.reportStore(report, r, outcomes);
                 return 0;
             });
+        }
+    }
+
+    @Command(name = "suite", mixinStandardHelpOptions = true,
+            description = "6. Suite size: the real coordinator command on a generated suite of a million vignettes:"
+                    + " time to first dispatch, and peak heap under -Xmx = 3 x the file.")
+    static final class Suite implements Callable<Integer> {
+        @Mixin
+        Common common;
+
+        @Option(names = "--vignettes", description = "Vignettes in the suite (default: ${DEFAULT-VALUE}).",
+                defaultValue = "1000000")
+        int vignettes;
+
+        @Option(names = "--prompt-chars", split = ",", description = "Prompt lengths to generate, one suite each"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "150")
+        List<Integer> promptChars;
+
+        @Option(names = "--job-size", description = "Vignettes per job (default: ${DEFAULT-VALUE}, the coordinator's"
+                + " default).", defaultValue = "8")
+        int jobSize;
+
+        @Option(names = "--heap-factor", description = "The coordinator's -Xmx as a multiple of the file size"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "3")
+        double heapFactor;
+
+        @Option(names = "--max-run-seconds", description = "Stop a run that has not finished by then"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "180")
+        long maxRunSeconds;
+
+        @Option(names = "--worker-jar", description = "The product binary (default: ${DEFAULT-VALUE}).",
+                defaultValue = "worker-cli/target/worker.jar")
+        Path workerJar;
+
+        @Option(names = "--worker-capacity", description = "Capacity of the fast fake worker that serves the run"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "64")
+        int workerCapacity;
+
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("suite", (ctx, report) -> SuiteBench.run(ctx, report,
+                    new SuiteBench.Options(common.runsOr(3), vignettes, promptChars, jobSize, heapFactor,
+                            maxRunSeconds, workerJar, workerCapacity)));
         }
     }
 }

@@ -113,6 +113,9 @@ public final class FakeWorker {
 
     private static Socket connect(int port, long retryMs) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + retryMs * 1_000_000;
+        if (retryMs > 0) {
+            ChildIo.reply("CONNECTING", "port", port);
+        }
         while (true) {
             Socket socket = new Socket();
             try {
