@@ -39,9 +39,9 @@ public final class Workers {
      * Connects to {@code coordinator} within the options' connect timeout and runs one
      * {@link WorkerSession} on the calling thread.
      *
-     * @throws IOException                   when the connection cannot be made or fails, including
-     *                                       when the coordinator goes silent for the heartbeat
-     *                                       timeout
+     * @throws IOException                   when the connection cannot be made (the message names
+     *                                       the address) or fails, including when the coordinator
+     *                                       goes silent for the heartbeat timeout
      * @throws RegistrationRejectedException when the coordinator refuses the registration
      * @throws IllegalArgumentException      when the id or capacity is invalid
      */
@@ -52,7 +52,12 @@ public final class Workers {
         try {
             connect(socket, coordinator, options.connectTimeout());
             session = new WorkerSession(new MessageStream(socket), workerId, capacity, runner, options);
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException e) {
+            closeQuietly(socket);
+            // The JDK's "Connection refused" names no address; the caller needs it.
+            throw new IOException("cannot connect to coordinator " + describe(coordinator) + ": "
+                    + (e.getMessage() == null ? e.toString() : e.getMessage()), e);
+        } catch (RuntimeException e) {
             closeQuietly(socket);
             throw e;
         }

@@ -18,6 +18,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
@@ -248,6 +251,20 @@ class WorkerSessionTest {
         peer.closeGracefully();
 
         worker.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @Test
+    void failsNamingTheAddressWhenNoCoordinatorListens() throws Exception {
+        InetSocketAddress nobodyListens;
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            nobodyListens = new InetSocketAddress(probe.getInetAddress(), probe.getLocalPort());
+        }
+        InetSocketAddress address = nobodyListens;
+
+        assertThatThrownBy(() -> Workers.serveWorker(address, "w1", 1, TestJobs.echoRunner(), OPTIONS))
+                .isInstanceOf(IOException.class)
+                .hasMessageStartingWith("cannot connect to coordinator " + Workers.describe(address) + ": ")
+                .hasCauseInstanceOf(java.net.ConnectException.class);
     }
 
     @Test
