@@ -11,7 +11,9 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -89,6 +91,8 @@ public final class WorkerServer implements AutoCloseable {
     private final SelectorLoop[] loops;
     private final Thread[] loopThreads;
     private final ThreadPoolExecutor completions;
+    /** Every completion thread started, so that close() can see them end, not only go idle. */
+    private final List<Thread> completionThreads = new CopyOnWriteArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     /** Round-robin cursor over the loops; loop 0's thread only (it accepts). */
     private int nextLoop;
@@ -121,7 +125,8 @@ public final class WorkerServer implements AutoCloseable {
         this.threadPrefix = "panoptes-remote-" + SERVERS.incrementAndGet() + "-";
         ServerContext context = new ServerContext(options, new PoolKeeper());
         this.completions = new ThreadPoolExecutor(options.completionThreads(), options.completionThreads(),
-                0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), daemonThreads(threadPrefix + "completion-"));
+                0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+                daemonThreads(threadPrefix + "completion-", completionThreads));
         this.loops = new SelectorLoop[options.selectorThreads()];
         this.loopThreads = new Thread[loops.length];
         ServerSocketChannel channel = null;
@@ -188,7 +193,7 @@ public final class WorkerServer implements AutoCloseable {
      * retryable {@link dev.panoptes.control.WorkerException}), ends the server's threads and
      * frees the port. Waits up to 5 s for the selector threads and then up to 5 s for running
      * future callbacks, warning if either overruns. Idempotent; any thread, including a
-     * listener callback (its own selector thread is then not waited for).
+     * listener or a future callback (the calling thread is then not waited for).
      */
     @Override
     public void close() {
@@ -221,9 +226,15 @@ public final class WorkerServer implements AutoCloseable {
             }
         }
         completions.shutdown();
-        if (!interrupted) {
+        // From a callback, the completion thread would wait for itself: skip the wait.
+        if (!interrupted && !completionThreads.contains(Thread.currentThread())) {
             try {
-                if (!completions.awaitTermination(SHUTDOWN_STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                if (completions.awaitTermination(SHUTDOWN_STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                    // Terminated means idle and exiting; joining makes "threads ended" literal.
+                    for (Thread thread : completionThreads) {
+                        thread.join(SHUTDOWN_STEP_TIMEOUT_MS);
+                    }
+                } else {
                     log.warn("worker=- job=- - future callbacks still running {} ms after close ({} batches waiting);"
                             + " callbacks on dispatch futures must not block", SHUTDOWN_STEP_TIMEOUT_MS,
                             completions.getQueue().size());
@@ -275,11 +286,12 @@ public final class WorkerServer implements AutoCloseable {
         }
     }
 
-    private static ThreadFactory daemonThreads(String prefix) {
+    private static ThreadFactory daemonThreads(String prefix, List<Thread> started) {
         AtomicInteger count = new AtomicInteger();
         return r -> {
             Thread t = new Thread(r, prefix + count.getAndIncrement());
             t.setDaemon(true);
+            started.add(t);
             return t;
         };
     }
