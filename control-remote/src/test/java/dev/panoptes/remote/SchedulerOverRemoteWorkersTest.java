@@ -1,0 +1,89 @@
+package dev.panoptes.remote;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.TestJobs;
+import dev.panoptes.control.schedule.RunReport;
+import dev.panoptes.control.schedule.Scheduler;
+import dev.panoptes.control.schedule.SchedulerOptions;
+import dev.panoptes.control.store.InMemoryResultStore;
+import dev.panoptes.control.store.StoredRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The scheduler cannot tell remote workers from local ones: it runs a few hundred jobs over a
+ * {@link SharedPool} of fake remote workers, one of which dies mid-run holding jobs, and every
+ * job still ends stored exactly once.
+ */
+class SchedulerOverRemoteWorkersTest {
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws Exception {
+        for (AutoCloseable c : toClose) {
+            c.close();
+        }
+    }
+
+    @Test
+    void everyJobIsStoredExactlyOnceWhenAWorkerDiesMidRun() throws Exception {
+        TestCoordinator coordinator = closeLater(TestCoordinator.start());
+        AtomicInteger answeredByDoomed = new AtomicInteger();
+        FakeWorker doomed = closeLater(FakeWorker.register(coordinator.address(), "doomed", 4));
+        doomed.serve((worker, job) -> {
+            // Answers a few jobs, then drops its socket while holding the next ones.
+            if (answeredByDoomed.incrementAndGet() <= 20) {
+                worker.answer(job);
+            } else {
+                closeQuietly(worker);
+            }
+        });
+        for (int i = 0; i < 3; i++) {
+            closeLater(FakeWorker.register(coordinator.address(), "steady-" + i, 3)).serve(FakeWorker.ECHO);
+        }
+        for (String id : List.of("doomed", "steady-0", "steady-1", "steady-2")) {
+            coordinator.awaitWorker(id);
+        }
+        InMemoryResultStore store = new InMemoryResultStore();
+        List<Job> jobs = TestJobs.jobs("job", 300);
+
+        RunReport report = new Scheduler(coordinator.pool, store, SchedulerOptions.defaults()
+                .withWaitForWorkers(Duration.ofSeconds(10))).run(jobs);
+
+        assertThat(report.allCompleted()).as("%s", report).isTrue();
+        assertThat(report.completed()).isEqualTo(300);
+        assertThat(report.redeliveries()).as("jobs held by the dead worker were sent again").isPositive();
+        assertThat(report.completedByWorker().getOrDefault("doomed", 0)).isBetween(1, 20);
+        List<StoredRecord> records = new ArrayList<>();
+        store.forEachRecord(records::add);
+        Set<String> jobIds = new HashSet<>();
+        records.forEach(r -> jobIds.add(r.jobId().value()));
+        assertThat(records).hasSize(300);
+        assertThat(jobIds).hasSize(300);
+        assertThat(coordinator.pool.snapshot()).extracting(w -> w.id())
+                .containsExactlyInAnyOrder("steady-0", "steady-1", "steady-2");
+    }
+
+    private static void closeQuietly(FakeWorker worker) {
+        try {
+            worker.close();
+        } catch (IOException e) {
+            throw new IllegalStateException("closing the fake worker failed", e);
+        }
+    }
+
+    private <T extends AutoCloseable> T closeLater(T closeable) {
+        toClose.add(closeable);
+        return closeable;
+    }
+}
