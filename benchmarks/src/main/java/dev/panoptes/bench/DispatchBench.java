@@ -50,7 +50,7 @@ final class DispatchBench {
 
     /** One measured window. */
     record Round(double jobsPerSecond, Latency latency, double driverCpuUsPerJob, double workerCpuUsPerJob,
-                 String threads) {
+                 double driverSysUsPerJob, double workerSysUsPerJob, String threads) {
     }
 
     private static final Duration ROUND_TIMEOUT = Duration.ofSeconds(120);
@@ -149,15 +149,16 @@ final class DispatchBench {
                     Stats.of(p.stream().map(x -> x.latency().p99Us()).toList()).format(1),
                     Stats.of(p.stream().map(x -> x.latency().p999Us()).toList()).format(1),
                     fRate.formatRate(), fP50.format(1), Stats.of(fractions).format(1) + " %",
-                    Stats.of(p.stream().map(Round::driverCpuUsPerJob).toList()).format(2),
-                    Stats.of(p.stream().map(Round::workerCpuUsPerJob).toList()).format(2)));
+                    cpu(p, Round::driverCpuUsPerJob, Round::driverSysUsPerJob),
+                    cpu(p, Round::workerCpuUsPerJob, Round::workerSysUsPerJob)));
         }
         if (driver == null) {
             report.table(List.of("K", "floor jobs/s", "p50 us", "p99 us", "coordinator-side CPU us/job",
                     "worker-side CPU us/job"), rows);
         } else {
             report.table(List.of("K", "Panoptes jobs/s", "p50 us", "p99 us", "p99.9 us", "floor jobs/s",
-                    "floor p50 us", "Panoptes / floor", "coordinator CPU us/job", "worker CPU us/job"), rows);
+                    "floor p50 us", "Panoptes / floor", "coordinator CPU us/job (of which kernel)",
+                    "worker CPU us/job (of which kernel)"), rows);
             report.line("");
             report.line("Busiest coordinator threads in the last run of each K (% of one core):");
             report.line("");
@@ -173,6 +174,13 @@ final class DispatchBench {
             profile(ctx, report, o, driver, worker);
         }
         return 0;
+    }
+
+    private static String cpu(List<Round> rounds, java.util.function.ToDoubleFunction<Round> total,
+                              java.util.function.ToDoubleFunction<Round> kernel) {
+        return String.format(Locale.ROOT, "%.2f (%.2f)",
+                Stats.of(rounds.stream().map(total::applyAsDouble).toList()).median(),
+                Stats.of(rounds.stream().map(kernel::applyAsDouble).toList()).median());
     }
 
     private static void targets(Report report, Map<Integer, List<Round>> panoptes) {
@@ -215,6 +223,62 @@ final class DispatchBench {
                 o.profileK(), o.mode().label, r.jobsPerSecond(), coordinatorJfr, workerJfr));
         JfrSummary.print(report, coordinatorJfr, "coordinator JVM, K=" + o.profileK(), 25);
         JfrSummary.print(report, workerJfr, o.mode().label + " JVM, K=" + o.profileK(), 15);
+        if (!Perf.available()) {
+            report.line("(perf is not available here: no syscall counts.)");
+            return;
+        }
+        List<List<String>> rows = new ArrayList<>();
+        for (int k : o.ks()) {
+            rows.add(perfRound(report, driver, worker, k));
+        }
+        report.line("");
+        report.line("Syscalls and context switches per job (perf stat over 4 s of a 6 s round at each K, outside"
+                + " JFR; jobs counted from the round's rate):");
+        report.line("");
+        report.table(List.of("K", "jobs/s", "coordinator syscalls/job", "coordinator context switches/job",
+                "worker syscalls/job", "worker context switches/job"), rows);
+        report.line("");
+        report.line("Coordinator syscall mix at K=" + o.profileK() + " (perf trace -s over 2 s; tracing slows the"
+                + " run, so read the shares, not the rate):");
+        report.line("");
+        driver.send(Kv.line("run", "k", o.profileK(), "warmupMs", 500, "measureMs", 4000));
+        driver.expect("MEASURE-START", ROUND_TIMEOUT);
+        Perf.Session trace = Perf.trace(driver.pid(), 2);
+        Map<String, Long> calls = Perf.syscalls(trace.output());
+        driver.expect("RESULT", ROUND_TIMEOUT);
+        long total = calls.values().stream().mapToLong(Long::longValue).sum();
+        List<List<String>> mix = new ArrayList<>();
+        for (Map.Entry<String, Long> e : calls.entrySet()) {
+            if (mix.size() == 10) {
+                break;
+            }
+            mix.add(List.of(e.getKey(), String.format(Locale.ROOT, "%,d", e.getValue()),
+                    String.format(Locale.ROOT, "%.1f%%", 100.0 * e.getValue() / Math.max(1, total))));
+        }
+        report.table(List.of("syscall", "calls", "share"), mix);
+    }
+
+    /** A round with perf stat counting both JVMs' syscalls and context switches for 4 s of it. */
+    private static List<String> perfRound(Report report, Child driver, Child worker, int k) throws Exception {
+        driver.send(Kv.line("run", "k", k, "warmupMs", 1000, "measureMs", 6000));
+        driver.expect("MEASURE-START", ROUND_TIMEOUT);
+        Perf.Session cs = Perf.stat(driver.pid(), 4);
+        Perf.Session ws = Perf.stat(worker.pid(), 4);
+        Map<String, Long> c = Perf.counts(cs.output());
+        Map<String, Long> w = Perf.counts(ws.output());
+        driver.expect("MEASURE-END", ROUND_TIMEOUT);
+        Kv r = driver.expect("RESULT", ROUND_TIMEOUT);
+        double rate = r.longValue("jobs") * 1e9 / r.longValue("nanos");
+        double jobs = rate * 4;
+        report.progress(String.format(Locale.ROOT, "perf K=%d: %,.0f jobs/s, coordinator %s, worker %s", k, rate, c, w));
+        return List.of(Integer.toString(k), String.format(Locale.ROOT, "%,.0f", rate),
+                perJob(c, "raw_syscalls:sys_enter", jobs), perJob(c, "context-switches", jobs),
+                perJob(w, "raw_syscalls:sys_enter", jobs), perJob(w, "context-switches", jobs));
+    }
+
+    private static String perJob(Map<String, Long> counts, String event, double jobs) {
+        Long n = counts.get(event);
+        return n == null ? "-" : String.format(Locale.ROOT, "%.2f", n / jobs);
     }
 
     /** One round on a driver (Panoptes or echo) and its worker; CPU of both read at the window's edges. */
@@ -223,9 +287,13 @@ final class DispatchBench {
         driver.expect("MEASURE-START", ROUND_TIMEOUT);
         long d0 = driver.cpuNanos();
         long w0 = worker.cpuNanos();
+        long ds0 = Machine.processSystemCpuNanos(driver.pid());
+        long ws0 = Machine.processSystemCpuNanos(worker.pid());
         driver.expect("MEASURE-END", ROUND_TIMEOUT);
         long d1 = driver.cpuNanos();
         long w1 = worker.cpuNanos();
+        long ds1 = Machine.processSystemCpuNanos(driver.pid());
+        long ws1 = Machine.processSystemCpuNanos(worker.pid());
         Kv r = driver.expect("RESULT", ROUND_TIMEOUT);
         long jobs = r.longValue("jobs");
         long nanos = r.longValue("nanos");
@@ -233,7 +301,7 @@ final class DispatchBench {
             throw new IllegalStateException("no job completed in the measured window of " + driver.name());
         }
         return new Round(jobs * 1e9 / nanos, Latency.from(r), (d1 - d0) / 1e3 / jobs, (w1 - w0) / 1e3 / jobs,
-                r.get("threads", "-"));
+                (ds1 - ds0) / 1e3 / jobs, (ws1 - ws0) / 1e3 / jobs, r.get("threads", "-"));
     }
 
     /** Body sizes of the assign and result frames of the driver's jobs: {assign, result}. */

@@ -76,6 +76,22 @@ final class Machine {
         }
     }
 
+    /**
+     * System (kernel) CPU time a process has used, from /proc: the time spent in syscalls and
+     * the interrupts they cause.
+     *
+     * @return nanoseconds, or -1 when the process is gone or /proc is missing
+     */
+    static long processSystemCpuNanos(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(f[12]) * (1_000_000_000L / CLOCK_TICKS_PER_SECOND); // stime (field 15)
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
     /** CPU time of each live thread of this JVM, by name (threads of equal name are summed). */
     static Map<String, Long> threadCpuNanos() {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();

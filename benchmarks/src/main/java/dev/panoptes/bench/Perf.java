@@ -1,0 +1,109 @@
+package dev.panoptes.bench;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Linux {@code perf}, when installed and permitted, for what JFR cannot see: how many syscalls
+ * and context switches a process makes per job ({@code perf stat}), and which syscalls
+ * ({@code perf trace -s}). Everything here is optional: without perf the profile says so and
+ * goes on.
+ */
+final class Perf {
+    private Perf() {
+    }
+
+    /** A {@code perf} run in the background, attached to one process for a fixed time. */
+    static final class Session {
+        private final Process process;
+        private final String what;
+
+        private Session(Process process, String what) {
+            this.process = process;
+            this.what = what;
+        }
+
+        /** Waits for perf to finish and returns what it printed (perf prints its report on stderr). */
+        String output() {
+            try {
+                byte[] out = process.getInputStream().readAllBytes();
+                if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+                return new String(out, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return "perf " + what + " failed: " + e.getMessage();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return "interrupted";
+            }
+        }
+    }
+
+    /** True when {@code perf stat} can count syscalls here. */
+    static boolean available() {
+        try {
+            Process p = new ProcessBuilder("perf", "stat", "-e", "raw_syscalls:sys_enter", "--", "true")
+                    .redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Starts counting syscalls and context switches of {@code pid} for {@code seconds}. */
+    static Session stat(long pid, double seconds) throws IOException {
+        return new Session(new ProcessBuilder("perf", "stat", "-x", ",", "-e",
+                "raw_syscalls:sys_enter,context-switches", "-p", Long.toString(pid), "--", "sleep",
+                Double.toString(seconds)).redirectErrorStream(true).start(), "stat");
+    }
+
+    /** Starts a syscall summary of {@code pid} for {@code seconds}. */
+    static Session trace(long pid, double seconds) throws IOException {
+        return new Session(new ProcessBuilder("perf", "trace", "-s", "-p", Long.toString(pid), "--", "sleep",
+                Double.toString(seconds)).redirectErrorStream(true).start(), "trace");
+    }
+
+    /** Parses {@code perf stat -x ,} output: event name to count. */
+    static Map<String, Long> counts(String statOutput) {
+        Map<String, Long> counts = new LinkedHashMap<>();
+        for (String line : statOutput.split("\n")) {
+            String[] f = line.split(",");
+            if (f.length >= 3) {
+                try {
+                    counts.put(f[2].trim(), Long.parseLong(f[0].trim()));
+                } catch (NumberFormatException e) {
+                    // "<not counted>" and header lines
+                }
+            }
+        }
+        return counts;
+    }
+
+    /**
+     * Parses {@code perf trace -s}: calls per syscall name, summed over the threads it lists.
+     */
+    static Map<String, Long> syscalls(String traceOutput) {
+        Map<String, Long> calls = new LinkedHashMap<>();
+        for (String line : traceOutput.split("\n")) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length >= 3 && f[0].matches("[a-z_0-9]+") && f[1].matches("\\d+") && f[2].matches("\\d+")) {
+                calls.merge(f[0], Long.parseLong(f[1]), Long::sum);
+            }
+        }
+        List<Map.Entry<String, Long>> sorted = new ArrayList<>(calls.entrySet());
+        sorted.sort(Map.Entry.<String, Long>comparingByValue().reversed());
+        Map<String, Long> out = new LinkedHashMap<>();
+        sorted.forEach(e -> out.put(e.getKey(), e.getValue()));
+        return out;
+    }
+}
