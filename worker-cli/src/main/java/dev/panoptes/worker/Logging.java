@@ -23,6 +23,20 @@ public final class Logging {
         }
     }
 
+    /**
+     * Keeps the library's own lifecycle lines (connections, scheduling) at WARN, for commands that
+     * report those events to the person at the console in their own words. With {@code -v}
+     * everything logs at DEBUG instead. Any thread.
+     */
+    public static void quietLibrary(boolean verbose) {
+        for (String name : new String[] {"dev.panoptes.remote", "dev.panoptes.control", StubModelServer.class.getName()}) {
+            Logger logger = LoggerFactory.getLogger(name);
+            if (logger instanceof ch.qos.logback.classic.Logger logback) {
+                logback.setLevel(verbose ? Level.DEBUG : Level.WARN);
+            }
+        }
+    }
+
     /** True when the root logger logs at DEBUG or finer. */
     public static boolean isVerbose() {
         return LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME).isDebugEnabled();

@@ -42,7 +42,9 @@ import java.util.concurrent.Callable;
                     + " assigned by sending the job's prompts to an OpenAI-compatible model API.",
             "Reconnects forever, with backoff, when the coordinator is down or the connection drops. On"
                     + " SIGTERM or SIGINT it tells the coordinator it is draining, finishes and answers the jobs"
-                    + " it holds (up to --grace), and exits 0."
+                    + " it holds (up to --grace), and exits 0.",
+            "The same jar is also the coordinator ('coordinator --suite FILE'), exports results ('results')"
+                    + " and runs the whole system on this machine ('demo'); see '<command> --help'."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
@@ -164,6 +166,9 @@ public final class WorkerMain implements Callable<Integer> {
     /** The configured command with another starter, for tests. */
     static CommandLine newCommandLine(Map<String, String> env, WorkerStarter starter) {
         CommandLine cmd = new CommandLine(new WorkerMain(env, starter));
+        cmd.addSubcommand(new CoordinatorCommand(env));
+        cmd.addSubcommand(new ResultsCommand());
+        cmd.addSubcommand(new DemoCommand());
         cmd.setParameterExceptionHandler(CliErrors.USAGE);
         cmd.setExecutionExceptionHandler(CliErrors.RUNTIME);
         return cmd;

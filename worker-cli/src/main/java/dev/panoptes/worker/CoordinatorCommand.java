@@ -1,0 +1,202 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.suite.SuiteFormatException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code java -jar worker.jar coordinator --suite FILE ...}: runs an eval suite over whatever
+ * workers connect, storing every record exactly once in a SQLite database. Re-running the same
+ * command against the same database resumes: complete jobs are not sent again.
+ */
+@Command(name = "coordinator",
+        sortOptions = false,
+        usageHelpWidth = 100,
+        mixinStandardHelpOptions = true,
+        description = {
+            "Runs an eval suite across the workers that connect to it, and stores one record per vignette"
+                    + " in a SQLite database. Jobs of a worker that dies or goes silent are sent to another.",
+            "Running the same command again against the same --db resumes the run: complete jobs are not"
+                    + " sent again. Ctrl-C stops cleanly; what was stored is kept."
+        },
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:every job completed",
+            "1:failed at run time (for example the address is in use)",
+            "2:invalid command line or suite file",
+            "3:the run ended with jobs that failed for good (listed in the summary)",
+            "130:interrupted (Ctrl-C); run the same command again to resume"
+        },
+        footerHeading = "%nSuite file:%n",
+        footer = {
+            "  JSONL, one vignette per line: {\"id\": \"q1\", \"prompt\": \"...\", \"expected\": \"...\", \"metadata\": {...}}",
+            "  (expected and metadata are optional; with expected answers the summary shows exact-match accuracy)",
+            "",
+            "Example:",
+            "  java -jar worker.jar coordinator --listen 0.0.0.0:7070 --suite evals/math.jsonl --db math.db"
+        })
+final class CoordinatorCommand implements Callable<Integer> {
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private VerboseMixin verbose;
+
+    @Option(names = "--listen", order = 10, paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
+            converter = HostPortConverter.class,
+            description = "Where to listen for workers. Use 0.0.0.0:PORT to accept other machines."
+                    + " Default: ${DEFAULT-VALUE}.")
+    private InetSocketAddress listen;
+
+    @Option(names = "--suite", order = 20, paramLabel = "FILE", required = true,
+            description = "The suite to run (JSONL, see below). Required.")
+    private Path suite;
+
+    @Option(names = "--db", order = 30, paramLabel = "FILE", defaultValue = "panoptes.db",
+            description = "The SQLite database for results; created when missing. Default: ${DEFAULT-VALUE}.")
+    private Path db;
+
+    @Option(names = "--job-size", order = 40, paramLabel = "N", defaultValue = "8",
+            description = "Vignettes per job. Default: ${DEFAULT-VALUE}.")
+    private int jobSize;
+
+    @Option(names = "--token", order = 50, paramLabel = "TOKEN",
+            description = "A shared secret workers must present. Default: the " + WorkerMain.TOKEN_ENV
+                    + " environment variable; none when unset. Never printed.")
+    private String token;
+
+    @Option(names = "--system", order = 60, paramLabel = "TEXT", description = "A system message for every prompt.")
+    private String system;
+
+    @Option(names = "--temperature", order = 70, paramLabel = "T", description = "Sampling temperature, 0 to 2.")
+    private Double temperature;
+
+    @Option(names = "--max-tokens", order = 80, paramLabel = "N", description = "The most tokens per answer.")
+    private Integer maxTokens;
+
+    @Option(names = "--seed", order = 90, paramLabel = "N", description = "A sampling seed, for APIs that take one.")
+    private Long seed;
+
+    @Option(names = "--run-label", order = 95, paramLabel = "TEXT", defaultValue = "",
+            description = "Mixed into the run's id: a new label starts the suite afresh in the same --db"
+                    + " (for example the model's name).")
+    private String runLabel;
+
+    @Option(names = "--max-attempts", order = 100, paramLabel = "N", defaultValue = "3",
+            description = "Dispatches of a job before it is reported failed. Default: ${DEFAULT-VALUE}.")
+    private int maxAttempts;
+
+    @Option(names = "--wait-for-workers", order = 110, paramLabel = "DURATION", defaultValue = "5m",
+            converter = DurationConverter.class,
+            description = "How long to wait while no worker is connected before giving up. Default: ${DEFAULT-VALUE}.")
+    private Duration waitForWorkers;
+
+    @Option(names = "--heartbeat-interval", order = 120, paramLabel = "DURATION", defaultValue = "5s",
+            converter = DurationConverter.class,
+            description = "How often the coordinator sends a heartbeat. Default: ${DEFAULT-VALUE}.")
+    private Duration heartbeatInterval;
+
+    @Option(names = "--heartbeat-timeout", order = 130, paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "Drop a worker silent for this long. Default: 3 x --heartbeat-interval (15s).")
+    private Duration heartbeatTimeout;
+
+    private final Map<String, String> env;
+
+    CoordinatorCommand(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        verbose.apply();
+        Logging.quietLibrary(verbose.isVerbose());
+        CoordinatorSettings settings = settings();
+        CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
+                System.console() != null, Jars.selfCommand());
+        try {
+            return runInterruptibly(run);
+        } catch (SuiteFormatException e) {
+            PrintWriter err = spec.commandLine().getErr();
+            err.println(e.getMessage());
+            err.println("Fix these lines and run the command again; nothing was sent to any worker.");
+            err.flush();
+            return spec.exitCodeOnInvalidInput();
+        }
+    }
+
+    /** Runs on this thread; Ctrl-C interrupts it and waits (a little) for the store to close cleanly. */
+    static int runInterruptibly(CoordinatorRun run) throws Exception {
+        Thread main = Thread.currentThread();
+        CountDownLatch finished = new CountDownLatch(1);
+        Thread hook = new Thread(() -> {
+            main.interrupt();
+            try {
+                finished.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }, "coordinator-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            return run.run();
+        } finally {
+            finished.countDown();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException e) {
+                // The JVM is already shutting down: the hook is running, nothing to remove.
+            }
+        }
+    }
+
+    CoordinatorSettings settings() {
+        if (!Files.isRegularFile(suite)) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--suite': no such file: "
+                    + suite);
+        }
+        if (jobSize < 1) {
+            throw invalid("--job-size", "must be at least 1, got " + jobSize);
+        }
+        if (maxAttempts < 1) {
+            throw invalid("--max-attempts", "must be at least 1, got " + maxAttempts);
+        }
+        if (temperature != null && (temperature < 0 || temperature > 2)) {
+            throw invalid("--temperature", "must be between 0 and 2, got " + temperature);
+        }
+        if (maxTokens != null && maxTokens < 1) {
+            throw invalid("--max-tokens", "must be at least 1, got " + maxTokens);
+        }
+        if (heartbeatTimeout != null && heartbeatTimeout.compareTo(heartbeatInterval) <= 0) {
+            throw invalid("--heartbeat-timeout", "must be longer than --heartbeat-interval ("
+                    + DurationConverter.format(heartbeatInterval) + "), got " + DurationConverter.format(heartbeatTimeout));
+        }
+        Path parent = db.toAbsolutePath().getParent();
+        if (parent != null && !Files.isDirectory(parent)) {
+            throw invalid("--db", "the folder " + parent + " does not exist");
+        }
+        String secret = token != null && !token.isBlank() ? token : env.get(WorkerMain.TOKEN_ENV);
+        return new CoordinatorSettings(listen, suite, db, jobSize, runLabel,
+                secret == null || secret.isBlank() ? null : secret,
+                new SpecParams(system, temperature, maxTokens, seed), maxAttempts, waitForWorkers, heartbeatInterval,
+                heartbeatTimeout);
+    }
+
+    private ParameterException invalid(String option, String why) {
+        return new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + why);
+    }
+}

@@ -1,0 +1,182 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.schedule.ProgressListener;
+import dev.panoptes.control.schedule.RunReport;
+import dev.panoptes.control.schedule.Scheduler;
+import dev.panoptes.control.schedule.SchedulerOptions;
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.ResultStore;
+import dev.panoptes.control.suite.JobPlan;
+import dev.panoptes.control.suite.Suite;
+import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.control.suite.SuiteReader;
+import dev.panoptes.remote.RemoteWorker;
+import dev.panoptes.remote.ServerOptions;
+import dev.panoptes.remote.SharedPool;
+import dev.panoptes.remote.WorkerServer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * One run of the {@code coordinator} command: load and plan the suite, open the store, listen
+ * for workers, schedule every job, print progress and the summary. Separate from the picocli
+ * command so that the demo and the tests drive the same code.
+ *
+ * <p>Runs on the calling thread; interrupting that thread stops the run cleanly, keeping what
+ * was stored.
+ */
+final class CoordinatorRun {
+    private static final Logger log = LoggerFactory.getLogger(CoordinatorRun.class);
+
+    /** Exit code when the run ended with jobs that failed for good. */
+    static final int EXIT_INCOMPLETE = 3;
+    /** Exit code when the run was interrupted (Ctrl-C), as shells report SIGINT. */
+    static final int EXIT_INTERRUPTED = 130;
+
+    private final CoordinatorSettings settings;
+    private final PrintWriter out;
+    private final PrintWriter err;
+    private final boolean terminal;
+    private final String workerCommand;
+    private Consumer<InetSocketAddress> onListening = address -> { };
+    private final List<ProgressListener> extraListeners = new ArrayList<>();
+    private volatile RunSummary summary;
+
+    /**
+     * @param workerCommand how a user starts a worker, printed with the listening address
+     *                      appended, e.g. {@code java -jar worker.jar}
+     */
+    CoordinatorRun(CoordinatorSettings settings, PrintWriter out, PrintWriter err, boolean terminal,
+                   String workerCommand) {
+        this.settings = settings;
+        this.out = out;
+        this.err = err;
+        this.terminal = terminal;
+        this.workerCommand = workerCommand;
+    }
+
+    /** Called with the bound address once the server listens (the demo starts its workers there). */
+    CoordinatorRun onListening(Consumer<InetSocketAddress> callback) {
+        this.onListening = callback;
+        return this;
+    }
+
+    /** Also tells this listener of the run's progress, on the scheduler's thread. */
+    CoordinatorRun alsoNotify(ProgressListener listener) {
+        extraListeners.add(listener);
+        return this;
+    }
+
+    /** The summary of the finished run, or null before the run ends. */
+    RunSummary summary() {
+        return summary;
+    }
+
+    /**
+     * Runs to the end.
+     *
+     * @return 0 when every job completed, {@link #EXIT_INCOMPLETE} when some failed,
+     *         {@link #EXIT_INTERRUPTED} when the thread was interrupted
+     * @throws SuiteFormatException when the suite has problems (nothing ran)
+     * @throws IOException          when the suite cannot be read or the address not bound
+     */
+    int run() throws IOException, SuiteFormatException {
+        Suite suite = new SuiteReader().read(settings.suite());
+        JobPlan plan = JobPlan.of(suite, settings.params(), settings.jobSize(), settings.label());
+        err.printf("suite %s: %d vignettes in %d jobs of up to %d (run %s)%n", settings.suite(),
+                plan.vignetteCount(), plan.jobs().size(), settings.jobSize(), plan.runId());
+        SharedPool pool = new SharedPool();
+        try (ResultStore store = JdbcResultStore.openSqlite(settings.db());
+             ProgressPrinter progress = new ProgressPrinter(err, terminal, pool);
+             WorkerServer server = WorkerServer.start(serverOptions(), pool, new FleetReporter(progress))) {
+            InetSocketAddress address = server.address();
+            err.printf("listening for workers on %s; results go to %s%n", hostPort(address), settings.db());
+            err.printf("start workers with:%n  %s --coordinator %s --model-api URL --model NAME%s%n", workerCommand,
+                    hostPort(address), settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\"");
+            err.flush();
+            onListening.accept(address);
+            SchedulerOptions options = SchedulerOptions.defaults()
+                    .withMaxAttempts(settings.maxAttempts())
+                    .withWaitForWorkers(settings.waitForWorkers())
+                    .withListener(fanOut(progress, address));
+            RunReport report;
+            try {
+                report = new Scheduler(pool, store, options).run(plan.jobs());
+            } catch (InterruptedException e) {
+                progress.message("interrupted: " + store.recordCount() + " records are kept in " + settings.db()
+                        + "; run the same command again to resume");
+                return EXIT_INTERRUPTED;
+            }
+            progress.finish();
+            summary = RunSummary.of(plan, report, store);
+            out.print(summary.render());
+            out.flush();
+            return summary.allCompleted() ? 0 : EXIT_INCOMPLETE;
+        }
+    }
+
+    private ServerOptions serverOptions() {
+        ServerOptions.Builder b = ServerOptions.builder()
+                .bind(settings.listen())
+                .token(settings.token())
+                .heartbeatInterval(settings.heartbeatInterval());
+        if (settings.heartbeatTimeout() != null) {
+            b.heartbeatTimeout(settings.heartbeatTimeout());
+        }
+        return b.build();
+    }
+
+    private ProgressListener fanOut(ProgressPrinter progress, InetSocketAddress address) {
+        List<ProgressListener> all = new ArrayList<>();
+        all.add(progress);
+        all.add(new ProgressListener() {
+            @Override
+            public void onWaitingForWorkers(Duration waited) {
+                progress.message("no worker connected for " + waited.toSeconds() + " s; are workers pointed at "
+                        + hostPort(address) + "?");
+            }
+        });
+        all.addAll(extraListeners);
+        return ProgressListener.fanOut(all);
+    }
+
+    static String hostPort(InetSocketAddress address) {
+        return address.getHostString() + ":" + address.getPort();
+    }
+
+    /** Tells the person at the console about workers joining, being refused and leaving. */
+    private static final class FleetReporter implements WorkerServer.Listener {
+        private final ProgressPrinter progress;
+
+        FleetReporter(ProgressPrinter progress) {
+            this.progress = progress;
+        }
+
+        @Override
+        public void onRegistered(RemoteWorker worker) {
+            progress.message("worker " + worker.id() + " registered from " + worker.remoteAddress() + " (capacity "
+                    + worker.capacity() + ")");
+        }
+
+        @Override
+        public void onRejected(SocketAddress remote, String reason) {
+            progress.message("worker rejected from " + remote + ": " + reason);
+        }
+
+        @Override
+        public void onLost(RemoteWorker worker, Throwable cause) {
+            String why = cause == null ? "connection closed" : cause.getMessage();
+            progress.message("worker " + worker.id() + " lost: " + why);
+            log.debug("worker={} - lost", worker.id(), cause);
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.SpecParams;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Everything a coordinator run needs, validated by {@link CoordinatorCommand}.
+ *
+ * @param listen            where workers connect
+ * @param suite             the JSONL suite file
+ * @param db                the SQLite result database
+ * @param jobSize           vignettes per job
+ * @param label             extra text mixed into the run id (a fresh run of the same suite)
+ * @param token             the shared secret workers must present, or null
+ * @param params            model parameters sent with every job
+ * @param maxAttempts       dispatches of a job before it is reported failed
+ * @param waitForWorkers    how long the run may have no worker before giving up
+ * @param heartbeatInterval how often the coordinator heartbeats
+ * @param heartbeatTimeout  silence after which a worker is dropped
+ */
+record CoordinatorSettings(InetSocketAddress listen, Path suite, Path db, int jobSize, String label, String token,
+                           SpecParams params, int maxAttempts, Duration waitForWorkers, Duration heartbeatInterval,
+                           Duration heartbeatTimeout) {
+    CoordinatorSettings {
+        Objects.requireNonNull(listen, "listen");
+        Objects.requireNonNull(suite, "suite");
+        Objects.requireNonNull(db, "db");
+        Objects.requireNonNull(params, "params");
+        label = label == null ? "" : label;
+    }
+
+    /** Never prints the token. */
+    @Override
+    public String toString() {
+        return "CoordinatorSettings[listen=" + listen + ", suite=" + suite + ", db=" + db + ", jobSize=" + jobSize
+                + ", token=" + (token == null ? "none" : "***") + ", params=" + params + "]";
+    }
+}

@@ -1,0 +1,229 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.WorkerHandle;
+import dev.panoptes.control.schedule.ProgressListener;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * {@code java -jar worker.jar demo}: the whole system on one machine with nothing to set up. A
+ * stub OpenAI-compatible model on loopback, a coordinator on an ephemeral port, three workers as
+ * separate processes running this same program over real TCP, a bundled suite of arithmetic
+ * questions; one worker is killed with SIGKILL mid-run so that its jobs are visibly sent to the
+ * others; then the summary.
+ */
+@Command(name = "demo",
+        sortOptions = false,
+        mixinStandardHelpOptions = true,
+        description = {
+            "Runs the whole system on this machine: a stub model API, a coordinator and worker processes,"
+                    + " over real TCP. One worker is killed with SIGKILL mid-run to show its jobs being redelivered."
+        },
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:every job completed", "1:failed at run time", "2:invalid command line",
+            "3:some jobs failed"})
+final class DemoCommand implements Callable<Integer> {
+    static final String SUITE_RESOURCE = "demo-suite.jsonl";
+    static final String MODEL = "stub-arithmetic";
+
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private VerboseMixin verbose;
+
+    @Option(names = "--workers", order = 10, paramLabel = "N", defaultValue = "3",
+            description = "Worker processes to start (at least 2, so one can die). Default: ${DEFAULT-VALUE}.")
+    private int workers;
+
+    @Option(names = "--capacity", order = 20, paramLabel = "N", defaultValue = "2",
+            description = "Jobs each worker runs at once. Default: ${DEFAULT-VALUE}.")
+    private int capacity;
+
+    @Option(names = "--latency", order = 30, paramLabel = "DURATION", defaultValue = "40ms",
+            converter = DurationConverter.class,
+            description = "The stub model's latency per prompt. Default: ${DEFAULT-VALUE}.")
+    private Duration latency;
+
+    @Option(names = "--no-kill", order = 40, description = "Do not kill a worker mid-run.")
+    private boolean noKill;
+
+    @Option(names = "--db", order = 50, paramLabel = "FILE",
+            description = "Where to store results. Default: a new file in a temporary folder.")
+    private Path db;
+
+    @Override
+    public Integer call() throws Exception {
+        verbose.apply();
+        Logging.quietLibrary(verbose.isVerbose());
+        if (workers < 2) {
+            throw new ParameterException(spec.commandLine(),
+                    "Invalid value for option '--workers': must be at least 2, got " + workers);
+        }
+        if (capacity < 1) {
+            throw new ParameterException(spec.commandLine(),
+                    "Invalid value for option '--capacity': must be at least 1, got " + capacity);
+        }
+        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter out = spec.commandLine().getOut();
+        Path dir = Files.createTempDirectory("panoptes-demo-");
+        Path suite = dir.resolve(SUITE_RESOURCE);
+        try (InputStream in = DemoCommand.class.getResourceAsStream(SUITE_RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException("the bundled suite " + SUITE_RESOURCE + " is missing from this build");
+            }
+            Files.copy(in, suite, StandardCopyOption.REPLACE_EXISTING);
+        }
+        Path results = db != null ? db : dir.resolve("demo.db");
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        CoordinatorSettings settings = new CoordinatorSettings(new InetSocketAddress(loopback, 0), suite, results, 4,
+                "", null, SpecParams.NONE, 3, Duration.ofSeconds(60), Duration.ofSeconds(1), Duration.ofSeconds(3));
+        List<Process> processes = new ArrayList<>();
+        try (StubModelServer model = StubModelServer.start(new InetSocketAddress(loopback, 0), latency, 64)) {
+            err.printf("demo: stub model API at %s (model %s, %d ms per prompt)%n", model.baseUrl(), MODEL,
+                    latency.toMillis());
+            Victim victim = new Victim(processes, err);
+            CoordinatorRun run = new CoordinatorRun(settings, out, err, System.console() != null, Jars.selfCommand())
+                    .onListening(address -> startWorkers(address, model, dir, processes, err))
+                    .alsoNotify(noKill ? ProgressListener.NONE : victim);
+            int code = CoordinatorCommand.runInterruptibly(run);
+            if (victim.killed.get()) {
+                out.printf("  demo-worker-1 was killed with SIGKILL mid-run: the %d jobs it held were sent to other"
+                        + " workers%n", victim.redelivered.get());
+            }
+            out.printf("%nResults: java -jar worker.jar results --db %s --format csv%n", results);
+            out.printf("Worker logs: %s%n", dir);
+            out.printf("Against a real model API: start 'java -jar worker.jar coordinator --suite FILE', then on"
+                    + " each GPU machine 'java -jar worker.jar --coordinator HOST:7070 --model-api"
+                    + " http://localhost:8000/v1 --model NAME'.%n");
+            out.flush();
+            return code;
+        } finally {
+            stopWorkers(processes);
+        }
+    }
+
+    private void startWorkers(InetSocketAddress coordinator, StubModelServer model, Path dir, List<Process> processes,
+                              PrintWriter err) {
+        for (int i = 1; i <= workers; i++) {
+            List<String> command = new ArrayList<>(Jars.javaCommand());
+            command.addAll(List.of("--coordinator", CoordinatorRun.hostPort(coordinator),
+                    "--model-api", model.baseUrl().toString(), "--model", MODEL,
+                    "--id", "demo-worker-" + i, "--capacity", Integer.toString(capacity),
+                    "--heartbeat", "1s", "--grace", "5s"));
+            Path log = dir.resolve("demo-worker-" + i + ".log");
+            try {
+                Process p = new ProcessBuilder(command)
+                        .redirectErrorStream(true)
+                        .redirectOutput(log.toFile())
+                        .start();
+                processes.add(p);
+                err.printf("demo: started worker process demo-worker-%d (pid %d), log %s%n", i, p.pid(), log);
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot start worker process demo-worker-" + i + ": " + e.getMessage(),
+                        e);
+            }
+        }
+        err.flush();
+    }
+
+    private static void stopWorkers(List<Process> processes) throws InterruptedException {
+        for (Process p : processes) {
+            p.destroy();
+        }
+        for (Process p : processes) {
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+            }
+        }
+    }
+
+    /**
+     * Kills the first worker with SIGKILL once a quarter of the jobs are done and it holds at
+     * least one job, so that its jobs are redelivered. Runs on the scheduler thread: only
+     * counts and sends a signal.
+     */
+    private static final class Victim implements ProgressListener {
+        static final String VICTIM = "demo-worker-1";
+        final AtomicBoolean killed = new AtomicBoolean();
+        final AtomicInteger redelivered = new AtomicInteger();
+        private final List<Process> processes;
+        private final PrintWriter err;
+        private final Map<String, Integer> held = new HashMap<>();
+        private int total;
+        private int done;
+
+        Victim(List<Process> processes, PrintWriter err) {
+            this.processes = processes;
+            this.err = err;
+        }
+
+        @Override
+        public void onStart(int toRun, int skipped) {
+            total = toRun;
+        }
+
+        @Override
+        public void onDispatched(Job job, WorkerHandle worker, int attempt) {
+            held.merge(worker.id(), 1, Integer::sum);
+            maybeKill();
+        }
+
+        @Override
+        public void onCompleted(Job job, WorkerHandle worker, dev.panoptes.control.JobOutcome outcome,
+                                dev.panoptes.control.store.ResultStore.Receipt receipt) {
+            held.merge(worker.id(), -1, Integer::sum);
+            done++;
+            maybeKill();
+        }
+
+        @Override
+        public void onRetry(Job job, WorkerHandle worker, Throwable cause, int attempt, Duration delay) {
+            held.merge(worker.id(), -1, Integer::sum);
+            if (killed.get() && worker.id().equals(VICTIM)) {
+                redelivered.incrementAndGet();
+            }
+        }
+
+        @Override
+        public void onFailed(Job job, String reason, int attempts) {
+            done++;
+        }
+
+        private void maybeKill() {
+            int holding = held.getOrDefault(VICTIM, 0);
+            if (killed.get() || done * 4 < total || holding < 1 || processes.isEmpty()) {
+                return;
+            }
+            Process victim = processes.get(0);
+            killed.set(true);
+            victim.destroyForcibly();
+            err.printf("demo: killed %s (pid %d) with SIGKILL while it was running jobs%n", VICTIM, victim.pid());
+            err.flush();
+        }
+    }
+}

@@ -1,0 +1,128 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.Usage;
+import dev.panoptes.control.Vignette;
+import dev.panoptes.control.schedule.RunReport;
+import dev.panoptes.control.store.ResultStore;
+import dev.panoptes.control.suite.JobPlan;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The end-of-run summary the {@code coordinator} command prints: counts from the scheduler's
+ * report, and tokens, latency and accuracy computed from the records in the store for this
+ * run's jobs (including records stored by an earlier, resumed run).
+ *
+ * @param jobs              jobs in the run
+ * @param jobsCompleted     jobs complete now (this run or an earlier one)
+ * @param jobsSkipped       jobs already complete when the run started
+ * @param failures          jobs that failed for good in this run
+ * @param vignettes         vignettes in the run
+ * @param vignettesStored   vignettes with a stored record
+ * @param redeliveries      redeliveries in this run
+ * @param duplicates        duplicate records ignored in this run
+ * @param tokens            tokens reported across the stored records
+ * @param latencyP50Ms      median model-call latency, or -1 when no record has one
+ * @param latencyP95Ms      95th percentile model-call latency, or -1
+ * @param graded            stored records whose vignette has an expected answer
+ * @param correct           of those, how many match it exactly (after trimming)
+ * @param elapsed           wall-clock time of this run
+ */
+public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunReport.FailedJob> failures,
+                         int vignettes, long vignettesStored, long redeliveries, long duplicates, Usage tokens,
+                         long latencyP50Ms, long latencyP95Ms, long graded, long correct, Duration elapsed) {
+
+    /** Computes the summary of a run from its plan, its report and the store. */
+    public static RunSummary of(JobPlan plan, RunReport report, ResultStore store) {
+        Map<String, Map<String, Vignette>> byJob = new HashMap<>();
+        for (Job job : plan.jobs()) {
+            Map<String, Vignette> vs = new HashMap<>();
+            job.spec().vignettes().forEach(v -> vs.put(v.id(), v));
+            byJob.put(job.id().value(), vs);
+        }
+        long[] stored = new long[1];
+        long[] graded = new long[1];
+        long[] correct = new long[1];
+        Usage[] tokens = {Usage.ZERO};
+        List<Long> latencies = new ArrayList<>();
+        store.forEachRecord(r -> {
+            Map<String, Vignette> vs = byJob.get(r.jobId().value());
+            Vignette v = vs == null ? null : vs.get(r.record().vignetteId());
+            if (v == null) {
+                return;
+            }
+            stored[0]++;
+            if (r.record().usage() != null) {
+                tokens[0] = tokens[0].plus(r.record().usage());
+            }
+            if (r.record().latencyMs() != null) {
+                latencies.add(r.record().latencyMs());
+            }
+            if (v.expected() != null) {
+                graded[0]++;
+                if (v.expected().trim().equals(r.record().response().trim())) {
+                    correct[0]++;
+                }
+            }
+        });
+        Collections.sort(latencies);
+        return new RunSummary(plan.jobs().size(), report.completed() + report.skipped(), report.skipped(),
+                report.failed(), plan.vignetteCount(), stored[0], report.redeliveries(), report.duplicates(),
+                tokens[0], percentile(latencies, 50), percentile(latencies, 95), graded[0], correct[0],
+                report.elapsed());
+    }
+
+    /** True when every job of the run is complete. */
+    public boolean allCompleted() {
+        return failures.isEmpty() && jobsCompleted == jobs;
+    }
+
+    /** The summary as the lines a person reads at the end of a run. */
+    public String render() {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "Run %s in %.1f s%n", allCompleted() ? "complete" : "INCOMPLETE",
+                elapsed.toMillis() / 1000.0));
+        sb.append(String.format(Locale.ROOT, "  jobs:        %d of %d complete%s, %d failed%n", jobsCompleted, jobs,
+                jobsSkipped > 0 ? " (" + jobsSkipped + " from an earlier run)" : "", failures.size()));
+        sb.append(String.format(Locale.ROOT, "  vignettes:   %d of %d stored, %d failed%n", vignettesStored, vignettes,
+                vignettes - vignettesStored));
+        sb.append(String.format(Locale.ROOT, "  redelivered: %d jobs; duplicates ignored: %d records%n",
+                redeliveries, duplicates));
+        sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", tokens.totalTokens(),
+                tokens.promptTokens(), tokens.completionTokens()));
+        if (latencyP50Ms >= 0) {
+            sb.append(String.format(Locale.ROOT, "  latency:     p50 %d ms, p95 %d ms per model call%n", latencyP50Ms,
+                    latencyP95Ms));
+        }
+        if (graded > 0) {
+            sb.append(String.format(Locale.ROOT, "  accuracy:    %.1f%% exact match (%d of %d)%n",
+                    100.0 * correct / graded, correct, graded));
+        }
+        if (!failures.isEmpty()) {
+            sb.append("  failed jobs:\n");
+            for (RunReport.FailedJob f : failures.subList(0, Math.min(10, failures.size()))) {
+                sb.append("    ").append(f.jobId()).append(" after ").append(f.attempts()).append(" attempts: ")
+                        .append(f.reason()).append('\n');
+            }
+            if (failures.size() > 10) {
+                sb.append("    ... and ").append(failures.size() - 10).append(" more\n");
+            }
+        }
+        return sb.toString();
+    }
+
+    private static long percentile(List<Long> sorted, int p) {
+        if (sorted.isEmpty()) {
+            return -1;
+        }
+        int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
+        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+    }
+}

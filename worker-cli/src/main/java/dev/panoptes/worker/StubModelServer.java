@@ -1,0 +1,187 @@
+package dev.panoptes.worker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A small OpenAI-compatible chat-completions server on loopback, for the demo, the end-to-end
+ * tests and the benchmarks: no model, no GPU, deterministic answers.
+ *
+ * <p>It answers arithmetic questions of the form "What is A + B?" (also -, *), and is wrong
+ * on purpose for about one prompt in ten (decided by a hash of the prompt, so always the same
+ * ones), so that an accuracy figure means something; any other prompt is echoed as
+ * {@code "re: <prompt>"}. Each call waits the configured latency before answering. Token usage
+ * is the number of words in and out.
+ *
+ * <p>Thread-safe; {@link #close()} stops it.
+ */
+public final class StubModelServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(StubModelServer.class);
+    private static final Pattern ARITHMETIC = Pattern.compile("What is (-?\\d+) ([-+*]) (-?\\d+)\\?");
+
+    private final HttpServer server;
+    private final ExecutorService executor;
+    private final Duration latency;
+    private final ObjectMapper mapper = new ObjectMapper();
+    private final AtomicLong requests = new AtomicLong();
+
+    private StubModelServer(HttpServer server, ExecutorService executor, Duration latency) {
+        this.server = server;
+        this.executor = executor;
+        this.latency = latency;
+    }
+
+    /**
+     * Starts a server.
+     *
+     * @param bind    where to listen; port 0 picks a free one
+     * @param latency how long each call takes
+     * @param threads how many calls it serves at once (calls beyond that queue)
+     * @throws IOException when the address cannot be bound
+     */
+    public static StubModelServer start(InetSocketAddress bind, Duration latency, int threads) throws IOException {
+        HttpServer http = HttpServer.create(bind, 256);
+        AtomicInteger n = new AtomicInteger();
+        ExecutorService executor = Executors.newFixedThreadPool(threads, r -> {
+            Thread t = new Thread(r, "stub-model-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        StubModelServer stub = new StubModelServer(http, executor, latency);
+        http.createContext("/v1/chat/completions", stub::handleCompletion);
+        http.createContext("/v1/models", stub::handleModels);
+        http.setExecutor(executor);
+        http.start();
+        log.info("stub model API listening on {}", stub.baseUrl());
+        return stub;
+    }
+
+    /** The base URL to give a worker as {@code --model-api}, e.g. {@code http://127.0.0.1:41234/v1}. */
+    public URI baseUrl() {
+        InetSocketAddress a = server.getAddress();
+        return URI.create("http://" + a.getHostString() + ":" + a.getPort() + "/v1");
+    }
+
+    /** Completions served so far. */
+    public long requestCount() {
+        return requests.get();
+    }
+
+    /**
+     * The answer this server gives to a prompt; exposed so that tests and the demo can predict
+     * it.
+     */
+    public static String answer(String prompt) {
+        Matcher m = ARITHMETIC.matcher(prompt);
+        if (!m.find()) {
+            return "re: " + prompt;
+        }
+        long a = Long.parseLong(m.group(1));
+        long b = Long.parseLong(m.group(3));
+        long result = switch (m.group(2)) {
+            case "+" -> a + b;
+            case "-" -> a - b;
+            default -> a * b;
+        };
+        boolean wrongOnPurpose = Math.floorMod(prompt.hashCode(), 10) == 0;
+        return Long.toString(wrongOnPurpose ? result + 1 : result);
+    }
+
+    private void handleCompletion(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            if (!"POST".equals(exchange.getRequestMethod())) {
+                send(exchange, 405, "{\"error\":{\"message\":\"use POST\",\"type\":\"invalid_request_error\"}}");
+                return;
+            }
+            JsonNode body;
+            try (InputStream in = exchange.getRequestBody()) {
+                body = mapper.readTree(in);
+            } catch (IOException e) {
+                send(exchange, 400, "{\"error\":{\"message\":\"body is not JSON\",\"type\":\"invalid_request_error\"}}");
+                return;
+            }
+            JsonNode messages = body == null ? null : body.get("messages");
+            if (messages == null || !messages.isArray() || messages.isEmpty()) {
+                send(exchange, 400, "{\"error\":{\"message\":\"messages is required\",\"type\":\"invalid_request_error\"}}");
+                return;
+            }
+            String prompt = messages.get(messages.size() - 1).path("content").asText("");
+            String model = body.path("model").asText("stub");
+            sleep(latency);
+            String text = answer(prompt);
+            ObjectNode response = mapper.createObjectNode();
+            response.put("id", "chatcmpl-" + requests.incrementAndGet());
+            response.put("object", "chat.completion");
+            response.put("created", System.currentTimeMillis() / 1000);
+            response.put("model", model);
+            ObjectNode choice = response.putArray("choices").addObject();
+            choice.put("index", 0);
+            choice.putObject("message").put("role", "assistant").put("content", text);
+            choice.put("finish_reason", "stop");
+            ObjectNode usage = response.putObject("usage");
+            int in = words(prompt);
+            int out = words(text);
+            usage.put("prompt_tokens", in).put("completion_tokens", out).put("total_tokens", in + out);
+            send(exchange, 200, mapper.writeValueAsString(response));
+        }
+    }
+
+    private void handleModels(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            send(exchange, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"stub\",\"object\":\"model\"}]}");
+        }
+    }
+
+    private static void send(HttpExchange exchange, int status, String json) throws IOException {
+        byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", "application/json");
+        exchange.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+
+    private static int words(String s) {
+        String trimmed = s.trim();
+        return trimmed.isEmpty() ? 0 : trimmed.split("\\s+").length;
+    }
+
+    private static void sleep(Duration d) {
+        if (d.isZero()) {
+            return;
+        }
+        try {
+            // The simulated model latency itself, not a synchronisation.
+            TimeUnit.NANOSECONDS.sleep(d.toNanos());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Stops serving and releases the port. */
+    @Override
+    public void close() {
+        server.stop(0);
+        executor.shutdownNow();
+    }
+}

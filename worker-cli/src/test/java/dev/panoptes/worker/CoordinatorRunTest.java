@@ -1,0 +1,221 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobRunner;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.TestJobs;
+import dev.panoptes.control.WorkerHandle;
+import dev.panoptes.control.schedule.ProgressListener;
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.ResultStore;
+import dev.panoptes.control.store.StoredRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The coordinator command's run, in process, with real workers over loopback TCP. */
+class CoordinatorRunTest {
+    @TempDir
+    Path dir;
+
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+    private final List<WorkerLoop> workers = new ArrayList<>();
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    @AfterEach
+    void stop() {
+        workers.forEach(WorkerLoop::close);
+        threads.shutdownNow();
+    }
+
+    @Test
+    void aRunStoresEveryVignetteAndSummarisesAccuracy() throws Exception {
+        Path suite = suite(40);
+        CoordinatorRun run = run(settings(suite, null, Duration.ofSeconds(30)))
+                .onListening(address -> startWorker(address, "w1", null, answering()));
+
+        assertThat(run.run()).isZero();
+
+        assertThat(out.toString()).contains("Run complete").contains("40 of 40 stored")
+                .contains("accuracy:    50.0% exact match (20 of 40)");
+        assertThat(err.toString()).contains("worker w1 registered from").contains("start workers with:");
+        try (ResultStore store = JdbcResultStore.openSqlite(dir.resolve("r.db"))) {
+            assertThat(store.recordCount()).isEqualTo(40);
+        }
+    }
+
+    @Test
+    void aStoppedRunResumesWithoutSendingCompletedJobsAgain() throws Exception {
+        Path suite = suite(64);
+        CoordinatorSettings settings = settings(suite, null, Duration.ofSeconds(30));
+        Set<String> firstRunJobs = ConcurrentHashMap.newKeySet();
+        CountDownLatch someDone = new CountDownLatch(3);
+        Thread coordinatorThread = Thread.currentThread();
+        CoordinatorRun first = run(settings)
+                .onListening(address -> startWorker(address, "w1", null, job -> {
+                    firstRunJobs.add(job.id().value());
+                    return TestJobs.echo(job);
+                }))
+                .alsoNotify(new ProgressListener() {
+                    @Override
+                    public void onCompleted(Job job, WorkerHandle worker, dev.panoptes.control.JobOutcome outcome,
+                                            ResultStore.Receipt receipt) {
+                        someDone.countDown();
+                        if (someDone.getCount() == 0) {
+                            coordinatorThread.interrupt();
+                        }
+                    }
+                });
+
+        assertThat(first.run()).isEqualTo(CoordinatorRun.EXIT_INTERRUPTED);
+        Thread.interrupted();
+        assertThat(err.toString()).contains("run the same command again to resume");
+        Set<String> completedFirst = storedJobIds();
+        assertThat(completedFirst).hasSizeGreaterThanOrEqualTo(3);
+        workers.forEach(WorkerLoop::close);
+
+        Set<String> secondRunJobs = ConcurrentHashMap.newKeySet();
+        CoordinatorRun second = run(settings)
+                .onListening(address -> startWorker(address, "w2", null, job -> {
+                    secondRunJobs.add(job.id().value());
+                    return TestJobs.echo(job);
+                }));
+
+        assertThat(second.run()).isZero();
+        assertThat(secondRunJobs).doesNotContainAnyElementsOf(completedFirst);
+        assertThat(second.summary().jobsSkipped()).isEqualTo(completedFirst.size());
+        assertThat(out.toString()).contains("from an earlier run").contains("64 of 64 stored");
+        try (ResultStore store = JdbcResultStore.openSqlite(dir.resolve("r.db"))) {
+            assertThat(store.recordCount()).isEqualTo(64);
+        }
+    }
+
+    @Test
+    void aWorkerWithTheWrongTokenIsRefusedAndTheCoordinatorSaysWhy() throws Exception {
+        Path suite = suite(4);
+        CoordinatorRun run = run(settings(suite, "right-token", Duration.ofSeconds(2)))
+                .onListening(address -> startWorker(address, "intruder", "wrong-token", answering()));
+
+        assertThat(run.run()).isEqualTo(CoordinatorRun.EXIT_INCOMPLETE);
+
+        assertThat(err.toString()).contains("worker rejected from").containsIgnoringCase("token")
+                .doesNotContain("right-token").doesNotContain("wrong-token");
+        assertThat(out.toString()).contains("Run INCOMPLETE").contains("no worker connected");
+    }
+
+    @Test
+    void jobsOfAWorkerThatDiesAreStoredOnceByAnother() throws Exception {
+        Path suite = suite(48);
+        AtomicInteger started = new AtomicInteger();
+        CountDownLatch never = new CountDownLatch(1);
+        CoordinatorRun run = run(settings(suite, null, Duration.ofSeconds(30)))
+                .onListening(address -> {
+                    // The doomed worker holds its jobs forever; closing its loop drops the connection.
+                    WorkerLoop doomed = startWorker(address, "doomed", null, job -> {
+                        started.incrementAndGet();
+                        never.await();
+                        return TestJobs.echo(job);
+                    });
+                    threads.submit(() -> {
+                        await().atMost(10, TimeUnit.SECONDS).until(() -> started.get() >= 1);
+                        doomed.close();
+                        startWorker(address, "survivor", null, TestJobs.echoRunner());
+                        return null;
+                    });
+                });
+
+        assertThat(run.run()).isZero();
+
+        assertThat(run.summary().redeliveries()).isPositive();
+        List<StoredRecord> records = new ArrayList<>();
+        try (ResultStore store = JdbcResultStore.openSqlite(dir.resolve("r.db"))) {
+            store.forEachRecord(records::add);
+        }
+        assertThat(records).hasSize(48).allSatisfy(r -> assertThat(r.workerId()).isEqualTo("survivor"));
+        Set<String> keys = new HashSet<>();
+        records.forEach(r -> keys.add(r.jobId() + "/" + r.record().vignetteId()));
+        assertThat(keys).hasSize(48);
+    }
+
+    private CoordinatorRun run(CoordinatorSettings settings) {
+        return new CoordinatorRun(settings, new PrintWriter(out, true), new PrintWriter(err, true), false,
+                "java -jar worker.jar");
+    }
+
+    private CoordinatorSettings settings(Path suite, String token, Duration waitForWorkers) {
+        return new CoordinatorSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), suite,
+                dir.resolve("r.db"), 4, "", token, SpecParams.NONE, 3, waitForWorkers, Duration.ofMillis(200),
+                Duration.ofSeconds(2));
+    }
+
+    private WorkerLoop startWorker(InetSocketAddress coordinator, String id, String token, JobRunner runner) {
+        WorkerOptions options = WorkerOptions.defaults().withToken(token)
+                .withHeartbeat(Duration.ofMillis(200))
+                .withBackoff(Duration.ofMillis(20), Duration.ofMillis(200));
+        WorkerLoop loop = new WorkerLoop(coordinator, id, 2, runner, options);
+        synchronized (workers) {
+            workers.add(loop);
+        }
+        Future<?> unused = threads.submit(() -> {
+            loop.runForever();
+            return null;
+        });
+        return loop;
+    }
+
+    /** Answers even-numbered questions right and odd-numbered ones wrong. */
+    private static JobRunner answering() {
+        return job -> {
+            List<dev.panoptes.control.ResponseRecord> records = new ArrayList<>();
+            for (var v : job.spec().vignettes()) {
+                int n = Integer.parseInt(v.id().substring(1));
+                records.add(new dev.panoptes.control.ResponseRecord(v.id(), n % 2 == 0 ? v.expected() : "wrong"));
+            }
+            return new dev.panoptes.control.JobOutcome(job.id(), records);
+        };
+    }
+
+    private Set<String> storedJobIds() {
+        Set<String> ids = new HashSet<>();
+        try (ResultStore store = JdbcResultStore.openSqlite(dir.resolve("r.db"))) {
+            store.forEachRecord(r -> ids.add(r.jobId().value()));
+        }
+        return ids;
+    }
+
+    private Path suite(int vignettes) throws Exception {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < vignettes; i++) {
+            sb.append("{\"id\":\"q").append(i).append("\",\"prompt\":\"question ").append(i)
+                    .append("\",\"expected\":\"answer ").append(i).append("\"}\n");
+        }
+        Path file = dir.resolve("suite.jsonl");
+        Files.writeString(file, sb.toString());
+        return file;
+    }
+
+}
