@@ -224,9 +224,10 @@ final class DispatchBench {
         JfrSummary.print(report, coordinatorJfr, "coordinator JVM, K=" + o.profileK(), 25);
         JfrSummary.print(report, workerJfr, o.mode().label + " JVM, K=" + o.profileK(), 15);
         if (!Perf.available()) {
-            report.line("(perf is not available here: no syscall counts.)");
+            report.line("(perf is not available here: no CPU samples with kernel time, no syscall counts.)");
             return;
         }
+        cpuProfile(ctx, report, o, driver, worker);
         List<List<String>> rows = new ArrayList<>();
         for (int k : o.ks()) {
             rows.add(perfRound(report, driver, worker, k));
@@ -256,6 +257,38 @@ final class DispatchBench {
                     String.format(Locale.ROOT, "%.1f%%", 100.0 * e.getValue() / Math.max(1, total))));
         }
         report.table(List.of("syscall", "calls", "share"), mix);
+    }
+
+    /**
+     * A round with perf record sampling both JVMs' CPU, user and kernel, every thread (JFR sees
+     * only threads running Java code; a selector thread's time in syscalls is invisible to it).
+     */
+    private static void cpuProfile(BenchContext ctx, Report report, Options o, Child driver, Child worker)
+            throws Exception {
+        Path coordinatorData = ctx.logDir().resolve("coordinator.perf.data");
+        Path workerData = ctx.logDir().resolve("worker.perf.data");
+        driver.send(Kv.line("run", "k", o.profileK(), "warmupMs", 1000, "measureMs", 6000));
+        driver.expect("MEASURE-START", ROUND_TIMEOUT);
+        Perf.Session c = Perf.record(driver.pid(), 4, coordinatorData);
+        Perf.Session w = Perf.record(worker.pid(), 4, workerData);
+        c.output();
+        w.output();
+        driver.expect("MEASURE-END", ROUND_TIMEOUT);
+        Kv r = driver.expect("RESULT", ROUND_TIMEOUT);
+        Jcmd.run(driver.pid(), "Compiler.perfmap");
+        Jcmd.run(worker.pid(), "Compiler.perfmap");
+        report.line("");
+        report.line(String.format(Locale.ROOT, "CPU samples (perf record -F 999, user + kernel, all threads, 4 s"
+                + " of a round at K=%d, %,.0f jobs/s; JIT frames named from the JVM's perf map):",
+                o.profileK(), r.longValue("jobs") * 1e9 / r.longValue("nanos")));
+        report.line("");
+        report.line("Coordinator JVM:");
+        report.line("");
+        report.table(List.of("self", "object", "symbol"), Perf.report(coordinatorData, 30));
+        report.line("");
+        report.line(o.mode().label + " JVM:");
+        report.line("");
+        report.table(List.of("self", "object", "symbol"), Perf.report(workerData, 15));
     }
 
     /** A round with perf stat counting both JVMs' syscalls and context switches for 4 s of it. */

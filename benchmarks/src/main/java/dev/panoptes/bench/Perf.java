@@ -106,4 +106,56 @@ final class Perf {
         sorted.forEach(e -> out.put(e.getKey(), e.getValue()));
         return out;
     }
+
+    /** Starts sampling {@code pid}'s CPU (user and kernel, every thread) for {@code seconds} into {@code file}. */
+    static Session record(long pid, double seconds, java.nio.file.Path file) throws IOException {
+        return new Session(new ProcessBuilder("perf", "record", "-F", "999", "-p", Long.toString(pid), "-o",
+                file.toString(), "--", "sleep", Double.toString(seconds)).redirectErrorStream(true).start(),
+                "record");
+    }
+
+    /**
+     * The hottest symbols of a recording by self samples, as (share, symbol) rows. JIT-compiled
+     * Java methods are named through the JVM's perf map (written by {@code jcmd Compiler.perfmap}
+     * before calling this); kernel symbols name the syscall paths.
+     */
+    static List<List<String>> report(java.nio.file.Path file, int top) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("perf", "report", "-i", file.toString(), "--stdio", "--no-children",
+                "--sort", "dso,sym", "--percent-limit", "0.5").redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        p.waitFor(60, TimeUnit.SECONDS);
+        List<List<String>> rows = new ArrayList<>();
+        for (String line : out.split("\n")) {
+            String t = line.trim();
+            if (t.isEmpty() || t.startsWith("#") || !t.contains("%")) {
+                continue;
+            }
+            String[] f = t.split("\\s+", 3);
+            if (f.length < 3 || !f[0].endsWith("%")) {
+                continue;
+            }
+            rows.add(List.of(f[0], f[1], "`" + shortSymbol(f[2]) + "`"));
+            if (rows.size() == top) {
+                break;
+            }
+        }
+        return rows;
+    }
+
+    private static final java.util.regex.Pattern JAVA_METHOD =
+            java.util.regex.Pattern.compile("([\\w$]+)\\.([\\w$<>]+)\\(");
+
+    /**
+     * A readable symbol: without perf's thread and kind prefixes, and a Java method as
+     * {@code Class.method} without its package, return type and parameters.
+     */
+    static String shortSymbol(String raw) {
+        String s = raw.replaceFirst("^tid \\d+\\s+", "").replaceFirst("^\\[[.k]\\]\\s+", "").trim();
+        java.util.regex.Matcher m = JAVA_METHOD.matcher(s);
+        String method = null;
+        while (m.find()) {
+            method = m.group(1) + "." + m.group(2);
+        }
+        return (method != null ? method : s).replace("|", "/");
+    }
 }
