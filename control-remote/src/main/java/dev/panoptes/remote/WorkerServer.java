@@ -111,6 +111,19 @@ public final class WorkerServer implements AutoCloseable {
         return new WorkerServer(options, pool, listener, () -> System.nanoTime() / 1_000_000);
     }
 
+    /** A host name given as text (as command lines give it) is looked up once, here, at bind time. */
+    private static InetSocketAddress resolved(InetSocketAddress address) throws IOException {
+        if (!address.isUnresolved()) {
+            return address;
+        }
+        InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
+        if (resolved.isUnresolved()) {
+            throw new IOException("cannot listen for workers on " + address.getHostString() + ":" + address.getPort()
+                    + ": the host name does not resolve; use an address of this machine such as 127.0.0.1 or 0.0.0.0");
+        }
+        return resolved;
+    }
+
     /** {@link #start(ServerOptions, SharedPool, Listener)} with a listener that does nothing. */
     public static WorkerServer start(ServerOptions options, SharedPool pool) throws IOException {
         return start(options, pool, new Listener() {
@@ -136,8 +149,9 @@ public final class WorkerServer implements AutoCloseable {
             }
             channel = ServerSocketChannel.open();
             channel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
+            InetSocketAddress bind = resolved(options.bind());
             try {
-                channel.bind(options.bind(), ACCEPT_BACKLOG);
+                channel.bind(bind, ACCEPT_BACKLOG);
             } catch (IOException e) {
                 throw new IOException("cannot listen for workers on " + options.bind() + ": " + e.getMessage()
                         + "; is another coordinator running there? choose another address or port", e);

@@ -58,8 +58,9 @@ final class CoordinatorCommand implements Callable<Integer> {
     private VerboseMixin verbose;
 
     @Option(names = "--listen", order = 10, paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
-            converter = HostPortConverter.class,
-            description = "Where to listen for workers. Use 0.0.0.0:PORT to accept other machines."
+            converter = HostPortConverter.Listen.class,
+            description = "Where to listen for workers. Use 0.0.0.0:PORT to accept other machines; port 0 picks"
+                    + " a free one."
                     + " Default: ${DEFAULT-VALUE}.")
     private InetSocketAddress listen;
 

@@ -25,6 +25,16 @@ public final class HostPortConverter implements ITypeConverter<InetSocketAddress
      * @throws TypeConversionException when the value is not HOST:PORT with a port in 1..65535
      */
     public static InetSocketAddress parse(String value) {
+        return parse(value, 1);
+    }
+
+    /**
+     * Parses {@code HOST:PORT} with a port from {@code lowestPort} to 65535 (0 lets a listener
+     * pick any free port).
+     *
+     * @throws TypeConversionException when the value is not HOST:PORT with a port in range
+     */
+    static InetSocketAddress parse(String value, int lowestPort) {
         String text = value == null ? "" : value.trim();
         String host;
         String port;
@@ -50,10 +60,11 @@ public final class HostPortConverter implements ITypeConverter<InetSocketAddress
         try {
             portNumber = Integer.parseInt(port);
         } catch (NumberFormatException e) {
-            throw new TypeConversionException("port must be a number from 1 to 65535, got '" + port + "'");
+            throw new TypeConversionException("port must be a number from " + lowestPort + " to 65535, got '"
+                    + port + "'");
         }
-        if (portNumber < 1 || portNumber > 65535) {
-            throw new TypeConversionException("port must be from 1 to 65535, got " + portNumber);
+        if (portNumber < lowestPort || portNumber > 65535) {
+            throw new TypeConversionException("port must be from " + lowestPort + " to 65535, got " + portNumber);
         }
         return InetSocketAddress.createUnresolved(host, portNumber);
     }
@@ -61,5 +72,13 @@ public final class HostPortConverter implements ITypeConverter<InetSocketAddress
     private static TypeConversionException malformed(String value) {
         return new TypeConversionException("expected HOST:PORT (for example 10.0.0.5:7070 or [::1]:7070), got '"
                 + value + "'");
+    }
+
+    /** {@code HOST:PORT} for a listener: port 0 picks any free port, and the command prints the one it got. */
+    public static final class Listen implements ITypeConverter<InetSocketAddress> {
+        @Override
+        public InetSocketAddress convert(String value) {
+            return parse(value, 0);
+        }
     }
 }

@@ -31,6 +31,7 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
     private final ScheduledExecutorService timer;
     private final AtomicInteger total = new AtomicInteger();
     private final AtomicInteger done = new AtomicInteger();
+    private final AtomicInteger skipped = new AtomicInteger();
     private final AtomicInteger failed = new AtomicInteger();
     private final AtomicLong redeliveries = new AtomicLong();
     private final long startNanos = System.nanoTime();
@@ -51,7 +52,10 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
 
     @Override
     public void onStart(int toRun, int skipped) {
-        total.set(toRun);
+        this.skipped.set(skipped);
+        // Jobs complete from an earlier run count as done, so a resumed run shows the whole suite.
+        total.set(toRun + skipped);
+        done.set(skipped);
     }
 
     @Override
@@ -75,7 +79,7 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
         int d = done.get();
         int t = total.get();
         double seconds = (System.nanoTime() - startNanos) / 1e9;
-        double rate = seconds > 0 ? d / seconds : 0;
+        double rate = seconds > 0 ? (d - skipped.get()) / seconds : 0;
         String eta = rate > 0 && d < t ? String.format(Locale.ROOT, "%.0f s", (t - d) / rate) : "-";
         return String.format(Locale.ROOT, "progress: %d/%d jobs (%.0f%%), %d failed, %d workers, %d redelivered, "
                         + "%.1f jobs/s, ETA %s", d, t, t == 0 ? 100.0 : 100.0 * d / t, failed.get(), workers.size(),
@@ -120,9 +124,16 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
         }
     }
 
-    /** Same as {@link #finish()}. */
+    /** Stops updating without a final line (the run failed or was interrupted); idempotent. */
     @Override
     public void close() {
-        finish();
+        timer.shutdownNow();
+        synchronized (this) {
+            if (terminal && lastLength > 0) {
+                out.println();
+                out.flush();
+                lastLength = 0;
+            }
+        }
     }
 }

@@ -1,0 +1,168 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.Usage;
+import dev.panoptes.control.store.JdbcResultStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code worker.jar coordinator ...} and {@code worker.jar results ...} as a user types them. */
+class CoordinatorCommandTest {
+    @TempDir
+    Path dir;
+
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    @AfterEach
+    void restoreLogLevel() {
+        Logging.setVerbose(false);
+    }
+
+    @Test
+    void parsesEveryOption() throws Exception {
+        Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
+        CoordinatorCommand command = new CoordinatorCommand(Map.of());
+        new CommandLine(command).parseArgs("--listen", "0.0.0.0:9090", "--suite", suite.toString(),
+                "--db", dir.resolve("x.db").toString(), "--job-size", "16", "--token", "s3cret", "--system", "terse",
+                "--temperature", "0.5", "--max-tokens", "64", "--seed", "7", "--run-label", "gpt-4o",
+                "--max-attempts", "5", "--wait-for-workers", "30s", "--heartbeat-interval", "2s",
+                "--heartbeat-timeout", "7s");
+
+        CoordinatorSettings s = command.settings();
+
+        assertThat(s.listen().getHostString()).isEqualTo("0.0.0.0");
+        assertThat(s.listen().getPort()).isEqualTo(9090);
+        assertThat(s.suite()).isEqualTo(suite);
+        assertThat(s.db()).isEqualTo(dir.resolve("x.db"));
+        assertThat(s.jobSize()).isEqualTo(16);
+        assertThat(s.token()).isEqualTo("s3cret");
+        assertThat(s.params()).isEqualTo(new SpecParams("terse", 0.5, 64, 7L));
+        assertThat(s.label()).isEqualTo("gpt-4o");
+        assertThat(s.maxAttempts()).isEqualTo(5);
+        assertThat(s.waitForWorkers()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(s.heartbeatTimeout()).isEqualTo(Duration.ofSeconds(7));
+        assertThat(s.toString()).doesNotContain("s3cret");
+    }
+
+    @Test
+    void theTokenFallsBackToTheEnvironmentAndDefaultsFollowTheProtocol() throws Exception {
+        Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
+        CoordinatorCommand command = new CoordinatorCommand(Map.of(WorkerMain.TOKEN_ENV, "from-env"));
+        new CommandLine(command).parseArgs("--suite", suite.toString());
+
+        CoordinatorSettings s = command.settings();
+
+        assertThat(s.token()).isEqualTo("from-env");
+        assertThat(s.listen().getPort()).isEqualTo(7070);
+        assertThat(s.db()).isEqualTo(Path.of("panoptes.db"));
+        assertThat(s.jobSize()).isEqualTo(8);
+        assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(s.heartbeatTimeout()).isNull();
+    }
+
+    @Test
+    void aBrokenSuiteIsReportedLineByLineWithExitCode2() throws Exception {
+        Path suite = Files.writeString(dir.resolve("bad.jsonl"),
+                "{\"id\":\"a\",\"prompt\":\"ok\"}\n{\"id\":\"b\"}\n{oops\n");
+
+        int exit = execute("coordinator", "--suite", suite.toString(), "--listen", "127.0.0.1:0",
+                "--db", dir.resolve("r.db").toString());
+
+        assertThat(exit).isEqualTo(2);
+        assertThat(err.toString()).contains("bad.jsonl has 2 problems:")
+                .contains("bad.jsonl:2: vignette has no \"prompt\" field")
+                .contains("bad.jsonl:3: not valid JSON")
+                .contains("nothing was sent to any worker");
+        assertThat(dir.resolve("r.db")).doesNotExist();
+    }
+
+    @Test
+    void badValuesNameTheOptionAndExitWith2() throws Exception {
+        Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
+        List<List<String>> cases = List.of(
+                List.of("--suite", dir.resolve("missing.jsonl").toString()),
+                List.of("--suite", suite.toString(), "--job-size", "0"),
+                List.of("--suite", suite.toString(), "--max-attempts", "0"),
+                List.of("--suite", suite.toString(), "--temperature", "3"),
+                List.of("--suite", suite.toString(), "--listen", "nowhere"),
+                List.of("--suite", suite.toString(), "--heartbeat-interval", "5s", "--heartbeat-timeout", "5s"),
+                List.of("--suite", suite.toString(), "--db", dir.resolve("no/such/dir/r.db").toString()));
+        List<String> options = List.of("--suite", "--job-size", "--max-attempts", "--temperature", "--listen",
+                "--heartbeat-timeout", "--db");
+        for (int i = 0; i < cases.size(); i++) {
+            StringWriter caseErr = new StringWriter();
+            String[] args = java.util.stream.Stream.concat(java.util.stream.Stream.of("coordinator"),
+                    cases.get(i).stream()).toArray(String[]::new);
+            int exit = WorkerMain.run(args, new PrintWriter(out, true), new PrintWriter(caseErr, true), Map.of());
+            assertThat(exit).as("%s", cases.get(i)).isEqualTo(2);
+            assertThat(caseErr.toString()).as("%s", cases.get(i)).contains("'" + options.get(i) + "'")
+                    .doesNotContain("Exception");
+        }
+    }
+
+    @Test
+    void aMissingSuiteOptionIsAUsageError() {
+        assertThat(execute("coordinator")).isEqualTo(2);
+        assertThat(err.toString()).contains("Missing required option: '--suite=FILE'");
+    }
+
+    @Test
+    void resultsAreExportedAsJsonlAndAsQuotedCsv() throws Exception {
+        Path db = dir.resolve("r.db");
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            store.record(new JobOutcome(JobId.of("job-1"), List.of(
+                    new ResponseRecord("a", "plain", "m", "stop", 12L, new Usage(3, 1)),
+                    new ResponseRecord("b", "has, a comma and \"quotes\"\nand a line break"))), "w1");
+        }
+
+        assertThat(execute("results", "--db", db.toString(), "--format", "csv")).isZero();
+        assertThat(out.toString()).startsWith(
+                "jobId,vignetteId,response,model,finishReason,latencyMs,promptTokens,completionTokens,workerId,storedAt\n")
+                .contains("job-1,a,plain,m,stop,12,3,1,w1,")
+                .contains("job-1,b,\"has, a comma and \"\"quotes\"\"\nand a line break\",,,,,,w1,");
+
+        out.getBuffer().setLength(0);
+        assertThat(execute("results", "--db", db.toString())).isZero();
+        String[] lines = out.toString().split("\n");
+        assertThat(lines).hasSize(2);
+        assertThat(lines[0]).startsWith("{\"jobId\":\"job-1\",\"vignetteId\":\"a\",\"response\":\"plain\",\"model\":\"m\","
+                + "\"finishReason\":\"stop\",\"latencyMs\":12,\"promptTokens\":3,\"completionTokens\":1,\"workerId\":\"w1\"");
+        assertThat(lines[1]).contains("\"response\":\"has, a comma and \\\"quotes\\\"\\nand a line break\"")
+                .contains("\"latencyMs\":null");
+    }
+
+    @Test
+    void exportingADatabaseThatDoesNotExistSaysSoAndCreatesNothing() {
+        Path db = dir.resolve("nothing-here.db");
+        assertThat(execute("results", "--db", db.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("no such file: " + db);
+        assertThat(db).doesNotExist();
+    }
+
+    @Test
+    void theTopLevelHelpListsTheSubcommands() {
+        assertThat(execute("--help")).isZero();
+        assertThat(out.toString()).contains("coordinator").contains("results").contains("demo");
+    }
+
+    private int execute(String... args) {
+        return WorkerMain.run(args, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+    }
+}
