@@ -49,6 +49,7 @@ public final class MessageCodec {
     private final ObjectMapper mapper;
     private final JsonFactory factory;
     private final int maxFrameBytes;
+    private final FastPath fastPath;
 
     /** A codec with the default 16 MiB frame limit. */
     public MessageCodec() {
@@ -66,6 +67,7 @@ public final class MessageCodec {
         this.maxFrameBytes = maxFrameBytes;
         this.mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
         this.factory = mapper.getFactory();
+        this.fastPath = new FastPath(mapper);
     }
 
     /** The largest frame body, in bytes, that this codec encodes and its decoders accept. */
@@ -250,6 +252,15 @@ public final class MessageCodec {
      *                           the message says which field was wrong and how
      */
     public Optional<Message> decode(byte[] body, int offset, int length) {
+        Message fast = fastPath.decode(body, offset, length);
+        if (fast != null) {
+            return Optional.of(fast);
+        }
+        return decodeCarefully(body, offset, length);
+    }
+
+    /** Decodes through a JSON tree, which checks everything and names what is wrong. */
+    Optional<Message> decodeCarefully(byte[] body, int offset, int length) {
         JsonNode root;
         try {
             root = mapper.readTree(body, offset, length);
