@@ -26,6 +26,7 @@ import java.util.concurrent.Callable;
             BenchMain.Scale.class,
             BenchMain.Failure.class,
             BenchMain.Scheduling.class,
+            BenchMain.E2e.class,
             BenchMain.Suite.class
         },
         exitCodeListHeading = "%nExit codes:%n",
@@ -339,6 +340,48 @@ public final class BenchMain implements Callable<Integer> {
             return common.execute("suite", (ctx, report) -> SuiteBench.run(ctx, report,
                     new SuiteBench.Options(common.runsOr(3), vignettes, promptChars, jobSize, heapFactor,
                             maxRunSeconds, workerJar, workerCapacity)));
+        }
+    }
+
+    @Command(name = "e2e", mixinStandardHelpOptions = true,
+            description = "5. End to end: the real coordinator command and 4 real workers (capacity 8) against the stub"
+                    + " model with a fixed latency; then JdbcResultStore's records/s on SQLite.")
+    static final class E2e implements Callable<Integer> {
+        @Mixin
+        Common common;
+
+        @Option(names = "--vignettes", description = "Vignettes per run (default: ${DEFAULT-VALUE}, about 20 s at the"
+                + " limit).", defaultValue = "12800")
+        int vignettes;
+
+        @Option(names = "--workers", description = "Worker processes (default: ${DEFAULT-VALUE}).", defaultValue = "4")
+        int workers;
+
+        @Option(names = "--capacity", description = "Capacity of each worker (default: ${DEFAULT-VALUE}).",
+                defaultValue = "8")
+        int capacity;
+
+        @Option(names = "--latency-ms", description = "The stub model's latency per call (default: ${DEFAULT-VALUE}).",
+                defaultValue = "50")
+        long latencyMs;
+
+        @Option(names = "--job-size", description = "Vignettes per job (default: ${DEFAULT-VALUE}, the coordinator's"
+                + " default).", defaultValue = "8")
+        int jobSize;
+
+        @Option(names = "--worker-jar", description = "The product binary (default: ${DEFAULT-VALUE}).",
+                defaultValue = "worker-cli/target/worker.jar")
+        Path workerJar;
+
+        @Option(names = "--store-outcomes", description = "Outcomes per run of the store measurement"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "5000")
+        int storeOutcomes;
+
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("e2e", (ctx, report) -> E2eBench.run(ctx, report,
+                    new E2eBench.Options(common.runsOr(3), vignettes, workers, capacity, latencyMs, jobSize, workerJar,
+                            storeOutcomes)));
         }
     }
 }

@@ -46,4 +46,24 @@ final class SuiteFiles {
             }
         }
     }
+
+    /**
+     * Writes {@code count} arithmetic vignettes ("What is A + B?") with their exact answers, the
+     * questions the product's stub model answers (wrong on purpose for about one in ten), so that
+     * an end-to-end run's accuracy figure means something.
+     */
+    static void writeArithmetic(Path file, int count) throws IOException {
+        SplittableRandom random = new SplittableRandom(11);
+        char[] ops = {'+', '-', '*'};
+        try (BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            for (int i = 0; i < count; i++) {
+                long a = random.nextInt(1000);
+                long b = random.nextInt(1000);
+                char op = ops[random.nextInt(ops.length)];
+                long answer = op == '+' ? a + b : op == '-' ? a - b : a * b;
+                w.write("{\"id\":\"q" + i + "\",\"prompt\":\"What is " + a + " " + op + " " + b
+                        + "?\",\"expected\":\"" + answer + "\"}\n");
+            }
+        }
+    }
 }

@@ -1,0 +1,37 @@
+package dev.panoptes.bench;
+
+import dev.panoptes.worker.StubModelServer;
+
+import java.io.BufferedReader;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+
+/**
+ * The product's {@link StubModelServer} (an OpenAI-compatible chat-completions server with a
+ * fixed latency) in its own JVM, for the end-to-end measurement.
+ *
+ * <p>Arguments: {@code latencyMs threads}. Replies {@code READY url=..}; command {@code count}
+ * replies {@code COUNT requests=..}.
+ */
+public final class StubModelNode {
+    private StubModelNode() {
+    }
+
+    public static void main(String[] args) {
+        ChildIo.startWatchdog();
+        ChildIo.logLevel("WARN");
+        try (StubModelServer stub = StubModelServer.start(new InetSocketAddress("127.0.0.1", 0),
+                Duration.ofMillis(Long.parseLong(args[0])), Integer.parseInt(args[1]))) {
+            ChildIo.reply("READY", "url", stub.baseUrl());
+            BufferedReader commands = ChildIo.commands();
+            while (true) {
+                Kv cmd = ChildIo.nextCommand(commands);
+                if (cmd.tag().equals("count")) {
+                    ChildIo.reply("COUNT", "requests", stub.requestCount());
+                }
+            }
+        } catch (Exception | Error e) {
+            ChildIo.die("stub model", e);
+        }
+    }
+}
