@@ -1,8 +1,5 @@
 package dev.panoptes.control.suite;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.ProtocolException;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.wire.MessageCodec;
@@ -24,6 +21,7 @@ import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * Reads a JSONL suite: one vignette per line, {@code {"id", "prompt", "expected"?, "metadata"?}}.
@@ -35,7 +33,6 @@ import java.util.Map;
  */
 public final class SuiteReader {
     private final MessageCodec codec = new MessageCodec();
-    private final ObjectMapper mapper = codec.mapper();
 
     /**
      * Reads a suite file.
@@ -45,8 +42,26 @@ public final class SuiteReader {
      */
     public Suite read(Path file) throws IOException, SuiteFormatException {
         String name = file.getFileName().toString().replaceFirst("\\.[^.]*$", "");
+        // A well-formed suite is read in one streaming pass; only a file with problems is read
+        // again line by line, to name every problem with its line number.
+        MessageDigest sha256 = sha256();
+        try (InputStream in = new DigestInputStream(new java.io.BufferedInputStream(Files.newInputStream(file),
+                1 << 16), sha256)) {
+            Optional<List<Vignette>> vignettes = codec.vignettes(in);
+            if (vignettes.isPresent() && !vignettes.get().isEmpty()) {
+                return new Suite(name, vignettes.get(), HexFormat.of().formatHex(sha256.digest()));
+            }
+        }
         try (InputStream in = Files.newInputStream(file)) {
             return read(in, name, file.toString());
+        }
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
         }
     }
 
@@ -55,12 +70,7 @@ public final class SuiteReader {
      * in error messages.
      */
     public Suite read(InputStream input, String name, String source) throws IOException, SuiteFormatException {
-        MessageDigest sha256;
-        try {
-            sha256 = MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java runtime has SHA-256", e);
-        }
+        MessageDigest sha256 = sha256();
         List<Vignette> vignettes = new ArrayList<>();
         List<String> problems = new ArrayList<>();
         Map<String, Integer> firstLineOfId = new HashMap<>();
@@ -109,16 +119,9 @@ public final class SuiteReader {
     }
 
     private Vignette parse(String line, int lineNo, List<String> problems) {
-        JsonNode node;
         try {
-            node = mapper.readTree(line);
-        } catch (JsonProcessingException e) {
-            problems.add("line " + lineNo + ": not valid JSON: " + e.getOriginalMessage());
-            return null;
-        }
-        try {
-            return codec.vignette(codec.fields(node, "vignette"));
-        } catch (ProtocolException | IllegalArgumentException e) {
+            return codec.vignette(line, "vignette");
+        } catch (ProtocolException e) {
             problems.add("line " + lineNo + ": " + e.getMessage());
             return null;
         }

@@ -86,6 +86,48 @@ final class FastPath {
         }
     }
 
+    /**
+     * A whole JSONL suite read with one parser: every vignette, in order, or null when anything
+     * is off (malformed JSON, an object not alone on its line, a bad field, a duplicate id), and
+     * the caller reads it again line by line to report each problem with its line number.
+     */
+    List<Vignette> decodeSuite(java.io.InputStream in) {
+        try (JsonParser p = factory.createParser(in)) {
+            List<Vignette> vignettes = new ArrayList<>();
+            java.util.Set<String> ids = new java.util.HashSet<>();
+            int lastLine = 0;
+            JsonToken t;
+            while ((t = p.nextToken()) != null) {
+                int line = p.currentTokenLocation().getLineNr();
+                if (t != JsonToken.START_OBJECT || line <= lastLine) {
+                    return null;
+                }
+                Vignette v = vignette(p);
+                if (p.currentTokenLocation().getLineNr() != line || !ids.add(v.id())) {
+                    return null;
+                }
+                lastLine = line;
+                vignettes.add(v);
+            }
+            return vignettes;
+        } catch (GiveUp | IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** A vignette object on its own (a suite file's line), or null when the careful decoder must look. */
+    Vignette decodeVignette(String json) {
+        try (JsonParser p = factory.createParser(json)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                return null;
+            }
+            Vignette v = vignette(p);
+            return p.nextToken() == null ? v : null;
+        } catch (GiveUp | IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
     private Message result(JsonParser p) throws IOException, GiveUp {
         JobOutcome outcome = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {

@@ -328,6 +328,41 @@ public final class MessageCodec {
         return new Job(new JobId(f.string("id")), new EvalSpec(spec.string("name"), vignettes, specParams));
     }
 
+    /**
+     * Reads one vignette object from JSON text, such as a line of a suite file.
+     *
+     * @param path what to call the object in error messages
+     * @throws ProtocolException naming the bad field, or saying the text is not valid JSON
+     */
+    public Vignette vignette(String json, String path) {
+        Vignette fast = fastPath.decodeVignette(json);
+        if (fast != null) {
+            return fast;
+        }
+        JsonNode node;
+        try {
+            node = mapper.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new ProtocolException("not valid JSON: " + e.getOriginalMessage(), e);
+        }
+        try {
+            return vignette(fields(node, path));
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw new ProtocolException(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Reads a JSONL stream of vignettes in one pass, for large suites.
+     *
+     * @return every vignette in order, or empty when any line is malformed, wrong or a duplicate:
+     *         read it again line by line with {@link #vignette(String, String)} to find out which
+     * @throws java.io.UncheckedIOException never; read failures also give empty
+     */
+    public Optional<List<Vignette>> vignettes(java.io.InputStream jsonl) {
+        return Optional.ofNullable(fastPath.decodeSuite(jsonl));
+    }
+
     /** Reads a Vignette object. @throws ProtocolException naming the bad field */
     public Vignette vignette(Fields v) {
         return new Vignette(v.string("id"), v.string("prompt"), v.optString("expected"), v.optObjectMap("metadata"));

@@ -64,6 +64,31 @@ class SuiteTest {
     }
 
     @Test
+    void theOnePassReadingOfAFileAgreesWithTheLineByLineReading() throws Exception {
+        String content = """
+                {"id": "q1", "prompt": "What is 2 + 2?", "expected": "4", "metadata": {"level": 1, "tags": ["a"]}}
+                {"unknown": [1, {"x": null}], "prompt": "p2", "id": "q2", "expected": null}
+
+                {"id": "q3", "prompt": "ünïcödé ✓"}
+                """;
+        Path file = write("s.jsonl", content);
+        Suite onePass = reader.read(file);
+        Suite lineByLine = reader.read(new ByteArrayInputStream(content.getBytes(StandardCharsets.UTF_8)), "s",
+                file.toString());
+        assertThat(onePass).isEqualTo(lineByLine);
+    }
+
+    @Test
+    void anObjectSpanningTwoLinesOrTwoObjectsOnOneLineAreProblems() throws Exception {
+        Path spanning = write("span.jsonl", "{\"id\": \"a\",\n \"prompt\": \"p\"}\n");
+        assertThatThrownBy(() -> reader.read(spanning)).isInstanceOf(SuiteFormatException.class)
+                .hasMessageContaining("span.jsonl:1: not valid JSON");
+        Path twoOnOne = write("two.jsonl", "{\"id\": \"a\", \"prompt\": \"p\"} {\"id\": \"b\", \"prompt\": \"q\"}\n");
+        assertThatThrownBy(() -> reader.read(twoOnOne)).isInstanceOf(SuiteFormatException.class)
+                .hasMessageContaining("two.jsonl:1: not valid JSON");
+    }
+
+    @Test
     void anEmptySuiteIsAProblem() throws Exception {
         Path file = write("empty.jsonl", "\n\n");
         assertThatThrownBy(() -> reader.read(file)).isInstanceOf(SuiteFormatException.class)
