@@ -1,6 +1,7 @@
 package dev.panoptes.worker;
 
 import dev.panoptes.control.Job;
+import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.schedule.RunReport;
@@ -8,8 +9,7 @@ import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.suite.JobPlan;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -41,42 +41,61 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
 
     /** Computes the summary of a run from its plan, its report and the store. */
     public static RunSummary of(JobPlan plan, RunReport report, ResultStore store) {
-        Map<String, Map<String, Vignette>> byJob = new HashMap<>();
-        for (Job job : plan.jobs()) {
-            Map<String, Vignette> vs = new HashMap<>();
-            job.spec().vignettes().forEach(v -> vs.put(v.id(), v));
-            byJob.put(job.id().value(), vs);
-        }
-        long[] stored = new long[1];
-        long[] graded = new long[1];
-        long[] correct = new long[1];
-        Usage[] tokens = {Usage.ZERO};
-        List<Long> latencies = new ArrayList<>();
+        // One map entry per job, not per vignette: a suite of a million vignettes stays small.
+        Map<String, Job> jobs = new HashMap<>();
+        plan.jobs().forEach(job -> jobs.put(job.id().value(), job));
+        Tally tally = new Tally();
         store.forEachRecord(r -> {
-            Map<String, Vignette> vs = byJob.get(r.jobId().value());
-            Vignette v = vs == null ? null : vs.get(r.record().vignetteId());
-            if (v == null) {
-                return;
-            }
-            stored[0]++;
-            if (r.record().usage() != null) {
-                tokens[0] = tokens[0].plus(r.record().usage());
-            }
-            if (r.record().latencyMs() != null) {
-                latencies.add(r.record().latencyMs());
-            }
-            if (v.expected() != null) {
-                graded[0]++;
-                if (v.expected().trim().equals(r.record().response().trim())) {
-                    correct[0]++;
-                }
+            Job job = jobs.get(r.jobId().value());
+            Vignette v = job == null ? null : vignette(job, r.record().vignetteId());
+            if (v != null) {
+                tally.add(v, r.record());
             }
         });
-        Collections.sort(latencies);
+        long[] latencies = Arrays.copyOf(tally.latencies, tally.latencyCount);
+        Arrays.sort(latencies);
         return new RunSummary(plan.jobs().size(), report.completed() + report.skipped(), report.skipped(),
-                report.failed(), plan.vignetteCount(), stored[0], report.redeliveries(), report.duplicates(),
-                tokens[0], percentile(latencies, 50), percentile(latencies, 95), graded[0], correct[0],
+                report.failed(), plan.vignetteCount(), tally.stored, report.redeliveries(), report.duplicates(),
+                tally.tokens, percentile(latencies, 50), percentile(latencies, 95), tally.graded, tally.correct,
                 report.elapsed());
+    }
+
+    private static Vignette vignette(Job job, String vignetteId) {
+        for (Vignette v : job.spec().vignettes()) {
+            if (v.id().equals(vignetteId)) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    /** Running totals over the stored records of one run. */
+    private static final class Tally {
+        long stored;
+        long graded;
+        long correct;
+        Usage tokens = Usage.ZERO;
+        long[] latencies = new long[1024];
+        int latencyCount;
+
+        void add(Vignette v, ResponseRecord record) {
+            stored++;
+            if (record.usage() != null) {
+                tokens = tokens.plus(record.usage());
+            }
+            if (record.latencyMs() != null) {
+                if (latencyCount == latencies.length) {
+                    latencies = Arrays.copyOf(latencies, latencyCount * 2);
+                }
+                latencies[latencyCount++] = record.latencyMs();
+            }
+            if (v.expected() != null) {
+                graded++;
+                if (v.expected().trim().equals(record.response().trim())) {
+                    correct++;
+                }
+            }
+        }
     }
 
     /** True when every job of the run is complete. */
@@ -118,11 +137,11 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         return sb.toString();
     }
 
-    private static long percentile(List<Long> sorted, int p) {
-        if (sorted.isEmpty()) {
+    private static long percentile(long[] sorted, int p) {
+        if (sorted.length == 0) {
             return -1;
         }
-        int index = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
-        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+        int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
     }
 }
