@@ -19,10 +19,11 @@ final class BenchContext implements AutoCloseable {
     private final Path logDir;
     private final boolean verbose;
     private final List<String> childJvmArgs;
+    private final List<String> coordinatorJvmArgs;
     private final List<Child> children = new ArrayList<>();
     private final Thread hook = new Thread(this::killAll, "bench-shutdown");
 
-    BenchContext(String measurement, boolean verbose, List<String> extraJvmArgs) {
+    BenchContext(String measurement, boolean verbose, List<String> extraJvmArgs, List<String> coordinatorJvmArgs) {
         this.verbose = verbose;
         String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
         this.logDir = Path.of(System.getProperty("java.io.tmpdir"), "panoptes-bench", measurement + "-" + stamp);
@@ -37,6 +38,7 @@ final class BenchContext implements AutoCloseable {
         args.add("-Dbench.maxLifeSeconds=900");
         args.addAll(extraJvmArgs);
         this.childJvmArgs = List.copyOf(args);
+        this.coordinatorJvmArgs = List.copyOf(coordinatorJvmArgs);
         Runtime.getRuntime().addShutdownHook(hook);
     }
 
@@ -50,6 +52,11 @@ final class BenchContext implements AutoCloseable {
 
     List<String> childJvmArgs() {
         return childJvmArgs;
+    }
+
+    /** The user's --coordinator-jvm-opt options, for the product's coordinator process in e2e and suite. */
+    List<String> coordinatorJvmArgs() {
+        return coordinatorJvmArgs;
     }
 
     synchronized void track(Child child) {

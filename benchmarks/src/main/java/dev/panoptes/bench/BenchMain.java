@@ -27,6 +27,7 @@ import java.util.concurrent.Callable;
             BenchMain.Failure.class,
             BenchMain.Scheduling.class,
             BenchMain.E2e.class,
+            BenchMain.JfrCommand.class,
             BenchMain.Suite.class
         },
         exitCodeListHeading = "%nExit codes:%n",
@@ -60,9 +61,14 @@ public final class BenchMain implements Callable<Integer> {
         @Option(names = "--out", paramLabel = "FILE", description = "Also append the Markdown report to FILE.")
         Path out;
 
-        @Option(names = "--jvm-opt", paramLabel = "OPT", description = "An extra option for every child JVM"
-                + " (repeatable).")
+        @Option(names = "--jvm-opt", paramLabel = "OPT", description = "An extra option for every child JVM of the"
+                + " harness (repeatable).")
         List<String> jvmOpts = new ArrayList<>();
+
+        @Option(names = "--coordinator-jvm-opt", paramLabel = "OPT", description = "An extra option for the"
+                + " product's coordinator process in e2e and suite only (repeatable), e.g."
+                + " -XX:StartFlightRecording=filename=c.jfr,settings=profile.")
+        List<String> coordinatorJvmOpts = new ArrayList<>();
 
         @Option(names = {"-v", "--verbose"}, description = "Echo the children's replies on stderr.")
         boolean verbose;
@@ -79,7 +85,7 @@ public final class BenchMain implements Callable<Integer> {
             }
             Report report = new Report(System.out, out);
             Machine.report(System.out);
-            try (BenchContext ctx = new BenchContext(name, verbose, jvmOpts)) {
+            try (BenchContext ctx = new BenchContext(name, verbose, jvmOpts, coordinatorJvmOpts)) {
                 System.out.println("# " + name + ": child logs in " + ctx.logDir());
                 int code = body.run(ctx, report);
                 report.save();
@@ -382,6 +388,28 @@ public final class BenchMain implements Callable<Integer> {
             return common.execute("e2e", (ctx, report) -> E2eBench.run(ctx, report,
                     new E2eBench.Options(common.runsOr(3), vignettes, workers, capacity, latencyMs, jobSize, workerJar,
                             storeOutcomes)));
+        }
+    }
+
+    @Command(name = "jfr", mixinStandardHelpOptions = true,
+            description = "Summarises a JFR recording (any JVM's): samples per thread, hottest methods by self and"
+                    + " inclusive samples. For profiling a run by hand, e.g. suite --jvm-opt=-XX:StartFlightRecording=...")
+    static final class JfrCommand implements Callable<Integer> {
+        @CommandLine.Parameters(paramLabel = "FILE", description = "The .jfr recording.")
+        Path file;
+
+        @Option(names = "--top", description = "Rows per table (default: ${DEFAULT-VALUE}).", defaultValue = "30")
+        int top;
+
+        @Option(names = "--first-seconds", description = "Only the first S seconds of the recording.")
+        Double firstSeconds;
+
+        @Override
+        public Integer call() throws Exception {
+            Report report = new Report(System.out, null);
+            JfrSummary.print(report, file, file.getFileName().toString(), top,
+                    firstSeconds == null ? Double.MAX_VALUE : firstSeconds);
+            return 0;
         }
     }
 }

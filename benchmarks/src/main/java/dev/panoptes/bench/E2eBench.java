@@ -127,7 +127,7 @@ final class E2eBench {
         Path db = runDir.resolve("results.db");
         String coordinatorName = "e2e-coordinator-" + name;
         Path coordinatorLog = ctx.logDir().resolve(coordinatorName + ".log");
-        try (Child coordinator = Child.startCommand(ctx, coordinatorName, cli.command(List.of(),
+        try (Child coordinator = Child.startCommand(ctx, coordinatorName, cli.command(ctx.coordinatorJvmArgs(),
                 List.of("coordinator", "--listen", "127.0.0.1:" + port, "--suite", suite.toString(), "--db",
                         db.toString(), "--job-size", Integer.toString(o.jobSize()))))) {
             ProductCli.awaitListening(port, 60_000, coordinator);

@@ -29,13 +29,30 @@ final class JfrSummary {
 
     /** Prints the summary of a recording into the report. */
     static void print(Report report, Path recording, String title, int top) throws IOException {
+        print(report, recording, title, top, Double.MAX_VALUE);
+    }
+
+    /**
+     * Prints the summary of the first {@code firstSeconds} of a recording (from its first event),
+     * for a phase such as a coordinator's start-up.
+     */
+    static void print(Report report, Path recording, String title, int top, double firstSeconds)
+            throws IOException {
         Map<String, Integer> byThread = new HashMap<>();
         Map<String, Integer> self = new HashMap<>();
         Map<String, Integer> inclusive = new HashMap<>();
         Map<String, Integer> nativeSelf = new HashMap<>();
         int samples = 0;
         int nativeSamples = 0;
-        for (RecordedEvent e : RecordingFile.readAllEvents(recording)) {
+        List<RecordedEvent> events = RecordingFile.readAllEvents(recording);
+        java.time.Instant first = events.stream().map(RecordedEvent::getStartTime).min(java.time.Instant::compareTo)
+                .orElse(java.time.Instant.EPOCH);
+        java.time.Instant until = firstSeconds >= Double.MAX_VALUE / 2 ? java.time.Instant.MAX
+                : first.plusNanos((long) (firstSeconds * 1e9));
+        for (RecordedEvent e : events) {
+            if (e.getStartTime().isAfter(until)) {
+                continue;
+            }
             String type = e.getEventType().getName();
             boolean java = type.equals("jdk.ExecutionSample");
             if (!java && !type.equals("jdk.NativeMethodSample")) {

@@ -28,10 +28,12 @@ final class SuiteBench {
                    long maxRunSeconds, Path workerJar, int workerCapacity) {
     }
 
-    private record Run(double firstDispatchSeconds, double peakUsedMb, double peakAfterGcMb, int exitCode,
-                       boolean completed, boolean outOfMemory, double runSeconds) {
+    private record Run(double listeningSeconds, double firstDispatchSeconds, double liveAfterLoadMb,
+                       double peakUsedMb, double peakAfterGcMb, int exitCode, boolean completed, boolean outOfMemory,
+                       double runSeconds, int gcPauses, double gcPauseSeconds) {
     }
 
+    private static final Pattern PAUSE_MS = Pattern.compile(" (\\d+(?:\\.\\d+)?)ms$");
     private static final Pattern GC_LINE = Pattern.compile("(\\d+)([KMG])->(\\d+)([KMG])\\((\\d+)([KMG])\\)");
 
     private SuiteBench() {
@@ -56,12 +58,16 @@ final class SuiteBench {
                 for (int r = 1; r <= o.runs(); r++) {
                     Run run = once(ctx, cli, o, suite, dir.resolve("run-" + chars + "-" + r), heapMb);
                     runs.add(run);
-                    report.progress(String.format(Locale.ROOT, "run %d: first dispatch after %.2f s; peak heap used"
-                                    + " %.0f MB, peak after GC %.0f MB (%.2f x / %.2f x the file); %s in %.1f s"
-                                    + " (exit %d)%s [load %.2f]", r, run.firstDispatchSeconds(), run.peakUsedMb(),
+                    report.progress(String.format(Locale.ROOT, "run %d: listening after %.2f s, first dispatch after"
+                                    + " %.2f s; live heap after load %.0f MB; peak heap used %.0f MB, peak after GC"
+                                    + " %.0f MB (%.2f x / %.2f x the file); %d GC pauses, %.2f s in total; %s in"
+                                    + " %.1f s (exit %d)%s [load %.2f]",
+                            r, run.listeningSeconds(), run.firstDispatchSeconds(), run.liveAfterLoadMb(),
+                            run.peakUsedMb(),
                             run.peakAfterGcMb(), run.peakUsedMb() * 1e6 / size, run.peakAfterGcMb() * 1e6 / size,
-                            run.completed() ? "completed" : "stopped", run.runSeconds(), run.exitCode(),
-                            run.outOfMemory() ? " OUT OF MEMORY" : "", Machine.loadAverage()));
+                            run.gcPauses(), run.gcPauseSeconds(), run.completed() ? "completed" : "stopped",
+                            run.runSeconds(), run.exitCode(), run.outOfMemory() ? " OUT OF MEMORY" : "",
+                            Machine.loadAverage()));
                 }
                 Stats first = Stats.of(runs.stream().map(Run::firstDispatchSeconds).toList());
                 Stats used = Stats.of(runs.stream().map(Run::peakUsedMb).toList());
@@ -71,7 +77,11 @@ final class SuiteBench {
                 allMet &= met;
                 rows.add(List.of(String.format(Locale.ROOT, "%,d x ~%d-char prompts", o.vignettes(), chars),
                         String.format(Locale.ROOT, "%.1f (%.0f B/line)", size / 1e6, (double) size / o.vignettes()),
-                        Long.toString(heapMb), first.format(2), used.format(0), live.format(0),
+                        Long.toString(heapMb),
+                        Stats.of(runs.stream().map(Run::listeningSeconds).toList()).format(2), first.format(2),
+                        Stats.of(runs.stream().map(Run::gcPauseSeconds).toList()).format(2),
+                        Stats.of(runs.stream().map(Run::liveAfterLoadMb).toList()).format(0), used.format(0),
+                        live.format(0),
                         String.format(Locale.ROOT, "%.2f", live.median() * 1e6 / size),
                         runs.stream().allMatch(Run::completed) ? "yes" : "no (stopped at the time limit)",
                         oom ? "YES" : "no", met ? "met" : "not met"));
@@ -90,7 +100,8 @@ final class SuiteBench {
         report.line("");
         report.line("Machine: " + Machine.describe() + ".");
         report.line("");
-        report.table(List.of("suite", "file (MB)", "-Xmx (MiB)", "first dispatch (s)", "peak heap used (MB)",
+        report.table(List.of("suite", "file (MB)", "-Xmx (MiB)", "listening (s)", "first dispatch (s)",
+                "GC pauses (s)", "live heap after load, full GC (MB)", "peak heap used (MB)",
                 "peak heap after GC (MB)", "after GC / file", "run completed", "OutOfMemoryError", "verdict"), rows);
         report.line("");
         report.line("Targets: first dispatch within 5 s; peak heap within 3 x the suite file (run with -Xmx at 3 x,"
@@ -109,13 +120,19 @@ final class SuiteBench {
                         "120000"))) {
             // The probe is retrying its connect every 2 ms before the coordinator starts.
             probe.expect("CONNECTING", Duration.ofSeconds(30));
-            List<String> command = cli.command(List.of("-Xmx" + heapMb + "m", "-Xlog:gc:file=" + gcLog),
+            List<String> jvm = new ArrayList<>(List.of("-Xmx" + heapMb + "m", "-Xlog:gc:file=" + gcLog));
+            jvm.addAll(ctx.coordinatorJvmArgs());
+            List<String> command = cli.command(jvm,
                     List.of("coordinator", "--listen", "127.0.0.1:" + port, "--suite", suite.toString(),
                             "--db", runDir.resolve("results.db").toString(), "--job-size",
                             Integer.toString(o.jobSize())));
             long t0 = System.nanoTime();
             try (Child coordinator = Child.startCommand(ctx, "suite-coordinator-" + name, command)) {
+                Kv connected = probe.expect("REGISTERING", Duration.ofSeconds(120));
                 Kv first = probe.expect("FIRST-ASSIGN", Duration.ofSeconds(120));
+                // The live heap once the suite is loaded and planned: a full GC, read from the GC log.
+                Jcmd.run(coordinator.pid(), "GC.run");
+                double liveAfterLoad = lastFullGcAfterMb(gcLog, Duration.ofSeconds(10));
                 int exit = coordinator.waitFor(Duration.ofSeconds(o.maxRunSeconds()));
                 long end = System.nanoTime();
                 boolean completed = exit == 0;
@@ -125,18 +142,43 @@ final class SuiteBench {
                     exit = coordinator.waitFor(Duration.ofSeconds(20));
                 }
                 double[] peaks = gcPeaksMb(gcLog);
+                Files.copy(gcLog, ctx.logDir().resolve("gc-" + name + ".log"));
                 String log = Files.readString(ctx.logDir().resolve("suite-coordinator-" + name + ".log"),
                         StandardCharsets.UTF_8);
-                return new Run((first.longValue("nanos") - t0) / 1e9, peaks[0], peaks[1], exit, completed,
-                        log.contains("OutOfMemoryError"), (end - t0) / 1e9);
+                return new Run((connected.longValue("nanos") - t0) / 1e9, (first.longValue("nanos") - t0) / 1e9,
+                        liveAfterLoad, peaks[0], peaks[1], exit, completed, log.contains("OutOfMemoryError"), (end - t0) / 1e9,
+                        (int) peaks[2], peaks[3]);
             }
         }
     }
 
-    /** The largest heap in use before and after any GC pause of a -Xlog:gc log, in MB: {before, after}. */
+    /** The heap after the last "Pause Full (System.gc())" of a GC log, waiting for it to appear. */
+    private static double lastFullGcAfterMb(Path gcLog, Duration timeout) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (true) {
+            double found = -1;
+            for (String line : Files.readAllLines(gcLog, StandardCharsets.UTF_8)) {
+                Matcher m = GC_LINE.matcher(line);
+                if (line.contains("Pause Full (System.gc())") && m.find()) {
+                    found = mb(m.group(3), m.group(4));
+                }
+            }
+            if (found >= 0 || System.nanoTime() - deadline > 0) {
+                return found;
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /**
+     * From a -Xlog:gc log: the largest heap in use before and after any GC pause, in MB, the number
+     * of pauses and their total seconds: {before, after, pauses, seconds}.
+     */
     static double[] gcPeaksMb(Path gcLog) throws IOException {
         double before = 0;
         double after = 0;
+        int pauses = 0;
+        double pauseMs = 0;
         for (String line : Files.readAllLines(gcLog, StandardCharsets.UTF_8)) {
             if (!line.contains("Pause")) {
                 continue;
@@ -146,8 +188,13 @@ final class SuiteBench {
                 before = Math.max(before, mb(m.group(1), m.group(2)));
                 after = Math.max(after, mb(m.group(3), m.group(4)));
             }
+            Matcher t = PAUSE_MS.matcher(line);
+            if (t.find()) {
+                pauses++;
+                pauseMs += Double.parseDouble(t.group(1));
+            }
         }
-        return new double[] {before, after};
+        return new double[] {before, after, pauses, pauseMs / 1000};
     }
 
     private static double mb(String value, String unit) {

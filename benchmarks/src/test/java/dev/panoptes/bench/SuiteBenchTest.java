@@ -23,6 +23,8 @@ class SuiteBenchTest {
         double[] peaks = SuiteBench.gcPeaksMb(log);
         assertThat(peaks[0]).isCloseTo(200 * 1.048576, within(0.001));
         assertThat(peaks[1]).isCloseTo(150 * 1.048576, within(0.001));
+        assertThat(peaks[2]).isEqualTo(4);
+        assertThat(peaks[3]).isCloseTo(0.062445, within(1e-9));
     }
 
     @Test
