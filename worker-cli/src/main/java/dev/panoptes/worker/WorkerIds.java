@@ -34,6 +34,20 @@ public final class WorkerIds {
     }
 
     /**
+     * Checks a worker's capacity, the jobs it runs at once.
+     *
+     * @return the capacity
+     * @throws IllegalArgumentException when below 1, naming the worker
+     */
+    public static int requireCapacity(String workerId, int capacity) {
+        if (capacity < 1) {
+            throw new IllegalArgumentException("capacity of worker " + workerId + " must be at least 1, got "
+                    + capacity);
+        }
+        return capacity;
+    }
+
+    /**
      * The default id of this process, {@code <hostname>-<pid>}, made valid: runs of other
      * characters become {@code -} and the host name is shortened so that the whole fits in 128
      * characters. Falls back to {@code worker-<pid>} when the host name cannot be found.

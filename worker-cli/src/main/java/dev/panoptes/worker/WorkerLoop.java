@@ -61,11 +61,7 @@ public final class WorkerLoop implements AutoCloseable {
                       WorkerOptions options) {
         this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
         this.workerId = WorkerIds.requireValid(workerId);
-        if (capacity < 1) {
-            throw new IllegalArgumentException("capacity of worker " + workerId + " must be at least 1, got "
-                    + capacity);
-        }
-        this.capacity = capacity;
+        this.capacity = WorkerIds.requireCapacity(workerId, capacity);
         this.runner = Objects.requireNonNull(runner, "runner");
         this.options = Objects.requireNonNull(options, "options");
         this.backoff = new Backoff(options.initialBackoff(), options.maxBackoff());

@@ -106,11 +106,7 @@ public final class WorkerSession implements Closeable {
                          WorkerOptions options) {
         this.stream = Objects.requireNonNull(stream, "stream");
         this.workerId = WorkerIds.requireValid(workerId);
-        if (capacity < 1) {
-            throw new IllegalArgumentException("capacity of worker " + workerId + " must be at least 1, got "
-                    + capacity);
-        }
-        this.capacity = capacity;
+        this.capacity = WorkerIds.requireCapacity(workerId, capacity);
         this.runner = Objects.requireNonNull(runner, "runner");
         this.options = Objects.requireNonNull(options, "options");
         this.coordinator = Workers.describe(stream.socket().getRemoteSocketAddress());
