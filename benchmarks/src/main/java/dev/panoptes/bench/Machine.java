@@ -49,9 +49,35 @@ final class Machine {
                 loadAverage());
     }
 
+    /**
+     * The commit of the working tree the benchmark runs in (the current directory), with the
+     * number of files changed since, or "unknown" outside a git checkout.
+     */
+    static String sourceVersion() {
+        try {
+            Process head = new ProcessBuilder("git", "rev-parse", "--short", "HEAD").redirectErrorStream(true).start();
+            String commit = new String(head.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+                    .trim();
+            Process status = new ProcessBuilder("git", "status", "--porcelain", "--untracked-files=no")
+                    .redirectErrorStream(true).start();
+            long dirty = new String(status.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8)
+                    .lines().count();
+            if (head.waitFor() != 0 || status.waitFor() != 0) {
+                return "unknown";
+            }
+            return dirty == 0 ? commit : commit + " + " + dirty + " uncommitted files";
+        } catch (IOException e) {
+            return "unknown";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "unknown";
+        }
+    }
+
     /** Prints the machine line, and a warning when the machine is not quiet before a measurement. */
     static void report(PrintStream out) {
         out.println("# machine: " + describe());
+        out.println("# source: " + sourceVersion() + " (the product classes are those this jar was built with)");
         double load = loadAverage();
         if (load > QUIET_LOAD) {
             out.println("# WARNING: load average " + load + " before starting: something else is running;"
