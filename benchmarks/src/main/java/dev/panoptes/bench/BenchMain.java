@@ -210,11 +210,15 @@ public final class BenchMain implements Callable<Integer> {
                 + " (default: ${DEFAULT-VALUE}).", defaultValue = "256")
         int connectParallel;
 
+        @Option(names = "--profile", description = "In the last run of the largest N, profile the coordinator with"
+                + " JFR while the workers register and with perf while they heartbeat.")
+        boolean profile;
+
         @Override
         public Integer call() throws Exception {
             return common.execute("scale", (ctx, report) -> ScaleBench.run(ctx, report,
                     new ScaleBench.Options(ns, common.runsOr(3), heartbeatMs, heartbeatTimeoutMs, settleMs, cpuWindowMs,
-                            connectParallel)));
+                            connectParallel, profile)));
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.panoptes.bench;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,7 +20,7 @@ import java.util.Locale;
 final class ScaleBench {
     /** How to run it; see {@link BenchMain}. */
     record Options(List<Integer> ns, int runs, long heartbeatMs, long heartbeatTimeoutMs, long settleMs,
-                   long cpuWindowMs, int connectParallel) {
+                   long cpuWindowMs, int connectParallel, boolean profile) {
     }
 
     private record Run(double registerSeconds, double heapMb, double bytesPerWorker, int threads0, int threads,
@@ -45,7 +46,7 @@ final class ScaleBench {
             }
             List<Run> runs = new ArrayList<>();
             for (int r = 0; r < o.runs(); r++) {
-                Run run = once(ctx, o, n, r);
+                Run run = once(ctx, report, o, n, r, false);
                 runs.add(run);
                 report.progress(String.format(Locale.ROOT,
                         "N=%d run %d: registered in %.2f s, heap %.1f MB (%.0f B/worker), threads %d -> %d,"
@@ -87,10 +88,16 @@ final class ScaleBench {
         report.line("");
         report.line("Target (10,000 workers, constant threads, < 20 KB heap per worker): "
                 + (allMet ? "met" : "not met") + ".");
+        if (o.profile()) {
+            int n = o.ns().get(o.ns().size() - 1);
+            report.progress("profiling: one more run of N=" + n + ", not counted (JFR adds threads of its own)");
+            once(ctx, report, o, n, o.runs(), true);
+        }
         return 0;
     }
 
-    private static Run once(BenchContext ctx, Options o, int n, int r) {
+    private static Run once(BenchContext ctx, Report report, Options o, int n, int r, boolean profile)
+            throws Exception {
         String suffix = "-" + n + "-" + (r + 1);
         try (Child coordinator = Child.start(ctx, "scale-coordinator" + suffix, ScaleCoordinator.class, List.of(),
                 List.of(Long.toString(o.heartbeatMs()), Long.toString(o.heartbeatTimeoutMs())))) {
@@ -100,8 +107,15 @@ final class ScaleBench {
             try (Child workers = Child.start(ctx, "many-workers" + suffix, ManyWorkers.class, List.of(),
                     List.of(Integer.toString(port), Integer.toString(n), Long.toString(o.heartbeatMs()),
                             Integer.toString(o.connectParallel()), "120000"))) {
+                Path registrationJfr = ctx.logDir().resolve("scale-registration-" + n + ".jfr");
+                if (profile) {
+                    Jcmd.startRecording(coordinator.pid());
+                }
                 workers.send("connect");
                 Kv connected = workers.expect("CONNECTED", Duration.ofSeconds(150));
+                if (profile) {
+                    Jcmd.stopRecording(coordinator.pid(), registrationJfr);
+                }
                 if (connected.intValue("registered") != n) {
                     throw new IllegalStateException("only " + connected.intValue("registered") + " of " + n
                             + " workers registered: " + connected.values());
@@ -120,11 +134,26 @@ final class ScaleBench {
                 long w0 = workers.cpuNanos();
                 long t0 = System.nanoTime();
                 coordinator.send(Kv.line("cpu", "windowMs", o.cpuWindowMs()));
+                Path idlePerf = ctx.logDir().resolve("scale-idle-" + n + ".perf.data");
+                Perf.Session perf = profile && Perf.available()
+                        ? Perf.record(coordinator.pid(), Math.max(1, o.cpuWindowMs() / 1000 - 1), idlePerf) : null;
                 Kv cpu = coordinator.expect("CPU", Duration.ofMillis(o.cpuWindowMs() + 60_000));
                 long w1 = workers.cpuNanos();
                 long t1 = System.nanoTime();
                 workers.send("stats");
                 long hb1 = workers.expect("STATS", Duration.ofSeconds(10)).longValue("heartbeatsSent");
+                if (profile) {
+                    JfrSummary.print(report, registrationJfr, "coordinator while " + n + " workers register", 20);
+                    if (perf != null) {
+                        perf.output();
+                        Jcmd.run(coordinator.pid(), "Compiler.perfmap");
+                        report.line("");
+                        report.line("CPU samples of the coordinator while " + n + " workers heartbeat (perf record,"
+                                + " user + kernel):");
+                        report.line("");
+                        report.table(List.of("self", "object", "symbol"), Perf.report(idlePerf, 25));
+                    }
+                }
                 double heapBytes = after.longValue("heapBytes");
                 return new Run(connected.longValue("nanos") / 1e9, heapBytes / 1e6,
                         (heapBytes - before.longValue("heapBytes")) / n, before.intValue("threads"),
@@ -132,9 +161,6 @@ final class ScaleBench {
                         100.0 * (w1 - w0) / (t1 - t0), cpu.intValue("pool"), cpu.intValue("lost"),
                         (hb1 - hb0) * 1e9 / (t1 - t0), cpu.get("threads"));
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
         }
     }
 }
