@@ -269,10 +269,13 @@ public final class BenchMain implements Callable<Integer> {
                 defaultValue = "4")
         int capacity;
 
+        @Option(names = "--profile", description = "After the runs, profile a few more with JFR and perf.")
+        boolean profile;
+
         @Override
         public Integer call() throws Exception {
             return common.execute("scheduling", (ctx, report) -> SchedulingBench.run(ctx, report,
-                    new SchedulingBench.Options(common.runsOr(5), jobs, serviceMicros, capacity)));
+                    new SchedulingBench.Options(common.runsOr(5), jobs, serviceMicros, capacity, profile)));
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.panoptes.bench;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -18,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class SchedulingBench {
     /** How to run it; see {@link BenchMain}. */
-    record Options(int runs, int jobs, List<Long> serviceMicros, int capacity) {
+    record Options(int runs, int jobs, List<Long> serviceMicros, int capacity, boolean profile) {
     }
 
     private SchedulingBench() {
@@ -28,8 +29,9 @@ final class SchedulingBench {
         List<String> specs = new ArrayList<>();
         double speed = 0;
         long slowest = o.serviceMicros().stream().mapToLong(Long::longValue).max().orElseThrow();
-        for (long micros : o.serviceMicros()) {
-            String id = "w" + (slowest / micros) + "x";
+        for (int i = 0; i < o.serviceMicros().size(); i++) {
+            long micros = o.serviceMicros().get(i);
+            String id = "w" + (i + 1) + "-" + (slowest / micros) + "x";
             specs.add(id + ":" + o.capacity() + ":sleep" + micros);
             speed += (double) o.capacity() / micros; // jobs per microsecond
         }
@@ -45,7 +47,7 @@ final class SchedulingBench {
         int port = coordinator.expect("READY", Duration.ofSeconds(30)).intValue("port");
         List<String> args = new ArrayList<>(List.of(Integer.toString(port), "1000"));
         args.addAll(specs);
-        Child.start(ctx, "scheduling-workers", SessionWorker.class, List.of(), args);
+        Child workers = Child.start(ctx, "scheduling-workers", SessionWorker.class, List.of(), args);
         coordinator.send(Kv.line("await", "n", specs.size()));
         if (coordinator.expect("WORKERS", Duration.ofSeconds(60)).intValue("n") != specs.size()) {
             throw new IllegalStateException("not every worker registered");
@@ -101,7 +103,58 @@ final class SchedulingBench {
         double ratio = rs.median() / idealMs;
         report.line(String.format(Locale.ROOT, "Target (makespan within 10 %% of the ideal): %.1f %% over: %s.",
                 100 * (ratio - 1), ratio <= 1.10 ? "met" : "not met"));
+        if (o.profile()) {
+            profile(ctx, report, o, coordinator, workers);
+        }
         return 0;
+    }
+
+    /** Three more remote runs under JFR, and three under perf, on both JVMs; not counted. */
+    private static void profile(BenchContext ctx, Report report, Options o, Child coordinator, Child workers)
+            throws Exception {
+        Path cJfr = ctx.logDir().resolve("scheduling-coordinator.jfr");
+        Path wJfr = ctx.logDir().resolve("scheduling-workers.jfr");
+        Jcmd.startRecording(coordinator.pid());
+        Jcmd.startRecording(workers.pid());
+        for (int i = 0; i < 3; i++) {
+            once(coordinator, "run", o.jobs(), null);
+        }
+        Jcmd.stopRecording(coordinator.pid(), cJfr);
+        Jcmd.stopRecording(workers.pid(), wJfr);
+        JfrSummary.print(report, cJfr, "scheduling coordinator (3 remote runs)", 20);
+        JfrSummary.print(report, wJfr, "scheduling workers JVM (3 remote runs)", 12);
+        if (!Perf.available()) {
+            return;
+        }
+        Path cPerf = ctx.logDir().resolve("scheduling-coordinator.perf.data");
+        Path wPerf = ctx.logDir().resolve("scheduling-workers.perf.data");
+        Perf.Session c = Perf.record(coordinator.pid(), 2, cPerf);
+        Perf.Session w = Perf.record(workers.pid(), 2, wPerf);
+        Perf.Session cs = Perf.stat(coordinator.pid(), 2);
+        Perf.Session ws = Perf.stat(workers.pid(), 2);
+        long t0 = System.nanoTime();
+        int jobs = 0;
+        while (System.nanoTime() - t0 < 2_200_000_000L) {
+            once(coordinator, "run", o.jobs(), null);
+            jobs += o.jobs();
+        }
+        c.output();
+        w.output();
+        var cc = Perf.counts(cs.output());
+        var wc = Perf.counts(ws.output());
+        Jcmd.run(coordinator.pid(), "Compiler.perfmap");
+        Jcmd.run(workers.pid(), "Compiler.perfmap");
+        report.line("");
+        report.line(String.format(Locale.ROOT, "perf stat over 2 s of back-to-back runs (about %d jobs): coordinator"
+                + " %s, workers %s", jobs, cc, wc));
+        report.line("");
+        report.line("CPU samples, scheduling coordinator (perf record, user + kernel):");
+        report.line("");
+        report.table(List.of("self", "object", "symbol"), Perf.report(cPerf, 20));
+        report.line("");
+        report.line("CPU samples, workers JVM:");
+        report.line("");
+        report.table(List.of("self", "object", "symbol"), Perf.report(wPerf, 15));
     }
 
     private static Kv once(Child coordinator, String command, int jobs, String workers) {
