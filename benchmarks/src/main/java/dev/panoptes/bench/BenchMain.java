@@ -390,11 +390,19 @@ public final class BenchMain implements Callable<Integer> {
                 + " (default: ${DEFAULT-VALUE}).", defaultValue = "5000")
         int storeOutcomes;
 
+        @Option(names = "--profile", description = "After the runs, profile one more: JFR on a worker, perf on a"
+                + " worker, the coordinator and the stub model.")
+        boolean profile;
+
+        @Option(names = "--stub-nagle", description = "Run the stub model as shipped, with Nagle's algorithm on"
+                + " (the JDK HttpServer default), which adds a delayed-ACK wait of about 40 ms to each call.")
+        boolean stubNagle;
+
         @Override
         public Integer call() throws Exception {
             return common.execute("e2e", (ctx, report) -> E2eBench.run(ctx, report,
                     new E2eBench.Options(common.runsOr(3), vignettes, workers, capacity, latencyMs, jobSize, workerJar,
-                            storeOutcomes)));
+                            storeOutcomes, !stubNagle, profile)));
         }
     }
 

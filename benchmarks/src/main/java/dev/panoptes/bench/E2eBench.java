@@ -31,7 +31,7 @@ import java.util.stream.Stream;
 final class E2eBench {
     /** How to run it; see {@link BenchMain}. */
     record Options(int runs, int vignettes, int workers, int capacity, long latencyMs, int jobSize, Path workerJar,
-                   int storeOutcomes) {
+                   int storeOutcomes, boolean stubNoDelay, boolean profile) {
     }
 
     private record Run(double steadyRate, double wholeRate, long records, int exitCode, double coordinatorCpuUsPerV,
@@ -51,12 +51,18 @@ final class E2eBench {
         try {
             Path suite = dir.resolve("suite.jsonl");
             SuiteFiles.writeArithmetic(suite, o.vignettes());
-            Child stub = Child.start(ctx, "stub-model", StubModelNode.class, List.of(),
+            // The JDK's HttpServer leaves Nagle on unless told (sun.net.httpserver.nodelay): its
+            // response headers and body then leave as two segments, the body waiting for the
+            // client's delayed ACK of the headers, about 40 ms on Linux. A model server with a
+            // "fixed 50 ms latency" must not add that, so by default the stub runs with it off.
+            Child stub = Child.start(ctx, "stub-model", StubModelNode.class,
+                    o.stubNoDelay() ? List.of("-Dsun.net.httpserver.nodelay=true") : List.of(),
                     List.of(Long.toString(o.latencyMs()), Integer.toString(4 * o.workers() * o.capacity())));
             String url = stub.expect("READY", Duration.ofSeconds(30)).get("url");
-            report.progress(String.format(Locale.ROOT, "stub model at %s (%d ms per call); %d workers x capacity %d;"
-                    + " limit %.0f vignettes/s; %,d vignettes per run; binary %s", url, o.latencyMs(), o.workers(),
-                    o.capacity(), limit, o.vignettes(), cli.describe()));
+            report.progress(String.format(Locale.ROOT, "stub model at %s (%d ms per call, TCP_NODELAY %s); %d workers x"
+                    + " capacity %d; limit %.0f vignettes/s; %,d vignettes per run; binary %s", url, o.latencyMs(),
+                    o.stubNoDelay() ? "on" : "off (as shipped)", o.workers(), o.capacity(), limit, o.vignettes(),
+                    cli.describe()));
             int port = ProductCli.freePort();
             List<Child> workers = new ArrayList<>();
             report.progress("warm-up: one run of " + o.vignettes() / 4 + " vignettes, not counted");
@@ -72,6 +78,10 @@ final class E2eBench {
                         run.wholeRate(), run.records(), run.exitCode(), run.coordinatorCpuUsPerV(),
                         run.workerCpuUsPerV(), run.stubCpuUsPerV(), Machine.loadAverage()));
             }
+            if (o.profile()) {
+                report.progress("profiling: one more run, not counted");
+                once(ctx, cli, o, suite, o.vignettes(), dir.resolve("profiled"), url, port, workers, stub, report);
+            }
         } finally {
             try (Stream<Path> files = Files.walk(dir)) {
                 for (Path p : files.sorted((a, b) -> b.getNameCount() - a.getNameCount()).toList()) {
@@ -84,8 +94,8 @@ final class E2eBench {
         report.line("");
         report.line("### e2e (" + runs.size() + " runs after one warm-up run; the real coordinator command and "
                 + o.workers() + " real worker processes, capacity " + o.capacity() + ", job size " + o.jobSize()
-                + ", stub model " + o.latencyMs() + " ms per call; " + o.vignettes() + " vignettes per run; median"
-                + " (min-max))");
+                + ", stub model " + o.latencyMs() + " ms per call" + (o.stubNoDelay() ? " with TCP_NODELAY"
+                : " as shipped (Nagle on)") + "; " + o.vignettes() + " vignettes per run; median (min-max))");
         report.line("");
         report.line("Machine: " + Machine.describe() + ". Binary: `" + cli.describe() + "`.");
         report.line("");
@@ -122,6 +132,12 @@ final class E2eBench {
 
     private static Run once(BenchContext ctx, ProductCli cli, Options o, Path suite, long total, Path runDir,
                             String url, int port, List<Child> workers, Child stub) throws Exception {
+        return once(ctx, cli, o, suite, total, runDir, url, port, workers, stub, null);
+    }
+
+    private static Run once(BenchContext ctx, ProductCli cli, Options o, Path suite, long total, Path runDir,
+                            String url, int port, List<Child> workers, Child stub, Report profile)
+            throws Exception {
         Files.createDirectories(runDir);
         String name = runDir.getFileName().toString();
         Path db = runDir.resolve("results.db");
@@ -145,6 +161,12 @@ final class E2eBench {
             }
             long workerCpu0 = cpu(workers);
             long stubCpu0 = stub.cpuNanos();
+            Path workerJfr = ctx.logDir().resolve("e2e-worker-1.jfr");
+            List<Perf.Session> perf = new ArrayList<>();
+            List<Path> perfData = new ArrayList<>();
+            if (profile != null) {
+                Jcmd.startRecording(workers.get(0).pid());
+            }
             List<long[]> timeline = new ArrayList<>();
             long allRegisteredNanos = -1;
             long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
@@ -158,11 +180,42 @@ final class E2eBench {
                 }
                 if (allRegisteredNanos < 0 && registrations(coordinatorLog) >= o.workers()) {
                     allRegisteredNanos = now;
+                    if (profile != null && Perf.available()) {
+                        for (Child c : List.of(workers.get(0), coordinator, stub)) {
+                            Path data = ctx.logDir().resolve("e2e-" + c.name() + ".perf.data");
+                            perfData.add(data);
+                            perf.add(Perf.record(c.pid(), 4, data));
+                        }
+                    }
+                }
+                if (!perf.isEmpty() && now - allRegisteredNanos > 4_500_000_000L) {
+                    // perf is done with them: name their JIT frames while every process still lives.
+                    perf.forEach(Perf.Session::output);
+                    perf.clear();
+                    for (Child c : List.of(workers.get(0), coordinator, stub)) {
+                        try {
+                            Jcmd.run(c.pid(), "Compiler.perfmap");
+                        } catch (IllegalStateException e) {
+                            profile.progress("no perf map for " + c.name() + ": " + e.getMessage());
+                        }
+                    }
                 }
                 if (count >= total) {
                     break;
                 }
                 Thread.sleep(POLL_MS);
+            }
+            if (profile != null) {
+                perf.forEach(Perf.Session::output);
+                Jcmd.stopRecording(workers.get(0).pid(), workerJfr);
+                JfrSummary.print(profile, workerJfr, "worker process e2e-worker-1 during a run", 25);
+                List<Child> profiled = List.of(workers.get(0), coordinator, stub);
+                for (int i = 0; i < perfData.size(); i++) {
+                    profile.line("");
+                    profile.line("CPU samples of " + profiled.get(i).name() + " (perf record, user + kernel, 4 s):");
+                    profile.line("");
+                    profile.table(List.of("self", "object", "symbol"), Perf.report(perfData.get(i), 20));
+                }
             }
             long workerCpu = cpu(workers) - workerCpu0;
             long stubCpu = stub.cpuNanos() - stubCpu0;
