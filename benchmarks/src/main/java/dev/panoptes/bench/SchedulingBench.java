@@ -100,6 +100,13 @@ final class SchedulingBench {
         sb.append("ideal shares are proportional to speed.");
         report.line(sb.toString());
         report.line("");
+        double remoteOverhead = fittedOverheadMicros(o, rs.median());
+        double localOverhead = fittedOverheadMicros(o, ls.median());
+        report.line(String.format(Locale.ROOT, "Fitted per-job overhead (the o for which sum(c / (t_i + o)) matches the"
+                + " median makespan): remote %.0f us, local %.0f us per job per slot; with service times of %s us"
+                + " that is what separates the makespan from the ideal.", remoteOverhead, localOverhead,
+                o.serviceMicros()));
+        report.line("");
         double ratio = rs.median() / idealMs;
         report.line(String.format(Locale.ROOT, "Target (makespan within 10 %% of the ideal): %.1f %% over: %s.",
                 100 * (ratio - 1), ratio <= 1.10 ? "met" : "not met"));
@@ -155,6 +162,26 @@ final class SchedulingBench {
         report.line("CPU samples, workers JVM:");
         report.line("");
         report.table(List.of("self", "object", "symbol"), Perf.report(wPerf, 15));
+    }
+
+    /** Solves jobs / makespan = sum(c / (t_i + o)) for o, in microseconds, by bisection. */
+    static double fittedOverheadMicros(Options o, double makespanMs) {
+        double rate = o.jobs() / (makespanMs * 1000); // jobs per microsecond
+        double lo = 0;
+        double hi = 1e6;
+        for (int i = 0; i < 100; i++) {
+            double mid = (lo + hi) / 2;
+            double r = 0;
+            for (long t : o.serviceMicros()) {
+                r += o.capacity() / (t + mid);
+            }
+            if (r > rate) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return (lo + hi) / 2;
     }
 
     private static Kv once(Child coordinator, String command, int jobs, String workers) {
