@@ -272,10 +272,15 @@ public final class BenchMain implements Callable<Integer> {
         @Option(names = "--profile", description = "After the runs, profile a few more with JFR and perf.")
         boolean profile;
 
+        @Option(names = "--warmup-runs", description = "Uncounted runs first, remote and local (default:"
+                + " ${DEFAULT-VALUE}).", defaultValue = "10")
+        int warmupRuns;
+
         @Override
         public Integer call() throws Exception {
             return common.execute("scheduling", (ctx, report) -> SchedulingBench.run(ctx, report,
-                    new SchedulingBench.Options(common.runsOr(5), jobs, serviceMicros, capacity, profile)));
+                    new SchedulingBench.Options(common.runsOr(5), jobs, serviceMicros, capacity, profile,
+                            warmupRuns)));
         }
     }
 

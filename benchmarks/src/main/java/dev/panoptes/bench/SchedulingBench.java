@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class SchedulingBench {
     /** How to run it; see {@link BenchMain}. */
-    record Options(int runs, int jobs, List<Long> serviceMicros, int capacity, boolean profile) {
+    record Options(int runs, int jobs, List<Long> serviceMicros, int capacity, boolean profile, int warmupRuns) {
     }
 
     private SchedulingBench() {
@@ -53,9 +53,12 @@ final class SchedulingBench {
             throw new IllegalStateException("not every worker registered");
         }
 
-        report.progress("warm-up: one remote and one local run of " + o.jobs() + " jobs, not counted");
-        once(coordinator, "run", o.jobs(), null);
-        once(coordinator, "run-local", o.jobs(), String.join(",", specs));
+        report.progress("warm-up: " + o.warmupRuns() + " remote and local runs of " + o.jobs() + " jobs, not counted"
+                + " (both JVMs' JIT must have compiled the whole path: a short warm-up overstates the overhead)");
+        for (int i = 0; i < o.warmupRuns(); i++) {
+            once(coordinator, "run", o.jobs(), null);
+            once(coordinator, "run-local", o.jobs(), String.join(",", specs));
+        }
         List<Double> remote = new ArrayList<>();
         List<Double> local = new ArrayList<>();
         Map<String, List<Double>> shares = new LinkedHashMap<>();
@@ -78,7 +81,8 @@ final class SchedulingBench {
         Stats rs = Stats.of(remote);
         Stats ls = Stats.of(local);
         report.line("");
-        report.line("### scheduling (" + o.runs() + " runs after one warm-up; " + o.jobs() + " jobs; workers "
+        report.line("### scheduling (" + o.runs() + " runs after " + o.warmupRuns() + " warm-up runs; " + o.jobs()
+                + " jobs; workers "
                 + String.join(", ", specs) + " (id:capacity:service time in us); median (min-max))");
         report.line("");
         report.line("Machine: " + Machine.describe() + String.format(Locale.ROOT,
