@@ -95,9 +95,10 @@ final class CoordinatorRun {
         err.printf("suite %s: %d vignettes in %d jobs of up to %d (run %s)%n", settings.suite(),
                 plan.vignetteCount(), plan.jobs().size(), settings.jobSize(), plan.runId());
         SharedPool pool = new SharedPool();
+        FleetReporter fleet;
         try (ResultStore store = JdbcResultStore.openSqlite(settings.db());
              ProgressPrinter progress = new ProgressPrinter(err, terminal, pool);
-             WorkerServer server = WorkerServer.start(serverOptions(), pool, new FleetReporter(progress))) {
+             WorkerServer server = WorkerServer.start(serverOptions(), pool, fleet = new FleetReporter(progress))) {
             InetSocketAddress address = server.address();
             err.printf("listening for workers on %s; results go to %s%n", hostPort(address), settings.db());
             err.printf("start workers with:%n  %s --coordinator %s --model-api URL --model NAME%s%n", workerCommand,
@@ -117,6 +118,7 @@ final class CoordinatorRun {
                 return EXIT_INTERRUPTED;
             }
             progress.finish();
+            fleet.quiet();
             summary = RunSummary.of(plan, report, store);
             out.print(summary.render());
             out.flush();
@@ -156,6 +158,8 @@ final class CoordinatorRun {
     /** Tells the person at the console about workers joining, being refused and leaving. */
     private static final class FleetReporter implements WorkerServer.Listener {
         private final ProgressPrinter progress;
+        /** Set once the run is over: the workers dropped by the server's shutdown are not news. */
+        private volatile boolean quiet;
 
         FleetReporter(ProgressPrinter progress) {
             this.progress = progress;
@@ -172,8 +176,15 @@ final class CoordinatorRun {
             progress.message("worker rejected from " + remote + ": " + reason);
         }
 
+        void quiet() {
+            quiet = true;
+        }
+
         @Override
         public void onLost(RemoteWorker worker, Throwable cause) {
+            if (quiet) {
+                return;
+            }
             String why = cause == null ? "connection closed" : cause.getMessage();
             progress.message("worker " + worker.id() + " lost: " + why);
             log.debug("worker={} - lost", worker.id(), cause);

@@ -115,7 +115,7 @@ final class DemoCommand implements Callable<Integer> {
                 out.printf("  demo-worker-1 was killed with SIGKILL mid-run: the %d jobs it held were sent to other"
                         + " workers%n", victim.redelivered.get());
             }
-            out.printf("%nResults: java -jar worker.jar results --db %s --format csv%n", results);
+            out.printf("%nResults: %s results --db %s --format csv%n", Jars.selfCommand(), results);
             out.printf("Worker logs: %s%n", dir);
             out.printf("Against a real model API: start 'java -jar worker.jar coordinator --suite FILE', then on"
                     + " each GPU machine 'java -jar worker.jar --coordinator HOST:7070 --model-api"
