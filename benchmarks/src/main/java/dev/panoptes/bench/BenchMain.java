@@ -399,8 +399,9 @@ public final class BenchMain implements Callable<Integer> {
                 + " worker, the coordinator and the stub model.")
         boolean profile;
 
-        @Option(names = "--stub-nagle", description = "Run the stub model as shipped, with Nagle's algorithm on"
-                + " (the JDK HttpServer default), which adds a delayed-ACK wait of about 40 ms to each call.")
+        @Option(names = "--stub-nagle", description = "Run the stub model with Nagle's algorithm on (the JDK"
+                + " HttpServer default, and the stub's before eb744b7), which adds a delayed-ACK wait of about 40 ms to"
+                + " each call.")
         boolean stubNagle;
 
         @Override

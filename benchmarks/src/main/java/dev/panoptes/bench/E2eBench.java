@@ -54,14 +54,15 @@ final class E2eBench {
             // The JDK's HttpServer leaves Nagle on unless told (sun.net.httpserver.nodelay): its
             // response headers and body then leave as two segments, the body waiting for the
             // client's delayed ACK of the headers, about 40 ms on Linux. A model server with a
-            // "fixed 50 ms latency" must not add that, so by default the stub runs with it off.
+            // "fixed 50 ms latency" must not add that. StubModelServer turns it off itself since
+            // eb744b7 unless the property is set; --stub-nagle sets it to false to show the cost.
             Child stub = Child.start(ctx, "stub-model", StubModelNode.class,
-                    o.stubNoDelay() ? List.of("-Dsun.net.httpserver.nodelay=true") : List.of(),
+                    List.of("-Dsun.net.httpserver.nodelay=" + o.stubNoDelay()),
                     List.of(Long.toString(o.latencyMs()), Integer.toString(4 * o.workers() * o.capacity())));
             String url = stub.expect("READY", Duration.ofSeconds(30)).get("url");
             report.progress(String.format(Locale.ROOT, "stub model at %s (%d ms per call, TCP_NODELAY %s); %d workers x"
                     + " capacity %d; limit %.0f vignettes/s; %,d vignettes per run; binary %s", url, o.latencyMs(),
-                    o.stubNoDelay() ? "on" : "off (as shipped)", o.workers(), o.capacity(), limit, o.vignettes(),
+                    o.stubNoDelay() ? "on" : "off (Nagle on, as shipped before eb744b7)", o.workers(), o.capacity(), limit, o.vignettes(),
                     cli.describe()));
             int port = ProductCli.freePort();
             List<Child> workers = new ArrayList<>();
@@ -95,7 +96,7 @@ final class E2eBench {
         report.line("### e2e (" + runs.size() + " runs after one warm-up run; the real coordinator command and "
                 + o.workers() + " real worker processes, capacity " + o.capacity() + ", job size " + o.jobSize()
                 + ", stub model " + o.latencyMs() + " ms per call" + (o.stubNoDelay() ? " with TCP_NODELAY"
-                : " as shipped (Nagle on)") + "; " + o.vignettes() + " vignettes per run; median (min-max))");
+                : " with Nagle on (--stub-nagle)") + "; " + o.vignettes() + " vignettes per run; median (min-max))");
         report.line("");
         report.line("Machine: " + Machine.describe() + ". Binary: `" + cli.describe() + "`.");
         report.line("");
