@@ -64,7 +64,11 @@ final class Child implements AutoCloseable {
         return startCommand(ctx, name, command);
     }
 
-    /** Starts any command (the product's own jar, say) as a child with the same plumbing. */
+    /**
+     * Starts any command (the product's own jar, say) as a child with the same plumbing. A
+     * command run under coreutils {@code timeout} is handled as the JVM it starts: {@link #pid()},
+     * CPU, signals and kills go to that JVM.
+     */
     static Child startCommand(BenchContext ctx, String name, List<String> command) {
         Path log = ctx.logDir().resolve(name + ".log");
         ProcessBuilder pb = new ProcessBuilder(command)
@@ -87,8 +91,29 @@ final class Child implements AutoCloseable {
         return name;
     }
 
+    /** The JVM's pid: the process itself, or the one {@code timeout} started. */
     long pid() {
-        return process.pid();
+        return target().pid();
+    }
+
+    /** The process that does the work: for a command under {@code timeout}, its child. */
+    private ProcessHandle target() {
+        ProcessHandle self = process.toHandle();
+        if (!process.info().command().map(c -> c.endsWith("/timeout")).orElse(false)) {
+            return self;
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (System.nanoTime() - deadline < 0) {
+            java.util.Optional<ProcessHandle> child = self.children().findFirst();
+            if (child.isPresent()) {
+                return child.get();
+            }
+            if (!process.isAlive()) {
+                break;
+            }
+            Thread.onSpinWait();
+        }
+        return self;
     }
 
     Process process() {
@@ -101,7 +126,7 @@ final class Child implements AutoCloseable {
 
     /** CPU the child has used so far, from /proc. */
     long cpuNanos() {
-        return Machine.processCpuNanos(process.pid());
+        return Machine.processCpuNanos(pid());
     }
 
     /** Sends one command line. */
@@ -192,7 +217,9 @@ final class Child implements AutoCloseable {
 
     /** SIGKILL. @return the {@link System#nanoTime()} just before the signal was sent */
     long kill9() {
+        ProcessHandle target = target();
         long t = System.nanoTime();
+        target.destroyForcibly();
         process.destroyForcibly();
         return t;
     }
@@ -204,7 +231,7 @@ final class Child implements AutoCloseable {
      */
     long signal(String signal) {
         try {
-            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(process.pid())).start();
+            Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid())).start();
             if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
                 throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
             }
@@ -220,11 +247,15 @@ final class Child implements AutoCloseable {
     /** Closes stdin (the child's cue to exit), waits briefly, then kills it. Idempotent. */
     @Override
     public void close() {
+        ProcessHandle target = process.isAlive() ? target() : process.toHandle();
         stdin.close();
         try {
             if (!process.waitFor(3, TimeUnit.SECONDS)) {
+                // SIGTERM to the JVM itself (a worker then drains and exits 0), and to its wrapper.
+                target.destroy();
                 process.destroy();
-                if (!process.waitFor(2, TimeUnit.SECONDS)) {
+                if (!process.waitFor(5, TimeUnit.SECONDS)) {
+                    target.destroyForcibly();
                     process.destroyForcibly();
                     process.waitFor(2, TimeUnit.SECONDS);
                 }

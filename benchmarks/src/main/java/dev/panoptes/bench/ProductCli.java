@@ -28,9 +28,16 @@ final class ProductCli {
                         + " (" + workerJar + " not built)";
     }
 
-    /** {@code java <jvmArgs> -jar worker.jar <args>}. */
+    /**
+     * {@code java <jvmArgs> -jar worker.jar <args>}, under coreutils {@code timeout} when it is
+     * installed: a worker process reconnects forever by design, so if this harness dies without
+     * closing it, the timeout still ends it (15 minutes, then SIGKILL 10 s later).
+     */
     List<String> command(List<String> jvmArgs, List<String> args) {
         List<String> command = new ArrayList<>();
+        if (Files.isExecutable(Path.of("/usr/bin/timeout"))) {
+            command.addAll(List.of("/usr/bin/timeout", "--kill-after=10", "900"));
+        }
         command.add(Child.javaExecutable());
         command.add("-Djava.net.preferIPv4Stack=true");
         command.addAll(jvmArgs);
