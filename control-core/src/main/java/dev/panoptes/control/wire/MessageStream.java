@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -59,6 +60,26 @@ public final class MessageStream implements Closeable {
         byte[] frame = codec.encodeFrame(message);
         synchronized (writeLock) {
             out.write(frame);
+            out.flush();
+        }
+    }
+
+    /**
+     * Writes several whole frames and flushes once, so that answers finished together leave in
+     * one write. Thread-safe like {@link #send}: no other frame comes between them.
+     *
+     * @throws IOException       when the socket fails
+     * @throws ProtocolException when a message is larger than the frame limit (nothing is sent)
+     */
+    public void sendAll(List<? extends Message> messages) throws IOException {
+        byte[][] frames = new byte[messages.size()][];
+        for (int i = 0; i < frames.length; i++) {
+            frames[i] = codec.encodeFrame(messages.get(i));
+        }
+        synchronized (writeLock) {
+            for (byte[] frame : frames) {
+                out.write(frame);
+            }
             out.flush();
         }
     }
