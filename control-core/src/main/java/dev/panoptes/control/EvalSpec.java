@@ -20,14 +20,37 @@ public record EvalSpec(String name, List<Vignette> vignettes, SpecParams params)
             throw new IllegalArgumentException("spec '" + name + "' must have at least one vignette");
         }
         vignettes = List.copyOf(vignettes);
+        String duplicate = firstDuplicateId(vignettes);
+        if (duplicate != null) {
+            throw new IllegalArgumentException("spec '" + name + "' has vignette id '" + duplicate + "' more than once");
+        }
+        params = params == null ? SpecParams.NONE : params;
+    }
+
+    /**
+     * Jobs hold a handful of vignettes and a large suite makes hundreds of thousands of them, so
+     * small lists are checked pairwise, without allocating a set.
+     */
+    private static String firstDuplicateId(List<Vignette> vignettes) {
+        int n = vignettes.size();
+        if (n <= 16) {
+            for (int i = 1; i < n; i++) {
+                String id = vignettes.get(i).id();
+                for (int j = 0; j < i; j++) {
+                    if (vignettes.get(j).id().equals(id)) {
+                        return id;
+                    }
+                }
+            }
+            return null;
+        }
         Set<String> seen = new HashSet<>();
         for (Vignette v : vignettes) {
             if (!seen.add(v.id())) {
-                throw new IllegalArgumentException(
-                        "spec '" + name + "' has vignette id '" + v.id() + "' more than once");
+                return v.id();
             }
         }
-        params = params == null ? SpecParams.NONE : params;
+        return null;
     }
 
     /** A spec without model parameters. */

@@ -1,7 +1,10 @@
 package dev.panoptes.control;
 
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -14,19 +17,25 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public class WorkerSet implements WorkerSource {
     private final Object lock = new Object();
-    /** Guarded by {@code lock} for writes; replaced, never mutated, so readers need no lock. */
-    private volatile List<WorkerHandle> members = List.of();
+    /** Guarded by {@code lock}: the members in joining order. */
+    private final List<WorkerHandle> members = new ArrayList<>();
+    /** Guarded by {@code lock}: the same members, for an O(1) membership test by identity. */
+    private final Set<WorkerHandle> index = Collections.newSetFromMap(new IdentityHashMap<>());
+    /**
+     * The last snapshot, or null after a change. Built on demand, not on every change: with
+     * thousands of workers registering at once, copying the list per change was quadratic.
+     */
+    private volatile List<WorkerHandle> snapshot = List.of();
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
 
     /** Adds a worker; adding the same handle twice has no effect. @return true when added */
     public boolean add(WorkerHandle worker) {
         synchronized (lock) {
-            if (indexOf(members, worker) >= 0) {
+            if (!index.add(worker)) {
                 return false;
             }
-            List<WorkerHandle> next = new ArrayList<>(members);
-            next.add(worker);
-            members = List.copyOf(next);
+            members.add(worker);
+            snapshot = null;
         }
         fireChanged();
         return true;
@@ -35,13 +44,16 @@ public class WorkerSet implements WorkerSource {
     /** Removes exactly this handle (by identity). @return true when it was a member */
     public boolean remove(WorkerHandle worker) {
         synchronized (lock) {
-            int at = indexOf(members, worker);
-            if (at < 0) {
+            if (!index.remove(worker)) {
                 return false;
             }
-            List<WorkerHandle> next = new ArrayList<>(members);
-            next.remove(at);
-            members = List.copyOf(next);
+            for (int i = members.size() - 1; i >= 0; i--) {
+                if (members.get(i) == worker) {
+                    members.remove(i);
+                    break;
+                }
+            }
+            snapshot = null;
         }
         fireChanged();
         return true;
@@ -49,18 +61,20 @@ public class WorkerSet implements WorkerSource {
 
     /** The number of members now. */
     public int size() {
-        return members.size();
+        synchronized (lock) {
+            return members.size();
+        }
     }
 
     /** True when there is no member now. */
     public boolean isEmpty() {
-        return members.isEmpty();
+        return size() == 0;
     }
 
     /** The sum of the members' capacities now. */
     public int totalCapacity() {
         int total = 0;
-        for (WorkerHandle w : members) {
+        for (WorkerHandle w : snapshot()) {
             total += w.capacity();
         }
         return total;
@@ -68,7 +82,16 @@ public class WorkerSet implements WorkerSource {
 
     @Override
     public List<WorkerHandle> snapshot() {
-        return members;
+        List<WorkerHandle> current = snapshot;
+        if (current != null) {
+            return current;
+        }
+        synchronized (lock) {
+            if (snapshot == null) {
+                snapshot = List.copyOf(members);
+            }
+            return snapshot;
+        }
     }
 
     @Override
@@ -85,14 +108,5 @@ public class WorkerSet implements WorkerSource {
         for (Runnable listener : listeners) {
             listener.run();
         }
-    }
-
-    private static int indexOf(List<WorkerHandle> list, WorkerHandle worker) {
-        for (int i = 0; i < list.size(); i++) {
-            if (list.get(i) == worker) {
-                return i;
-            }
-        }
-        return -1;
     }
 }

@@ -51,10 +51,16 @@ public record JobPlan(String runId, List<Job> jobs) {
         List<Job> jobs = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
             List<Vignette> slice = all.subList(i * jobSize, Math.min(all.size(), (i + 1) * jobSize));
-            String id = runId + "-" + String.format("%0" + digits + "d", i);
+            String id = runId + "-" + zeroPadded(i, digits);
             jobs.add(new Job(JobId.of(id), new EvalSpec(suite.name(), slice, params)));
         }
         return new JobPlan(runId, jobs);
+    }
+
+    /** {@code value} in decimal, left-padded with zeros to {@code digits}; String.format is too slow for a million. */
+    static String zeroPadded(int value, int digits) {
+        String text = Integer.toString(value);
+        return text.length() >= digits ? text : "0".repeat(digits - text.length()) + text;
     }
 
     /** The number of vignettes across all jobs. */
