@@ -53,6 +53,10 @@ public final class JdbcResultStore implements ResultStore {
     private final String description;
     private final Connection connection;
     private final Clock clock;
+    /** Prepared once (sqlite-jdbc compiles SQL on every prepare); guarded by {@code this}. */
+    private PreparedStatement insertRecord;
+    /** Guarded by {@code this}. */
+    private PreparedStatement clearFailure;
     /** Guarded by {@code this}. */
     private long duplicates;
     /** Guarded by {@code this}. */
@@ -143,6 +147,8 @@ public final class JdbcResultStore implements ResultStore {
             connection.rollback();
             throw e;
         }
+        insertRecord = connection.prepareStatement(INSERT_RECORD);
+        clearFailure = connection.prepareStatement("DELETE FROM panoptes_failures WHERE job_id = ?");
         log.debug("result database {} ready (schema v{})", description, SCHEMA_VERSION);
     }
 
@@ -150,9 +156,8 @@ public final class JdbcResultStore implements ResultStore {
     public synchronized Receipt record(JobOutcome outcome, String workerId) {
         checkOpen();
         long now = clock.millis();
-        try (PreparedStatement insert = connection.prepareStatement(INSERT_RECORD);
-             PreparedStatement clearFailure = connection.prepareStatement(
-                     "DELETE FROM panoptes_failures WHERE job_id = ?")) {
+        PreparedStatement insert = insertRecord;
+        try {
             int stored = 0;
             int dup = 0;
             for (ResponseRecord r : outcome.records()) {
@@ -312,6 +317,7 @@ public final class JdbcResultStore implements ResultStore {
         }
         closed = true;
         try {
+            // Closing the connection closes its statements too.
             connection.close();
         } catch (SQLException e) {
             log.warn("closing result database {} failed: {}", description, e.getMessage());
