@@ -96,9 +96,11 @@ final class CoordinatorRun {
                 plan.vignetteCount(), plan.jobs().size(), settings.jobSize(), plan.runId());
         SharedPool pool = new SharedPool();
         FleetReporter fleet;
-        try (ResultStore store = JdbcResultStore.openSqlite(settings.db());
-             ProgressPrinter progress = new ProgressPrinter(err, terminal, pool);
-             WorkerServer server = WorkerServer.start(serverOptions(), pool, fleet = new FleetReporter(progress))) {
+        // The server binds before the store opens, so that an address in use or a host that does
+        // not resolve leaves no empty database behind.
+        try (ProgressPrinter progress = new ProgressPrinter(err, terminal, pool);
+             WorkerServer server = WorkerServer.start(serverOptions(), pool, fleet = new FleetReporter(progress));
+             ResultStore store = JdbcResultStore.openSqlite(settings.db())) {
             InetSocketAddress address = server.address();
             err.printf("listening for workers on %s; results go to %s%n", hostPort(address), settings.db());
             err.printf("start workers with:%n  %s --coordinator %s --model-api URL --model NAME%s%n", workerCommand,

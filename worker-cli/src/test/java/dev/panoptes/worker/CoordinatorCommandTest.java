@@ -118,6 +118,20 @@ class CoordinatorCommandTest {
     }
 
     @Test
+    void anAddressThatDoesNotResolveFailsClearlyAndLeavesNoDatabase() throws Exception {
+        Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
+        Path db = dir.resolve("r.db");
+
+        int exit = execute("coordinator", "--suite", suite.toString(), "--db", db.toString(),
+                "--listen", "no-such-host.invalid:7070");
+
+        assertThat(exit).isEqualTo(1);
+        assertThat(err.toString()).contains("cannot listen for workers on no-such-host.invalid:7070")
+                .contains("does not resolve").doesNotContain("Exception");
+        assertThat(db).doesNotExist();
+    }
+
+    @Test
     void aMissingSuiteOptionIsAUsageError() {
         assertThat(execute("coordinator")).isEqualTo(2);
         assertThat(err.toString()).contains("Missing required option: '--suite=FILE'");
