@@ -635,7 +635,9 @@ class HttpModelClientTest {
             });
             caller.start();
             await().atMost(Duration.ofSeconds(5)).until(() -> started.getAsInt() >= 1);
-            Thread.sleep(100);
+            // Interrupt only once the caller is parked waiting for the answer or the next attempt.
+            await().atMost(Duration.ofSeconds(5)).until(() -> caller.getState() == Thread.State.WAITING
+                    || caller.getState() == Thread.State.TIMED_WAITING);
             long start = System.nanoTime();
             caller.interrupt();
             caller.join(5_000);
