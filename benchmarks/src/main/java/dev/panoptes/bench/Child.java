@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 /**
  * The parent's handle on one child JVM: {@code java -cp <this jar> <main> args}, with its stdout
@@ -145,6 +146,16 @@ final class Child implements AutoCloseable {
      *                               carries the end of the child's log
      */
     Kv expect(String tag, Duration timeout) {
+        return Kv.parse(awaitLine(line -> line.startsWith(tag + " ") || line.equals(tag), tag, timeout));
+    }
+
+    /** Waits for the next line containing {@code text}, for children that are not ours (the product's CLI). */
+    String expectContaining(String text, Duration timeout) {
+        return awaitLine(line -> line.contains(text), "'" + text + "'", timeout);
+    }
+
+    /** The next line that matches, skipping others; fails with the end of the child's log. */
+    private String awaitLine(Predicate<String> matches, String what, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
             long left = deadline - System.nanoTime();
@@ -153,45 +164,18 @@ final class Child implements AutoCloseable {
                 line = left <= 0 ? null : lines.poll(left, TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for " + tag + " from " + name, e);
+                throw new IllegalStateException("interrupted while waiting for " + what + " from " + name, e);
             }
             if (line == null) {
-                throw new IllegalStateException("no " + tag + " from child " + name + " within " + timeout.toMillis()
+                throw new IllegalStateException("no " + what + " from child " + name + " within " + timeout.toMillis()
                         + " ms (alive: " + process.isAlive() + ")" + tail());
             }
             if (line.equals(EOF)) {
                 lines.add(EOF);
                 throw new IllegalStateException("child " + name + " ended (exit code " + exitCodeOrNone()
-                        + ") before sending " + tag + tail());
+                        + ") before sending " + what + tail());
             }
-            if (line.startsWith(tag + " ") || line.equals(tag)) {
-                return Kv.parse(line);
-            }
-        }
-    }
-
-    /** Waits for the next line containing {@code text}, for children that are not ours (the product's CLI). */
-    String expectContaining(String text, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            long left = deadline - System.nanoTime();
-            String line;
-            try {
-                line = left <= 0 ? null : lines.poll(left, TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for '" + text + "' from " + name, e);
-            }
-            if (line == null) {
-                throw new IllegalStateException("no line with '" + text + "' from " + name + " within "
-                        + timeout.toMillis() + " ms" + tail());
-            }
-            if (line.equals(EOF)) {
-                lines.add(EOF);
-                throw new IllegalStateException("child " + name + " ended (exit code " + exitCodeOrNone()
-                        + ") before printing '" + text + "'" + tail());
-            }
-            if (line.contains(text)) {
+            if (matches.test(line)) {
                 return line;
             }
         }
