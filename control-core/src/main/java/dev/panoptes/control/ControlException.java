@@ -20,4 +20,12 @@ public abstract class ControlException extends RuntimeException {
 
     /** True when the job itself may well succeed if sent again, possibly to another worker. */
     public abstract boolean isRetryable();
+
+    /**
+     * Who the failure belongs to. By default {@link FailureScope#TRANSIENT} when retryable and
+     * {@link FailureScope#JOB} when not; {@link WorkerFaultException} says {@link FailureScope#WORKER}.
+     */
+    public FailureScope scope() {
+        return FailureScope.fromRetryable(isRetryable());
+    }
 }

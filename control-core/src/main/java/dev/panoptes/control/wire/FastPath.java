@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
 import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
@@ -168,10 +169,14 @@ final class FastPath {
         String jobId = null;
         String error = null;
         Boolean retryable = null;
+        String scope = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             switch (p.currentName()) {
                 case "jobId":
                     jobId = string(p);
+                    break;
+                case "scope":
+                    scope = optString(p);
                     break;
                 case "error":
                     error = string(p);
@@ -187,7 +192,8 @@ final class FastPath {
                     skipTopLevel(p);
             }
         }
-        return new Message.Failed(new JobId(require(jobId)), require(error), require(retryable));
+        return new Message.Failed(new JobId(require(jobId)), require(error), require(retryable),
+                FailureScope.fromWire(scope).orElse(null));
     }
 
     private JobOutcome outcome(JsonParser p) throws IOException, GiveUp {

@@ -1,5 +1,6 @@
 package dev.panoptes.control.wire;
 
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
@@ -89,12 +90,30 @@ public sealed interface Message {
      *
      * @param jobId     the job
      * @param error     what went wrong, for humans
-     * @param retryable whether the coordinator should send the job again, elsewhere
+     * @param retryable whether the coordinator should send the job again, elsewhere; kept for
+     *                  peers that do not read {@code scope}
+     * @param scope     who the failure belongs to, or null when the peer did not say (an older
+     *                  worker, or a scope this version does not know): see {@link #effectiveScope()}
      */
-    record Failed(JobId jobId, String error, boolean retryable) implements Message {
+    record Failed(JobId jobId, String error, boolean retryable, FailureScope scope) implements Message {
         public Failed {
             Objects.requireNonNull(jobId, "jobId");
             Objects.requireNonNull(error, "error");
+        }
+
+        /** A failed frame without a scope, as an older worker sends it. */
+        public Failed(JobId jobId, String error, boolean retryable) {
+            this(jobId, error, retryable, null);
+        }
+
+        /** A failed frame with both fields consistent: retryable unless the scope is the job's. */
+        public static Failed of(JobId jobId, String error, FailureScope scope) {
+            return new Failed(jobId, error, scope != FailureScope.JOB, Objects.requireNonNull(scope, "scope"));
+        }
+
+        /** The scope the sender gave, else the one its {@code retryable} flag implies. */
+        public FailureScope effectiveScope() {
+            return scope != null ? scope : FailureScope.fromRetryable(retryable);
         }
 
         @Override
@@ -126,11 +145,19 @@ public sealed interface Message {
     /**
      * coordinator -> worker: the registration was refused; the connection closes next.
      *
-     * @param reason why, in words the worker's operator can act on
+     * @param reason    why, in words the worker's operator can act on
+     * @param retryable true when the same registration may be accepted later (the coordinator
+     *                  was busy or slow), false when only the operator can fix it (wrong token,
+     *                  unsupported protocol, invalid worker id): the worker then stops
      */
-    record Rejected(String reason) implements Message {
+    record Rejected(String reason, boolean retryable) implements Message {
         public Rejected {
             Objects.requireNonNull(reason, "reason");
+        }
+
+        /** A rejection that only the operator can fix. */
+        public Rejected(String reason) {
+            this(reason, false);
         }
 
         @Override
@@ -152,6 +179,25 @@ public sealed interface Message {
         @Override
         public String type() {
             return "assign";
+        }
+    }
+
+    /**
+     * coordinator -> worker: the coordinator no longer wants the answer to this job (its
+     * deadline passed). The worker should stop it and must still answer it, with {@code failed}
+     * or {@code result}: the job's slot stays taken until it does.
+     *
+     * @param jobId  the job
+     * @param reason why, for the worker's log; may be null
+     */
+    record Cancel(JobId jobId, String reason) implements Message {
+        public Cancel {
+            Objects.requireNonNull(jobId, "jobId");
+        }
+
+        @Override
+        public String type() {
+            return "cancel";
         }
     }
 }

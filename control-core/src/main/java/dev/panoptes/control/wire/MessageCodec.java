@@ -5,9 +5,11 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
@@ -145,10 +147,21 @@ public final class MessageCodec {
             g.writeStringField("jobId", f.jobId().value());
             g.writeStringField("error", f.error());
             g.writeBooleanField("retryable", f.retryable());
+            if (f.scope() != null) {
+                g.writeStringField("scope", f.scope().wireName());
+            }
         } else if (message instanceof Message.Registered r) {
             g.writeNumberField("heartbeatMs", r.heartbeatMs());
         } else if (message instanceof Message.Rejected r) {
             g.writeStringField("reason", r.reason());
+            if (r.retryable()) {
+                g.writeBooleanField("retryable", true);
+            }
+        } else if (message instanceof Message.Cancel c) {
+            g.writeStringField("jobId", c.jobId().value());
+            if (c.reason() != null) {
+                g.writeStringField("reason", c.reason());
+            }
         } else if (message instanceof Message.Assign a) {
             g.writeFieldName("job");
             writeJob(g, a.job());
@@ -201,9 +214,28 @@ public final class MessageCodec {
         }
         if (!v.metadata().isEmpty()) {
             g.writeFieldName("metadata");
-            mapper.writeValue(g, v.metadata());
+            try {
+                mapper.writeValue(g, v.metadata());
+            } catch (JsonMappingException e) {
+                throw new IllegalArgumentException("vignette '" + v.id() + "' has a metadata field that cannot be"
+                        + " written as JSON, at " + metadataPath(e) + ": " + e.getOriginalMessage()
+                        + "; give metadata only strings, numbers, booleans, lists and maps", e);
+            }
         }
         g.writeEndObject();
+    }
+
+    /** "metadata.a.b[2]": where in a vignette's metadata Jackson gave up. */
+    private static String metadataPath(JsonMappingException e) {
+        StringBuilder path = new StringBuilder("metadata");
+        for (JsonMappingException.Reference r : e.getPath()) {
+            if (r.getFieldName() != null) {
+                path.append('.').append(r.getFieldName());
+            } else if (r.getIndex() >= 0) {
+                path.append('[').append(r.getIndex()).append(']');
+            }
+        }
+        return path.toString();
     }
 
     /** Writes a JobOutcome object. */
@@ -300,11 +332,12 @@ public final class MessageCodec {
                         f.optString("token"), f.optStringMap("labels"));
                 case "heartbeat" -> new Message.Heartbeat(f.optString("workerId"));
                 case "result" -> new Message.Result(outcome(f.object("outcome")));
-                case "failed" -> new Message.Failed(
-                        new JobId(f.string("jobId")), f.string("error"), f.bool("retryable"));
+                case "failed" -> new Message.Failed(new JobId(f.string("jobId")), f.string("error"),
+                        f.bool("retryable"), FailureScope.fromWire(f.optString("scope")).orElse(null));
                 case "drain" -> new Message.Drain();
                 case "registered" -> new Message.Registered(f.integer("heartbeatMs"));
-                case "rejected" -> new Message.Rejected(f.string("reason"));
+                case "rejected" -> new Message.Rejected(f.string("reason"), f.optBool("retryable", false));
+                case "cancel" -> new Message.Cancel(new JobId(f.string("jobId")), f.optString("reason"));
                 case "assign" -> new Message.Assign(job(f.object("job")));
                 default -> null;
             });
@@ -492,6 +525,18 @@ public final class MessageCodec {
         /** A required boolean. */
         public boolean bool(String name) {
             JsonNode v = required(name);
+            if (!v.isBoolean()) {
+                throw wrongType(name, "a boolean", v);
+            }
+            return v.booleanValue();
+        }
+
+        /** An optional boolean, or {@code absent} when the field is missing or null. */
+        public boolean optBool(String name, boolean absent) {
+            JsonNode v = optional(name);
+            if (v == null) {
+                return absent;
+            }
             if (!v.isBoolean()) {
                 throw wrongType(name, "a boolean", v);
             }

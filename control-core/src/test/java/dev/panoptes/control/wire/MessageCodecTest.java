@@ -1,6 +1,7 @@
 package dev.panoptes.control.wire;
 
 import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
@@ -46,10 +47,63 @@ class MessageCodecTest {
                 Message.Heartbeat.COORDINATOR,
                 new Message.Result(richOutcome()),
                 new Message.Failed(JobId.of("j1"), "model API answered 400", false),
+                Message.Failed.of(JobId.of("j2"), "model API answered 404", FailureScope.WORKER),
+                Message.Failed.of(JobId.of("j3"), "model API answered 503", FailureScope.TRANSIENT),
                 new Message.Drain(),
                 new Message.Registered(5000),
                 new Message.Rejected("wrong token"),
-                new Message.Assign(richJob()));
+                new Message.Rejected("coordinator busy", true),
+                new Message.Assign(richJob()),
+                new Message.Cancel(JobId.of("j1"), "deadline of 2 s passed"),
+                new Message.Cancel(JobId.of("j1"), null));
+    }
+
+    @Test
+    void aFailedFrameFromAnOlderWorkerTakesItsScopeFromRetryable() {
+        Message.Failed old = (Message.Failed) codec.decode(
+                "{\"type\":\"failed\",\"jobId\":\"j1\",\"error\":\"x\",\"retryable\":true}".getBytes(StandardCharsets.UTF_8)).orElseThrow();
+        assertThat(old.scope()).isNull();
+        assertThat(old.effectiveScope()).isEqualTo(FailureScope.TRANSIENT);
+        Message.Failed notRetryable = (Message.Failed) codec.decode(
+                "{\"type\":\"failed\",\"jobId\":\"j1\",\"error\":\"x\",\"retryable\":false}".getBytes(StandardCharsets.UTF_8)).orElseThrow();
+        assertThat(notRetryable.effectiveScope()).isEqualTo(FailureScope.JOB);
+    }
+
+    @Test
+    void aScopeFromANewerWorkerThatThisVersionDoesNotKnowFallsBackOnRetryable() {
+        Message.Failed m = (Message.Failed) codec.decode(("{\"type\":\"failed\",\"jobId\":\"j1\",\"error\":\"x\","
+                + "\"retryable\":true,\"scope\":\"cosmic-rays\"}").getBytes(StandardCharsets.UTF_8)).orElseThrow();
+        assertThat(m.effectiveScope()).isEqualTo(FailureScope.TRANSIENT);
+        // The careful decoder agrees with the fast path.
+        assertThat(codec.decodeCarefully(codec.encode(m), 0, codec.encode(m).length)).contains(m);
+    }
+
+    @Test
+    void aWorkerScopedFailureIsRetryableForOlderCoordinators() {
+        Message.Failed m = Message.Failed.of(JobId.of("j1"), "404", FailureScope.WORKER);
+        assertThat(m.retryable()).isTrue();
+        assertThat(new String(codec.encode(m), StandardCharsets.UTF_8)).contains("\"retryable\":true", "\"scope\":\"worker\"");
+        assertThat(Message.Failed.of(JobId.of("j1"), "400", FailureScope.JOB).retryable()).isFalse();
+    }
+
+    @Test
+    void aRejectionIsFinalUnlessItSaysOtherwise() {
+        Message.Rejected m = (Message.Rejected) codec.decode(
+                "{\"type\":\"rejected\",\"reason\":\"wrong token\"}".getBytes(StandardCharsets.UTF_8)).orElseThrow();
+        assertThat(m.retryable()).isFalse();
+    }
+
+    @Test
+    void metadataThatCannotBeWrittenNamesTheVignetteAndTheField() {
+        Map<String, Object> metadata = new java.util.LinkedHashMap<>();
+        metadata.put("topic", "time");
+        metadata.put("when", Map.of("at", java.time.Instant.EPOCH));
+        Job job = new Job(JobId.of("j1"), new EvalSpec("s", List.of(new Vignette("v7", "hi", null, metadata)),
+                SpecParams.NONE));
+        assertThatThrownBy(() -> codec.encodeFrame(new Message.Assign(job)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("vignette 'v7'")
+                .hasMessageContaining("metadata.when.at");
     }
 
     @Test
