@@ -21,10 +21,26 @@ public interface WorkerHandle {
      * <p>May block while the worker's queue is full (backpressure); never blocks on the job
      * itself. The future completes with the job's outcome or fails with a
      * {@link ControlException}: {@link WorkerException} (retryable) when the worker or its
-     * connection failed, {@link JobFailedException} when the job cannot succeed. The future
-     * is always completed eventually, including when the worker goes away.
+     * connection failed (a {@link DispatchRefusedException} when the job never reached it, a
+     * {@link WorkerFaultException} when the worker is at fault), {@link JobFailedException} when
+     * the job cannot succeed. The future is always completed eventually, including when the
+     * worker goes away.
+     *
+     * <p>Cancelling the future ({@code cancel(true)}) asks the worker to stop the job, as best it
+     * can; the job's slot may stay in use until the worker lets go of it, which
+     * {@link #unavailableSlots()} reports.
      *
      * @throws NullPointerException when job is null
      */
     CompletableFuture<JobOutcome> dispatch(Job job);
+
+    /**
+     * Slots taken by jobs whose futures are done but which the worker has not let go of yet
+     * (cancelled, and still running there). A scheduler subtracts them from {@link #capacity()}
+     * so that it does not queue work behind a job that may never end. A moment's view; 0 by
+     * default.
+     */
+    default int unavailableSlots() {
+        return 0;
+    }
 }

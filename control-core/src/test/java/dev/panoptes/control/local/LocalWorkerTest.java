@@ -87,6 +87,76 @@ class LocalWorkerTest {
     }
 
     @Test
+    void aRunnerThatThrowsAnErrorFailsItsJobRetryablyInsteadOfLeavingItHanging() throws Exception {
+        try (LocalWorker worker = new LocalWorker("w", 1, job -> {
+            if (job.id().value().equals("boom")) {
+                throw new StackOverflowError("runaway recursion in a scorer");
+            }
+            return TestJobs.echo(job);
+        })) {
+            assertThat(failure(worker, "boom")).isInstanceOf(WorkerException.class)
+                    .hasMessageContaining("job boom").hasMessageContaining("StackOverflowError")
+                    .hasCauseInstanceOf(StackOverflowError.class);
+            // The worker goes on with the next job.
+            assertThat(worker.dispatch(TestJobs.job("next", "p")).get(5, TimeUnit.SECONDS).records()).hasSize(1);
+        }
+    }
+
+    @Test
+    void cancellingARunningJobInterruptsItAndHoldsItsSlotUntilItReturns() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        CountDownLatch interrupted = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        try (LocalWorker worker = new LocalWorker("w", 1, job -> {
+            if (!job.id().value().equals("slow")) {
+                return TestJobs.echo(job);
+            }
+            started.countDown();
+            try {
+                new CountDownLatch(1).await();
+            } catch (InterruptedException e) {
+                interrupted.countDown();
+                // A runner that takes its time to stop: the slot stays taken meanwhile.
+                letGo.await(10, TimeUnit.SECONDS);
+            }
+            return TestJobs.echo(job);
+        })) {
+            CompletableFuture<JobOutcome> reply = worker.dispatch(TestJobs.job("slow", "x"));
+            assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(worker.unavailableSlots()).isZero();
+
+            assertThat(reply.cancel(true)).isTrue();
+
+            assertThat(interrupted.await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(worker.unavailableSlots()).isEqualTo(1);
+            letGo.countDown();
+            await().atMost(5, TimeUnit.SECONDS).until(() -> worker.unavailableSlots() == 0);
+            assertThat(worker.dispatch(TestJobs.job("next", "p")).get(5, TimeUnit.SECONDS).records()).hasSize(1);
+        }
+    }
+
+    @Test
+    void aJobCancelledWhileQueuedNeverRuns() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicInteger ran = new AtomicInteger();
+        try (LocalWorker worker = new LocalWorker("w", 1, job -> {
+            ran.incrementAndGet();
+            release.await();
+            return TestJobs.echo(job);
+        })) {
+            CompletableFuture<JobOutcome> first = worker.dispatch(TestJobs.job("first", "x"));
+            CompletableFuture<JobOutcome> queued = worker.dispatch(TestJobs.job("queued", "y"));
+            await().atMost(5, TimeUnit.SECONDS).until(() -> ran.get() == 1);
+            queued.cancel(true);
+            assertThat(worker.unavailableSlots()).isZero();
+            release.countDown();
+            first.get(5, TimeUnit.SECONDS);
+            assertThat(worker.dispatch(TestJobs.job("after", "z")).get(5, TimeUnit.SECONDS).records()).hasSize(1);
+            assertThat(ran.get()).isEqualTo(2);
+        }
+    }
+
+    @Test
     void capacityBelowOneIsRefused() {
         assertThatThrownBy(() -> new LocalWorker("w", 0, TestJobs.echoRunner()))
                 .hasMessageContaining("capacity of worker w must be at least 1, got 0");
