@@ -1,11 +1,16 @@
 package dev.panoptes.control;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A thread-safe live set of workers: the common part of {@link dev.panoptes.control.local.LocalPool}
@@ -16,6 +21,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * the handle it is given. Listeners run after each change, on the changing thread.
  */
 public class WorkerSet implements WorkerSource {
+    private static final Logger log = LoggerFactory.getLogger(WorkerSet.class);
     private final Object lock = new Object();
     /** Guarded by {@code lock}: the members in joining order. */
     private final List<WorkerHandle> members = new ArrayList<>();
@@ -27,6 +33,7 @@ public class WorkerSet implements WorkerSource {
      */
     private volatile List<WorkerHandle> snapshot = List.of();
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
     /** Adds a worker; adding the same handle twice has no effect. @return true when added */
     public boolean add(WorkerHandle worker) {
@@ -94,6 +101,21 @@ public class WorkerSet implements WorkerSource {
         }
     }
 
+    /**
+     * Marks the set as failed for good: whatever supplies its workers has died. The first cause
+     * is kept; listeners are told. Any thread.
+     */
+    public void fail(Throwable cause) {
+        if (failure.compareAndSet(null, Objects.requireNonNull(cause, "cause"))) {
+            fireChanged();
+        }
+    }
+
+    @Override
+    public Throwable failure() {
+        return failure.get();
+    }
+
     @Override
     public void addListener(Runnable onChange) {
         listeners.add(onChange);
@@ -106,7 +128,13 @@ public class WorkerSet implements WorkerSource {
 
     private void fireChanged() {
         for (Runnable listener : listeners) {
-            listener.run();
+            try {
+                listener.run();
+            } catch (RuntimeException e) {
+                // A broken listener must not undo the change for everyone else, nor fail the
+                // thread that made it (for remote workers, a selector thread).
+                log.warn("a listener of the worker set failed; carrying on", e);
+            }
         }
     }
 }

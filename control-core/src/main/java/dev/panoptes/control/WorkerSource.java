@@ -24,4 +24,13 @@ public interface WorkerSource {
     /** Removes a callback added by {@link #addListener(Runnable)}; unknown callbacks are ignored. */
     default void removeListener(Runnable onChange) {
     }
+
+    /**
+     * Why this source can no longer supply workers (its network server died, say), or null while
+     * it works. A scheduler stops its run when this becomes non-null, with a
+     * {@link WorkerSourceFailedException}; listeners are told of the change. Null by default.
+     */
+    default Throwable failure() {
+        return null;
+    }
 }

@@ -55,6 +55,21 @@ public interface ProgressListener {
             public void onWaitingForWorkers(Duration waited) {
                 all.forEach(l -> l.onWaitingForWorkers(waited));
             }
+
+            @Override
+            public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration duration) {
+                all.forEach(l -> l.onQuarantined(worker, reason, failuresInARow, duration));
+            }
+
+            @Override
+            public void onProbation(WorkerHandle worker) {
+                all.forEach(l -> l.onProbation(worker));
+            }
+
+            @Override
+            public void onAllWorkersQuarantined(Duration waited, int workers) {
+                all.forEach(l -> l.onAllWorkersQuarantined(waited, workers));
+            }
         };
     }
 
@@ -80,5 +95,27 @@ public interface ProgressListener {
 
     /** There is work but no worker; called about every few seconds while that lasts. */
     default void onWaitingForWorkers(Duration waited) {
+    }
+
+    /**
+     * A worker's own failures (worker-scoped, or deadlines passed on it) came {@code failuresInARow}
+     * times in a row: it gets no new jobs for {@code duration}. Jobs it holds go on.
+     *
+     * @param reason the last of those failures
+     */
+    default void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration duration) {
+    }
+
+    /** A worker's quarantine ended: it gets one job at a time until one succeeds. */
+    default void onProbation(WorkerHandle worker) {
+    }
+
+    /**
+     * There is work and there are workers, but every one is quarantined; called about every few
+     * seconds while that lasts. The run waits as it does without workers.
+     *
+     * @param workers how many workers are connected (all quarantined)
+     */
+    default void onAllWorkersQuarantined(Duration waited, int workers) {
     }
 }

@@ -4,23 +4,38 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * How a {@link Scheduler} retries and waits. Immutable; start from {@link #defaults()} and
- * change what you need with the {@code with...} methods.
+ * How a {@link Scheduler} retries, waits, times out and quarantines. Immutable; start from
+ * {@link #defaults()} and change what you need with the {@code with...} methods.
  *
- * @param maxAttempts    dispatches of one job before it is reported failed (at least 1)
- * @param retryBackoff   delay before the first redelivery; doubled for each further one
- * @param maxRetryBackoff the cap on that delay
- * @param waitForWorkers how long a run may have work but no worker at all before it gives up
- *                       on the remaining jobs
- * @param pollInterval   how often the scheduler looks at the worker source when it cannot be
- *                       told of changes ({@link dev.panoptes.control.WorkerSource#addListener})
- * @param skipCompleted  whether jobs whose records are all in the store already are skipped
- *                       (this is what makes re-running a suite resume it)
- * @param listener       told of progress, on the scheduler's thread
+ * @param maxAttempts          counted attempts of one job before it is reported failed (at
+ *                             least 1). A dispatch the worker never received does not count, and
+ *                             neither do a job's first {@code maxWorkerFaults} worker-scoped failures
+ * @param retryBackoff         delay before the second redelivery; doubled for each further one
+ *                             (the first redelivery goes at once: a lost connection says nothing
+ *                             about the job)
+ * @param maxRetryBackoff      the cap on that delay
+ * @param waitForWorkers       how long a run may have work but no usable worker (none connected,
+ *                             or every one quarantined) before it gives up on the remaining jobs
+ * @param pollInterval         how often the scheduler looks at the worker source when it cannot
+ *                             be told of changes ({@link dev.panoptes.control.WorkerSource#addListener})
+ * @param skipCompleted        whether jobs whose records are all in the store already are skipped
+ *                             (this is what makes re-running a suite resume it)
+ * @param listener             told of progress, on the scheduler's thread
+ * @param jobTimeout           the deadline of one attempt, from dispatch to answer; when it passes
+ *                             the attempt fails retryably ({@link dev.panoptes.control.AttemptTimeoutException}),
+ *                             its future is cancelled (asking the worker to stop the job) and the job
+ *                             is sent again. {@link Duration#ZERO} means no deadline
+ * @param quarantineAfter      failures in a row that are a worker's own (worker-scoped, or
+ *                             deadlines passed) before it is quarantined (at least 1)
+ * @param quarantineBackoff    how long a first quarantine lasts; doubled for each one in a row
+ * @param maxQuarantineBackoff the cap on that
+ * @param maxWorkerFaults      worker-scoped failures one job may have without spending its
+ *                             attempts; each one beyond counts as an attempt (at least 0)
  */
 public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration maxRetryBackoff,
                                Duration waitForWorkers, Duration pollInterval, boolean skipCompleted,
-                               ProgressListener listener) {
+                               ProgressListener listener, Duration jobTimeout, int quarantineAfter,
+                               Duration quarantineBackoff, Duration maxQuarantineBackoff, int maxWorkerFaults) {
     /** @throws IllegalArgumentException when a value is out of range */
     public SchedulerOptions {
         if (maxAttempts < 1) {
@@ -34,50 +49,87 @@ public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration 
             throw new IllegalArgumentException("pollInterval must be positive");
         }
         Objects.requireNonNull(listener, "listener");
+        requirePositiveOrZero(jobTimeout, "jobTimeout");
+        if (quarantineAfter < 1) {
+            throw new IllegalArgumentException("quarantineAfter must be at least 1, got " + quarantineAfter);
+        }
+        requirePositiveOrZero(quarantineBackoff, "quarantineBackoff");
+        requirePositiveOrZero(maxQuarantineBackoff, "maxQuarantineBackoff");
+        if (maxWorkerFaults < 0) {
+            throw new IllegalArgumentException("maxWorkerFaults must not be negative, got " + maxWorkerFaults);
+        }
     }
 
     /**
      * Three attempts, 250 ms backoff doubling to at most 5 s, one minute of waiting for
-     * workers, a 250 ms poll, completed jobs skipped, no listener.
+     * workers, a 250 ms poll, completed jobs skipped, no listener; a 30 minute deadline per
+     * attempt; quarantine after 3 of a worker's own failures in a row, for 30 s doubling to at
+     * most 10 min; 5 worker-scoped failures per job for free.
      */
     public static SchedulerOptions defaults() {
         return new SchedulerOptions(3, Duration.ofMillis(250), Duration.ofSeconds(5), Duration.ofMinutes(1),
-                Duration.ofMillis(250), true, ProgressListener.NONE);
+                Duration.ofMillis(250), true, ProgressListener.NONE, Duration.ofMinutes(30), 3, Duration.ofSeconds(30),
+                Duration.ofMinutes(10), 5);
     }
 
     /** A copy with another attempt limit. */
     public SchedulerOptions withMaxAttempts(int value) {
         return new SchedulerOptions(value, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
-                skipCompleted, listener);
+                skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
+                maxWorkerFaults);
     }
 
-    /** A copy with another backoff: {@code first} for the first redelivery, doubling up to {@code max}. */
+    /** A copy with another backoff: {@code first} for the second redelivery, doubling up to {@code max}. */
     public SchedulerOptions withRetryBackoff(Duration first, Duration max) {
-        return new SchedulerOptions(maxAttempts, first, max, waitForWorkers, pollInterval, skipCompleted, listener);
+        return new SchedulerOptions(maxAttempts, first, max, waitForWorkers, pollInterval, skipCompleted, listener,
+                jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults);
     }
 
-    /** A copy with another limit on waiting for a first (or any) worker. */
+    /** A copy with another limit on waiting for a usable worker. */
     public SchedulerOptions withWaitForWorkers(Duration value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, value, pollInterval, skipCompleted,
-                listener);
+                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults);
     }
 
     /** A copy with another poll interval. */
     public SchedulerOptions withPollInterval(Duration value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, value, skipCompleted,
-                listener);
+                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults);
     }
 
     /** A copy that does or does not skip jobs already complete in the store. */
     public SchedulerOptions withSkipCompleted(boolean value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval, value,
-                listener);
+                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults);
     }
 
     /** A copy reporting progress to another listener. */
     public SchedulerOptions withListener(ProgressListener value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
-                skipCompleted, value);
+                skipCompleted, value, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
+                maxWorkerFaults);
+    }
+
+    /** A copy with another deadline per attempt; {@link Duration#ZERO} for none. */
+    public SchedulerOptions withJobTimeout(Duration value) {
+        return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
+                skipCompleted, listener, value, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
+                maxWorkerFaults);
+    }
+
+    /**
+     * A copy with another quarantine rule: after {@code failuresInARow} of a worker's own
+     * failures, no new jobs for {@code first}, doubling per quarantine in a row up to {@code max}.
+     */
+    public SchedulerOptions withQuarantine(int failuresInARow, Duration first, Duration max) {
+        return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
+                skipCompleted, listener, jobTimeout, failuresInARow, first, max, maxWorkerFaults);
+    }
+
+    /** A copy with another number of worker-scoped failures a job may have without spending attempts. */
+    public SchedulerOptions withMaxWorkerFaults(int value) {
+        return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
+                skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, value);
     }
 
     private static void requirePositiveOrZero(Duration d, String name) {

@@ -1,11 +1,14 @@
 package dev.panoptes.control.schedule;
 
+import dev.panoptes.control.DispatchRefusedException;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.WorkerException;
+import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.WorkerHandle;
+import dev.panoptes.control.WorkerSourceFailedException;
 import dev.panoptes.control.local.LocalPool;
 import dev.panoptes.control.store.InMemoryResultStore;
 import dev.panoptes.control.store.StoredRecord;
@@ -18,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -260,6 +264,222 @@ class SchedulerTest {
         // With 2 attempts, a job that failed on flaky and went back to flaky would fail for good.
         assertThat(report.allCompleted()).isTrue();
         workersByJob.values().forEach(ws -> assertThat(ws).endsWith("steady"));
+    }
+
+    @Test
+    void aMisconfiguredWorkerIsQuarantinedAndItsFailuresCostTheJobsNoAttempts() throws Exception {
+        AtomicInteger badCalls = new AtomicInteger();
+        pool.start("bad", 2, job -> {
+            badCalls.incrementAndGet();
+            throw new WorkerFaultException("the model API at http://gpu-07:8000/v2 answered HTTP 404 for model 'llama'");
+        });
+        pool.start("good", 2, TestJobs.echoRunner());
+        List<String> quarantined = new CopyOnWriteArrayList<>();
+        SchedulerOptions options = fast.withMaxAttempts(1)
+                .withQuarantine(3, Duration.ofSeconds(30), Duration.ofSeconds(30))
+                .withListener(new ProgressListener() {
+                    @Override
+                    public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration d) {
+                        quarantined.add(worker.id() + " after " + failuresInARow + " for " + d.toSeconds() + " s: "
+                                + reason);
+                    }
+                });
+
+        RunReport report = new Scheduler(pool, store, options).run(TestJobs.jobs("j", 50));
+
+        // With one attempt per job, a failure charged to the job would have failed it for good.
+        assertThat(report.allCompleted()).isTrue();
+        assertThat(report.completedByWorker()).containsOnlyKeys("good");
+        assertThat(quarantined).singleElement().asString()
+                .startsWith("bad after 3 for 30 s: ").contains("answered HTTP 404 for model 'llama'");
+        assertThat(report.quarantined()).singleElement().satisfies(q -> {
+            assertThat(q.workerId()).isEqualTo("bad");
+            assertThat(q.times()).isEqualTo(1);
+        });
+        // Quarantined at its third failure; the jobs it held then were its last.
+        assertThat(badCalls.get()).isBetween(3, 4);
+    }
+
+    @Test
+    void aRunWhoseEveryWorkerIsQuarantinedWaitsForAUsableOneInsteadOfFailingJobs() throws Exception {
+        pool.start("bad", 1, job -> {
+            throw new WorkerFaultException("cannot connect to the model API at 10.0.0.7:8000 (Connection refused)");
+        });
+        SchedulerOptions options = fast.withQuarantine(2, Duration.ofMinutes(1), Duration.ofMinutes(1))
+                .withListener(new ProgressListener() {
+                    @Override
+                    public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration d) {
+                        pool.start("good", 2, TestJobs.echoRunner());
+                    }
+                });
+
+        RunReport report = new Scheduler(pool, store, options).run(TestJobs.jobs("j", 20));
+
+        assertThat(report.allCompleted()).isTrue();
+        assertThat(report.failed()).isEmpty();
+        assertThat(report.completedByWorker()).containsOnlyKeys("good");
+    }
+
+    @Test
+    void whenEveryWorkerStaysQuarantinedTheRunGivesUpAfterTheWaitLimitAndSaysWhy() throws Exception {
+        pool.start("bad", 1, job -> {
+            throw new WorkerFaultException("the model API answered HTTP 401: invalid API key");
+        });
+        SchedulerOptions options = fast.withWaitForWorkers(Duration.ofMillis(300))
+                .withQuarantine(1, Duration.ofMinutes(1), Duration.ofMinutes(1));
+
+        RunReport report = new Scheduler(pool, store, options).run(TestJobs.jobs("j", 3));
+
+        assertThat(report.failed()).hasSize(3).allSatisfy(f -> assertThat(f.reason())
+                .contains("every connected worker was quarantined").contains("invalid API key"));
+    }
+
+    @Test
+    void aDispatchThatNeverReachedItsWorkerCostsNoAttempt() throws Exception {
+        AtomicInteger refused = new AtomicInteger();
+        WorkerHandle closing = new WorkerHandle() {
+            @Override
+            public String id() {
+                return "closing";
+            }
+
+            @Override
+            public int capacity() {
+                return 4;
+            }
+
+            @Override
+            public CompletableFuture<JobOutcome> dispatch(Job job) {
+                refused.incrementAndGet();
+                return CompletableFuture.failedFuture(new DispatchRefusedException("worker closing is closing"));
+            }
+        };
+        pool.add(closing);
+        pool.start("good", 1, TestJobs.echoRunner());
+
+        RunReport report = new Scheduler(pool, store, fast.withMaxAttempts(1)).run(TestJobs.jobs("j", 20));
+
+        assertThat(refused.get()).isPositive();
+        assertThat(report.allCompleted()).isTrue();
+        assertThat(report.failed()).isEmpty();
+    }
+
+    @Test
+    void anAttemptPastItsDeadlineIsCancelledOnItsWorkerAndSentToAnother() throws Exception {
+        AtomicInteger interrupts = new AtomicInteger();
+        pool.start("stuck", 1, job -> {
+            try {
+                new CountDownLatch(1).await();
+            } catch (InterruptedException e) {
+                interrupts.incrementAndGet();
+                throw e;
+            }
+            return TestJobs.echo(job);
+        });
+        pool.start("good", 1, TestJobs.echoRunner());
+        SchedulerOptions options = fast.withJobTimeout(Duration.ofMillis(200));
+
+        RunReport report = new Scheduler(pool, store, options).run(TestJobs.jobs("j", 10));
+
+        assertThat(report.allCompleted()).isTrue();
+        assertThat(report.completedByWorker()).containsOnlyKeys("good");
+        assertThat(report.redeliveries()).isPositive();
+        // The job the stuck worker took was interrupted there, so its thread is free again.
+        assertThat(interrupts.get()).isPositive();
+    }
+
+    @Test
+    void deadlinesPassedInARowOnOneWorkerQuarantineIt() throws Exception {
+        pool.start("stuck", 3, job -> {
+            new CountDownLatch(1).await();
+            return TestJobs.echo(job);
+        });
+        CountDownLatch quarantined = new CountDownLatch(1);
+        SchedulerOptions options = fast.withJobTimeout(Duration.ofMillis(100))
+                .withQuarantine(3, Duration.ofMinutes(1), Duration.ofMinutes(1))
+                .withListener(new ProgressListener() {
+                    @Override
+                    public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration d) {
+                        assertThat(reason).contains("within its deadline of 100 ms");
+                        quarantined.countDown();
+                        pool.start("good", 1, TestJobs.echoRunner());
+                    }
+                });
+
+        RunReport report = new Scheduler(pool, store, options).run(TestJobs.jobs("j", 6));
+
+        assertThat(quarantined.getCount()).isZero();
+        assertThat(report.allCompleted()).isTrue();
+        assertThat(report.quarantined()).extracting(RunReport.Quarantined::workerId).containsExactly("stuck");
+    }
+
+    @Test
+    void aWorkerThatIgnoresCancelGetsNoNewJobWhileItStillHoldsTheSlot() throws Exception {
+        CountDownLatch endOfTest = new CountDownLatch(1);
+        AtomicInteger deafCalls = new AtomicInteger();
+        pool.start("deaf", 1, job -> {
+            deafCalls.incrementAndGet();
+            while (endOfTest.getCount() > 0) {
+                try {
+                    endOfTest.await();
+                } catch (InterruptedException ignored) {
+                    // A runner that will not be stopped.
+                }
+            }
+            return TestJobs.echo(job);
+        });
+        pool.start("good", 1, TestJobs.echoRunner());
+        SchedulerOptions options = fast.withJobTimeout(Duration.ofMillis(200))
+                .withQuarantine(100, Duration.ofMinutes(1), Duration.ofMinutes(1));
+        try {
+            RunReport report = new Scheduler(pool, store, options).run(TestJobs.jobs("j", 30));
+
+            assertThat(report.allCompleted()).isTrue();
+            assertThat(deafCalls.get()).isEqualTo(1);
+        } finally {
+            endOfTest.countDown();
+        }
+    }
+
+    @Test
+    void workerScopedFailuresBeyondTheCapCountAsAttempts() throws Exception {
+        AtomicInteger calls = new AtomicInteger();
+        pool.start("bad", 1, job -> {
+            calls.incrementAndGet();
+            throw new WorkerFaultException("403 from the model API");
+        });
+        SchedulerOptions options = fast.withMaxAttempts(2).withMaxWorkerFaults(1)
+                .withQuarantine(1000, Duration.ofMinutes(1), Duration.ofMinutes(1));
+
+        RunReport report = new Scheduler(pool, store, options).run(TestJobs.jobs("j", 1));
+
+        assertThat(report.failed()).singleElement().satisfies(f -> {
+            assertThat(f.reason()).contains("gave up after 2 attempts").contains("403 from the model API");
+            assertThat(f.attempts()).isEqualTo(2);
+        });
+        assertThat(calls.get()).isEqualTo(3);
+    }
+
+    @Test
+    void theRunStopsWithoutRecordingFailuresWhenItsWorkerSourceFails() {
+        pool.start("a", 1, job -> {
+            new CountDownLatch(1).await();
+            return TestJobs.echo(job);
+        });
+        SchedulerOptions options = fast.withListener(new ProgressListener() {
+            @Override
+            public void onDispatched(Job job, WorkerHandle worker, int attempt) {
+                pool.fail(new IllegalStateException("selector thread died: OutOfMemoryError"));
+            }
+        });
+
+        assertThatThrownBy(() -> new Scheduler(pool, store, options).run(TestJobs.jobs("j", 5)))
+                .isInstanceOf(WorkerSourceFailedException.class)
+                .hasMessageContaining("worker source failed: selector thread died")
+                .hasMessageContaining("running the same jobs again resumes");
+        List<String> failures = new ArrayList<>();
+        store.forEachFailure(f -> failures.add(f.jobId().value()));
+        assertThat(failures).isEmpty();
     }
 
     /** Wraps a source to record the most jobs ever outstanding on one worker at once. */

@@ -1,0 +1,517 @@
+package dev.panoptes.control.schedule;
+
+import dev.panoptes.control.AttemptTimeoutException;
+import dev.panoptes.control.ControlException;
+import dev.panoptes.control.DispatchRefusedException;
+import dev.panoptes.control.FailureScope;
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.WorkerException;
+import dev.panoptes.control.WorkerHandle;
+import dev.panoptes.control.WorkerSource;
+import dev.panoptes.control.WorkerSourceFailedException;
+import dev.panoptes.control.store.ResultStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.Set;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The state of one call to {@link Scheduler#run}: the jobs waiting, in flight and done, and the
+ * decisions about each answer. Everything here is touched only by the calling thread; answers
+ * arrive on the workers' threads and reach it as events through {@link #events}.
+ */
+final class SchedulerRun {
+    private static final Logger log = LoggerFactory.getLogger(SchedulerRun.class);
+    private static final long WAITING_REPORT_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+    /** One job's progress through a run. */
+    private static final class JobState {
+        final Job job;
+        /** Workers it failed on, by identity: a reconnected worker is a new handle and may be tried. */
+        final Set<WorkerHandle> failedOn = Collections.newSetFromMap(new IdentityHashMap<>());
+        /** Dispatches made, counted or not. */
+        int dispatches;
+        /** Attempts that count against {@link SchedulerOptions#maxAttempts()}. */
+        int attempts;
+        /** Worker-scoped failures so far. */
+        int workerFaults;
+        long dueNanos;
+
+        JobState(Job job) {
+            this.job = job;
+        }
+    }
+
+    /** One dispatch of a job to a worker, and its deadline. */
+    private static final class Attempt {
+        final JobState state;
+        final WorkerHandle worker;
+        final long deadlineNanos;
+        CompletableFuture<JobOutcome> reply;
+        boolean answered;
+        boolean timedOut;
+
+        Attempt(JobState state, WorkerHandle worker, long deadlineNanos) {
+            this.state = state;
+            this.worker = worker;
+            this.deadlineNanos = deadlineNanos;
+        }
+    }
+
+    private final WorkerSource source;
+    private final ResultStore store;
+    private final SchedulerOptions options;
+    private final ProgressListener listener;
+    private final List<Job> jobs;
+    private final Quarantine quarantine;
+    private final long jobTimeoutNanos;
+    private final BlockingQueue<Runnable> events = new LinkedBlockingQueue<>();
+    private final Runnable wake = () -> events.add(() -> { });
+    private final ArrayDeque<JobState> ready = new ArrayDeque<>();
+    private final PriorityQueue<JobState> delayed = new PriorityQueue<>((a, b) -> Long.compare(a.dueNanos, b.dueNanos));
+    /**
+     * Attempts in deadline order. The timeout is the same for all, so dispatch order is deadline
+     * order and a deque does; answered attempts leave from the head as they reach it.
+     */
+    private final ArrayDeque<Attempt> deadlines = new ArrayDeque<>();
+    private final Map<WorkerHandle, int[]> inFlight = new IdentityHashMap<>();
+    private final List<RunReport.FailedJob> failed = new ArrayList<>();
+    private final Map<String, Integer> completedByWorker = new HashMap<>();
+    private final long startNanos = System.nanoTime();
+    private int outstanding;
+    private int inFlightTotal;
+    private int completed;
+    private int skipped;
+    private long dispatches;
+    private long redeliveries;
+    private long duplicates;
+    private int cursor;
+    private long noUsableWorkerSinceNanos = -1;
+    private long lastWaitingReportNanos;
+
+    SchedulerRun(WorkerSource source, ResultStore store, SchedulerOptions options, List<Job> jobs) {
+        this.source = source;
+        this.store = store;
+        this.options = options;
+        this.listener = options.listener();
+        this.jobs = jobs;
+        this.quarantine = new Quarantine(options);
+        this.jobTimeoutNanos = options.jobTimeout().toNanos();
+    }
+
+    RunReport execute() throws InterruptedException {
+        Set<JobId> complete = options.skipCompleted() && !jobs.isEmpty() ? store.completedAmong(jobs) : Set.of();
+        for (Job job : jobs) {
+            if (complete.contains(job.id())) {
+                skipped++;
+            } else {
+                ready.add(new JobState(job));
+            }
+        }
+        outstanding = ready.size();
+        log.info("run of {} jobs starting ({} already complete, {} to run)", jobs.size(), skipped, outstanding);
+        listener.onStart(outstanding, skipped);
+        source.addListener(wake);
+        try {
+            while (outstanding > 0) {
+                runEvents();
+                checkSource();
+                long now = System.nanoTime();
+                promoteDue(now);
+                expireDeadlines(now);
+                releaseQuarantines(now);
+                if (dispatchReady() > 0 || outstanding == 0) {
+                    continue;
+                }
+                if (giveUpWithoutWorkers(now)) {
+                    break;
+                }
+                Runnable event = events.poll(waitNanos(now), TimeUnit.NANOSECONDS);
+                if (event != null) {
+                    event.run();
+                }
+            }
+        } finally {
+            source.removeListener(wake);
+        }
+        Duration elapsed = Duration.ofNanos(System.nanoTime() - startNanos);
+        RunReport report = new RunReport(jobs.size(), skipped, completed, failed, dispatches, redeliveries,
+                duplicates, completedByWorker, elapsed, quarantine.report());
+        log.info("run finished in {} ms: {} completed, {} skipped, {} failed, {} redeliveries, {} duplicates",
+                elapsed.toMillis(), completed, skipped, failed.size(), redeliveries, duplicates);
+        return report;
+    }
+
+    private void runEvents() {
+        Runnable event;
+        while ((event = events.poll()) != null) {
+            event.run();
+        }
+    }
+
+    private void checkSource() {
+        Throwable failure = source.failure();
+        if (failure != null) {
+            throw new WorkerSourceFailedException("the run stopped with " + outstanding + " jobs not done ("
+                    + inFlightTotal + " in flight, abandoned): its worker source failed: "
+                    + (failure.getMessage() == null ? failure.toString() : failure.getMessage())
+                    + "; what was stored is kept, and running the same jobs again resumes", failure);
+        }
+    }
+
+    private void promoteDue(long now) {
+        while (!delayed.isEmpty() && delayed.peek().dueNanos - now <= 0) {
+            ready.add(delayed.poll());
+        }
+    }
+
+    /** Cancels every attempt past its deadline; its answer (the cancellation) arrives as an event. */
+    private void expireDeadlines(long now) {
+        Attempt a;
+        while ((a = deadlines.peekFirst()) != null && (a.answered || a.deadlineNanos - now <= 0)) {
+            deadlines.pollFirst();
+            if (!a.answered) {
+                a.timedOut = true;
+                // Completes the future (unless the answer won the race), which queues onAnswer.
+                a.reply.cancel(true);
+            }
+        }
+    }
+
+    private void releaseQuarantines(long now) {
+        for (WorkerHandle w : quarantine.releaseDue(now)) {
+            log.info("worker={} - quarantine over; on probation: one job at a time until one succeeds", w.id());
+            listener.onProbation(w);
+        }
+    }
+
+    private long waitNanos(long now) {
+        long wait = options.pollInterval().toNanos();
+        if (!delayed.isEmpty()) {
+            wait = Math.min(wait, Math.max(0, delayed.peek().dueNanos - now));
+        }
+        Attempt oldest = deadlines.peekFirst();
+        if (oldest != null) {
+            wait = Math.min(wait, Math.max(0, oldest.deadlineNanos - now));
+        }
+        wait = Math.min(wait, quarantine.nanosToNextRelease(now));
+        if (noUsableWorkerSinceNanos >= 0) {
+            long deadline = noUsableWorkerSinceNanos + options.waitForWorkers().toNanos();
+            wait = Math.min(wait, Math.max(0, deadline - now));
+        }
+        return Math.max(wait, 1);
+    }
+
+    /** Dispatches ready jobs while some worker has a free slot. @return jobs dispatched */
+    private int dispatchReady() {
+        if (ready.isEmpty()) {
+            return 0;
+        }
+        List<WorkerHandle> workers = source.snapshot();
+        int n = workers.size();
+        if (n == 0) {
+            return 0;
+        }
+        int[] free = new int[n];
+        int freeTotal = 0;
+        for (int i = 0; i < n; i++) {
+            WorkerHandle w = workers.get(i);
+            int[] busy = inFlight.get(w);
+            free[i] = Math.max(0, quarantine.slotLimit(w) - (busy == null ? 0 : busy[0]) - w.unavailableSlots());
+            freeTotal += free[i];
+        }
+        int dispatched = 0;
+        for (Iterator<JobState> it = ready.iterator(); it.hasNext() && freeTotal > 0; ) {
+            JobState state = it.next();
+            int chosen = choose(state, workers, free);
+            if (chosen < 0) {
+                continue;
+            }
+            it.remove();
+            free[chosen]--;
+            freeTotal--;
+            dispatch(state, workers.get(chosen));
+            dispatched++;
+        }
+        return dispatched;
+    }
+
+    /**
+     * The next worker with a free slot in round-robin order, preferring one this job has not
+     * failed on. Returns -1 when the only free workers are ones it failed on while an untried
+     * worker that is not quarantined exists (busy now): the job waits for that one.
+     */
+    private int choose(JobState state, List<WorkerHandle> workers, int[] free) {
+        int n = workers.size();
+        int fallback = -1;
+        boolean untriedExists = false;
+        for (int k = 0; k < n; k++) {
+            int i = Math.floorMod(cursor + k, n);
+            WorkerHandle w = workers.get(i);
+            boolean tried = state.failedOn.contains(w);
+            untriedExists |= !tried && !quarantine.isQuarantined(w);
+            if (free[i] == 0) {
+                continue;
+            }
+            if (!tried) {
+                cursor = i + 1;
+                return i;
+            }
+            if (fallback < 0) {
+                fallback = i;
+            }
+        }
+        if (fallback >= 0 && !untriedExists) {
+            cursor = fallback + 1;
+            return fallback;
+        }
+        return -1;
+    }
+
+    private void dispatch(JobState state, WorkerHandle worker) {
+        state.dispatches++;
+        state.attempts++;
+        dispatches++;
+        if (state.dispatches > 1) {
+            redeliveries++;
+        }
+        inFlight.computeIfAbsent(worker, w -> new int[1])[0]++;
+        inFlightTotal++;
+        log.debug("worker={} job={} - dispatching, attempt {}", worker.id(), state.job.id(), state.attempts);
+        listener.onDispatched(state.job, worker, state.attempts);
+        Attempt attempt = new Attempt(state, worker, System.nanoTime() + jobTimeoutNanos);
+        CompletableFuture<JobOutcome> reply;
+        try {
+            reply = worker.dispatch(state.job);
+        } catch (RuntimeException e) {
+            reply = CompletableFuture.failedFuture(new DispatchRefusedException(
+                    "dispatch of job " + state.job.id() + " to worker " + worker.id() + " failed: " + e, e));
+        }
+        attempt.reply = reply;
+        if (jobTimeoutNanos > 0) {
+            deadlines.addLast(attempt);
+        }
+        reply.whenComplete((outcome, error) -> events.add(() -> onAnswer(attempt, outcome, error)));
+    }
+
+    private void onAnswer(Attempt attempt, JobOutcome outcome, Throwable error) {
+        attempt.answered = true;
+        JobState state = attempt.state;
+        WorkerHandle worker = attempt.worker;
+        int[] busy = inFlight.get(worker);
+        if (--busy[0] == 0) {
+            inFlight.remove(worker);
+        }
+        inFlightTotal--;
+        if (error == null) {
+            try {
+                outcome.requireAnswers(state.job);
+            } catch (IllegalArgumentException e) {
+                error = new WorkerException("worker " + worker.id() + " gave a wrong answer: " + e.getMessage());
+            }
+        }
+        if (error == null) {
+            onCompleted(state, worker, outcome);
+            return;
+        }
+        Throwable cause = unwrap(error);
+        if (attempt.timedOut && cause instanceof CancellationException) {
+            cause = new AttemptTimeoutException("job " + state.job.id() + " was not answered by worker " + worker.id()
+                    + " within its deadline of " + options.jobTimeout().toMillis() + " ms (attempt " + state.attempts
+                    + "); asked the worker to stop it");
+        }
+        String reason = String.valueOf(cause.getMessage() == null ? cause : cause.getMessage());
+        if (cause instanceof DispatchRefusedException) {
+            // It never reached the worker: nothing happened that should cost the job an attempt.
+            state.attempts--;
+            state.failedOn.add(worker);
+            retryNow(state, worker, cause, reason);
+            return;
+        }
+        FailureScope scope = cause instanceof ControlException ce ? ce.scope() : FailureScope.TRANSIENT;
+        switch (scope) {
+            case JOB:
+                quarantine.onJobFailure(worker);
+                fail(state, reason);
+                return;
+            case WORKER:
+                strike(worker, reason);
+                state.workerFaults++;
+                state.failedOn.add(worker);
+                if (state.workerFaults <= options.maxWorkerFaults()) {
+                    state.attempts--;
+                    retryNow(state, worker, cause, reason);
+                    return;
+                }
+                reason = reason + " (the job's " + state.workerFaults + "th worker-scoped failure; beyond "
+                        + options.maxWorkerFaults() + " they count as attempts)";
+                break;
+            default:
+                if (cause instanceof AttemptTimeoutException) {
+                    strike(worker, reason);
+                }
+                break;
+        }
+        retryCounted(state, worker, cause, reason);
+    }
+
+    private void onCompleted(JobState state, WorkerHandle worker, JobOutcome outcome) {
+        ResultStore.Receipt receipt = store.record(outcome, worker.id());
+        quarantine.onSuccess(worker);
+        duplicates += receipt.duplicates();
+        completed++;
+        completedByWorker.merge(worker.id(), 1, Integer::sum);
+        outstanding--;
+        log.debug("worker={} job={} - completed ({} stored, {} duplicates)", worker.id(), state.job.id(),
+                receipt.stored(), receipt.duplicates());
+        listener.onCompleted(state.job, worker, outcome, receipt);
+    }
+
+    /** Sends the job again at once, to another worker when there is one, without spending an attempt. */
+    private void retryNow(JobState state, WorkerHandle worker, Throwable cause, String reason) {
+        ready.addFirst(state);
+        log.debug("worker={} job={} - not counted as an attempt, sending again now: {}", worker.id(), state.job.id(),
+                reason);
+        listener.onRetry(state.job, worker, cause, state.attempts, Duration.ZERO);
+    }
+
+    /** A failure that spends an attempt: sent again after the backoff, or final at the limit. */
+    private void retryCounted(JobState state, WorkerHandle worker, Throwable cause, String reason) {
+        if (state.attempts >= options.maxAttempts()) {
+            fail(state, "gave up after " + state.attempts + " attempts; last failure: " + reason);
+            return;
+        }
+        state.failedOn.add(worker);
+        Duration delay = backoff(state.attempts);
+        state.dueNanos = System.nanoTime() + delay.toNanos();
+        if (delay.isZero()) {
+            ready.addFirst(state);
+        } else {
+            delayed.add(state);
+        }
+        log.info("worker={} job={} - attempt {} failed retryably, sending again in {} ms: {}", worker.id(),
+                state.job.id(), state.attempts, delay.toMillis(), reason);
+        listener.onRetry(state.job, worker, cause, state.attempts, delay);
+    }
+
+    /** Charges a failure to the worker itself; enough of them in a row quarantine it. */
+    private void strike(WorkerHandle worker, String reason) {
+        Quarantine.Verdict verdict = quarantine.strike(worker, reason, System.nanoTime());
+        if (verdict.quarantined()) {
+            log.warn("worker={} - quarantined: {} failures in a row were its own, not its jobs' (last: {});"
+                    + " no new jobs for {} s", worker.id(), verdict.strikes(), reason,
+                    verdict.duration().toSeconds());
+            listener.onQuarantined(worker, reason, verdict.strikes(), verdict.duration());
+        }
+    }
+
+    /** No delay before the first redelivery; then the configured backoff, doubling, capped. */
+    private Duration backoff(int attemptsMade) {
+        if (attemptsMade <= 1) {
+            return Duration.ZERO;
+        }
+        long base = options.retryBackoff().toNanos();
+        long cap = options.maxRetryBackoff().toNanos();
+        int doublings = Math.min(attemptsMade - 2, 30);
+        long delay = base > cap >> doublings ? cap : base << doublings;
+        return Duration.ofNanos(Math.min(delay, cap));
+    }
+
+    private void fail(JobState state, String reason) {
+        failed.add(new RunReport.FailedJob(state.job.id(), reason, state.attempts));
+        store.recordFailure(state.job.id(), reason, state.attempts);
+        outstanding--;
+        log.warn("job={} - failed after {} attempts: {}", state.job.id(), state.attempts, reason);
+        listener.onFailed(state.job, reason, state.attempts);
+    }
+
+    /**
+     * True when the run has waited too long with work and no usable worker (none connected, or
+     * all quarantined), after failing what remained.
+     */
+    private boolean giveUpWithoutWorkers(long now) {
+        if (ready.isEmpty() || inFlightTotal > 0) {
+            noUsableWorkerSinceNanos = -1;
+            return false;
+        }
+        List<WorkerHandle> workers = source.snapshot();
+        int quarantined = 0;
+        for (WorkerHandle w : workers) {
+            if (quarantine.isQuarantined(w)) {
+                quarantined++;
+            }
+        }
+        if (quarantined < workers.size()) {
+            noUsableWorkerSinceNanos = -1;
+            return false;
+        }
+        boolean allQuarantined = !workers.isEmpty();
+        if (noUsableWorkerSinceNanos < 0) {
+            noUsableWorkerSinceNanos = now;
+            lastWaitingReportNanos = now;
+            if (allQuarantined) {
+                log.warn("{} jobs are waiting and every connected worker ({}) is quarantined; waiting up to {} s",
+                        outstanding, workers.size(), options.waitForWorkers().toSeconds());
+            } else {
+                log.info("{} jobs are waiting and no worker is connected; waiting up to {} s", outstanding,
+                        options.waitForWorkers().toSeconds());
+            }
+        }
+        long waited = now - noUsableWorkerSinceNanos;
+        if (now - lastWaitingReportNanos >= WAITING_REPORT_NANOS) {
+            lastWaitingReportNanos = now;
+            log.info("still no usable worker after {} s ({} connected, all quarantined); {} jobs waiting",
+                    TimeUnit.NANOSECONDS.toSeconds(waited), workers.size(), outstanding);
+            if (allQuarantined) {
+                listener.onAllWorkersQuarantined(Duration.ofNanos(waited), workers.size());
+            } else {
+                listener.onWaitingForWorkers(Duration.ofNanos(waited));
+            }
+        }
+        if (waited < options.waitForWorkers().toNanos()) {
+            return false;
+        }
+        String limits = Duration.ofNanos(waited).toMillis() + " ms (limit " + options.waitForWorkers().toMillis()
+                + " ms)";
+        String reason = allQuarantined
+                ? "every connected worker was quarantined for " + limits + " (last failure of "
+                        + workers.get(0).id() + ": " + quarantine.lastReason(workers.get(0))
+                        + "); fix the workers' model API settings or start other workers"
+                : "no worker connected for " + limits + "; start workers pointed at the coordinator";
+        List<JobState> remaining = new ArrayList<>(ready);
+        remaining.addAll(delayed);
+        ready.clear();
+        delayed.clear();
+        for (JobState state : remaining) {
+            fail(state, reason);
+        }
+        return true;
+    }
+
+    private static Throwable unwrap(Throwable error) {
+        Throwable t = error;
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+}
