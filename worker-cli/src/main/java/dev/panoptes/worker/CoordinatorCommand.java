@@ -32,12 +32,15 @@ import java.util.concurrent.TimeUnit;
             "Runs an eval suite across the workers that connect to it, and stores one record per vignette"
                     + " in a SQLite database. Jobs of a worker that dies or goes silent are sent to another.",
             "Running the same command again against the same --db resumes the run: complete jobs are not"
-                    + " sent again. Ctrl-C stops cleanly; what was stored is kept."
+                    + " sent again. Ctrl-C stops cleanly; what was stored is kept.",
+            "One coordinator per --db: a second one is refused, naming the first (pid, host, address). The"
+                    + " lock is an OS lock on FILE.lock beside the database, so it ends with its holder, even"
+                    + " after kill -9."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:every job completed",
-            "1:failed at run time (for example the address is in use)",
+            "1:failed at run time (for example the address, or the --db, is in use)",
             "2:invalid command line or suite file",
             "3:the run ended with jobs that failed for good (listed in the summary)",
             "130:interrupted (Ctrl-C); run the same command again to resume"

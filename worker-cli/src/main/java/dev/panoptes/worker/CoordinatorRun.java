@@ -82,14 +82,24 @@ final class CoordinatorRun {
     }
 
     /**
-     * Runs to the end.
+     * Runs to the end, holding the database's {@link DatabaseLock} throughout.
      *
      * @return 0 when every job completed, {@link #EXIT_INCOMPLETE} when some failed,
      *         {@link #EXIT_INTERRUPTED} when the thread was interrupted
-     * @throws SuiteFormatException when the suite has problems (nothing ran)
-     * @throws IOException          when the suite cannot be read or the address not bound
+     * @throws SuiteFormatException        when the suite has problems (nothing ran)
+     * @throws DatabaseLock.InUseException when another coordinator uses the database (nothing was
+     *                                     read, bound or written)
+     * @throws IOException                 when the suite cannot be read or the address not bound
      */
     int run() throws IOException, SuiteFormatException {
+        // First of all, so that a refused run prints only the refusal, binds no port and neither
+        // creates nor touches the database; released however the run ends.
+        try (DatabaseLock lock = DatabaseLock.acquire(settings.db(), settings.listen())) {
+            return runLocked(lock);
+        }
+    }
+
+    private int runLocked(DatabaseLock lock) throws IOException, SuiteFormatException {
         Suite suite = new SuiteReader().read(settings.suite());
         JobPlan plan = JobPlan.of(suite, settings.params(), settings.jobSize(), settings.label());
         err.printf("suite %s: %d vignettes in %d jobs of up to %d (run %s)%n", settings.suite(),
@@ -102,6 +112,7 @@ final class CoordinatorRun {
              WorkerServer server = WorkerServer.start(serverOptions(), pool, fleet = new FleetReporter(progress));
              ResultStore store = JdbcResultStore.openSqlite(settings.db())) {
             InetSocketAddress address = server.address();
+            lock.listening(address);
             err.printf("listening for workers on %s; results go to %s%n", hostPort(address), settings.db());
             err.printf("start workers with:%n  %s --coordinator %s --model-api URL --model NAME%s%n", workerCommand,
                     hostPort(address), settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\"");

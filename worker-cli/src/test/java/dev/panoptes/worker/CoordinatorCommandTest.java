@@ -13,6 +13,9 @@ import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -129,6 +132,30 @@ class CoordinatorCommandTest {
         assertThat(err.toString()).contains("cannot listen for workers on no-such-host.invalid:7070")
                 .contains("does not resolve").doesNotContain("Exception");
         assertThat(db).doesNotExist();
+        DatabaseLock.acquire(db, new InetSocketAddress("127.0.0.1", 7070)).close(); // the failed run let go
+    }
+
+    @Test
+    void aCoordinatorOnADatabaseInUseSaysByWhomInOneLineBindsNothingAndCreatesNothing() throws Exception {
+        Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
+        Path db = dir.resolve("r.db");
+        try (DatabaseLock holder = DatabaseLock.acquire(db, new InetSocketAddress("127.0.0.1", 7070));
+             ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            holder.listening(new InetSocketAddress("127.0.0.1", 7171));
+
+            // Told to listen where something already does: had it tried to bind before checking the
+            // lock, it would fail with "address in use" instead.
+            int exit = execute("coordinator", "--suite", suite.toString(), "--db", db.toString(),
+                    "--listen", "127.0.0.1:" + taken.getLocalPort());
+
+            assertThat(exit).isEqualTo(1);
+            assertThat(err.toString().lines()).containsExactly("worker.jar coordinator: " + db
+                    + " is in use by another coordinator (pid " + ProcessHandle.current().pid() + " on "
+                    + holder.holder().host() + ", listening on 127.0.0.1:7171, since " + holder.holder().since()
+                    + "); stop it, or use another --db");
+            assertThat(out.toString()).isEmpty();
+            assertThat(db).doesNotExist();
+        }
     }
 
     @Test

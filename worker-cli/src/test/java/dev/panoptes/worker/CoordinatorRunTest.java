@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,8 +33,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.InstanceOfAssertFactories.STRING;
 import static org.awaitility.Awaitility.await;
 
 /** The coordinator command's run, in process, with real workers over loopback TCP. */
@@ -159,6 +162,39 @@ class CoordinatorRunTest {
         Set<String> keys = new HashSet<>();
         records.forEach(r -> keys.add(r.jobId() + "/" + r.record().vignetteId()));
         assertThat(keys).hasSize(48);
+    }
+
+    @Test
+    void aSecondCoordinatorOnTheSameDbIsRefusedInOneLineWhileTheFirstCompletes() throws Exception {
+        Path suite = suite(16);
+        Path db = dir.resolve("r.db");
+        CompletableFuture<InetSocketAddress> listening = new CompletableFuture<>();
+        CoordinatorRun first = run(settings(suite, null, Duration.ofSeconds(30))).onListening(listening::complete);
+        Future<Integer> firstExit = threads.submit(first::run);
+        InetSocketAddress address = listening.get(15, TimeUnit.SECONDS);
+
+        StringWriter secondOut = new StringWriter();
+        StringWriter secondErr = new StringWriter();
+        int secondExit = WorkerMain.run(new String[] {"coordinator", "--suite", suite.toString(), "--db", db.toString(),
+                "--listen", "127.0.0.1:0"}, new PrintWriter(secondOut, true), new PrintWriter(secondErr, true), Map.of());
+
+        assertThat(secondExit).isEqualTo(1);
+        assertThat(secondOut.toString()).isEmpty();
+        String prefix = "worker.jar coordinator: " + db + " is in use by another coordinator (pid "
+                + ProcessHandle.current().pid() + " on " + InetAddress.getLocalHost().getHostName() + ", listening on "
+                + CoordinatorRun.hostPort(address) + ", since ";
+        assertThat(secondErr.toString().lines()).singleElement(STRING)
+                .matches(Pattern.quote(prefix) + "\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ"
+                        + Pattern.quote("); stop it, or use another --db"));
+
+        startWorker(address, "w1", null, TestJobs.echoRunner());
+        assertThat(firstExit.get(30, TimeUnit.SECONDS)).isZero();
+        assertThat(out.toString()).contains("16 of 16 stored");
+
+        // The finished run let go: the same command again now resumes with nothing left to send.
+        CoordinatorRun third = run(settings(suite, null, Duration.ofSeconds(30)));
+        assertThat(third.run()).isZero();
+        assertThat(third.summary().jobsSkipped()).isEqualTo(4);
     }
 
     private CoordinatorRun run(CoordinatorSettings settings) {
