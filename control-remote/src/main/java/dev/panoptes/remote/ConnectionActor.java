@@ -1,12 +1,14 @@
 package dev.panoptes.remote;
 
 import dev.panoptes.control.ControlException;
+import dev.panoptes.control.DispatchRefusedException;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ProtocolException;
 import dev.panoptes.control.WorkerException;
+import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.wire.FrameDecoder;
 import dev.panoptes.control.wire.Message;
 import org.slf4j.Logger;
@@ -18,12 +20,7 @@ import java.net.SocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -31,26 +28,26 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
- * One worker connection: its socket, its handshake, its jobs in flight, its liveness.
+ * One worker connection: its socket, its handshake, the messages it exchanges, its liveness.
+ * Its jobs and the capacity rule over them are in {@link PendingJobs}; its clocks in
+ * {@link Liveness}.
  *
  * <p><b>Threads.</b> Exactly one thread, the selector thread of {@link #loop}, reads and writes
  * the socket and touches the fields under "selector thread only" below; those methods assert
- * it. Other threads reach the actor only through {@link #enqueue} (which puts a
- * {@link Dispatch} on the bounded {@link #queue} and signals the loop) and the volatile
- * read-only views ({@link #isOpen()}, {@link #pendingCount()}). Nothing here blocks except
- * {@code enqueue}, on the caller's thread, while the queue is full.
+ * it. Other threads reach the actor only through {@link #enqueue} (which encodes the job on the
+ * caller's thread, puts a {@link Dispatch} on the bounded queue and signals the loop),
+ * {@link #onCancelRequested} (which posts a task to the loop) and the volatile read-only views.
+ * Nothing here blocks except {@code enqueue}, on the caller's thread, while the queue is full.
  *
  * <p><b>Flow.</b> The loop calls the owner methods named for events: {@link #onReadable()},
  * {@link #onWritable()}, {@link #onDispatchQueued()}, {@link #onTimer(long)}, {@link #flush()}
- * and {@link #close(Throwable)}. Queued dispatches are drained only while
- * {@code pending.size() < capacity}, so at most {@code capacity} assigns are ever unanswered,
- * which also bounds the outgoing buffer: a worker that stops reading holds at most
- * {@code capacity} assign frames (plus one {@code registered} and one heartbeat) in memory.
+ * and {@link #close(Throwable)}. Queued dispatches are drained only while a slot is free, so at
+ * most {@code capacity} assigns are ever unanswered, which also bounds the outgoing buffer.
  *
  * <p><b>Futures</b> are never completed on the selector thread: completions go to
  * {@link SelectorLoop#complete} / {@link SelectorLoop#fail}, which hand them, one batch per loop
  * pass, to the server's completion executor. The only exception is a dispatch that finds the
- * connection already gone: it fails on its caller's own thread.
+ * connection already gone, or a job that cannot be encoded: it fails on its caller's own thread.
  */
 final class ConnectionActor {
     private static final Logger log = LoggerFactory.getLogger(ConnectionActor.class);
@@ -71,7 +68,6 @@ final class ConnectionActor {
     private final ServerContext context;
     private final SocketChannel channel;
     private final SocketAddress remote;
-    private final BlockingQueue<Dispatch> queue;
 
     // ---- any thread: written by the selector thread (or once by the closer), read anywhere
     /** The first cause of the close; non-null exactly when the connection is closed or closing. */
@@ -79,20 +75,33 @@ final class ConnectionActor {
     /** True while the loop has this actor on its ready list and will call {@link #onDispatchQueued}. */
     private final AtomicBoolean signalled = new AtomicBoolean();
     private volatile boolean draining;
-    private volatile int pendingCount;
+    /** Set at registration, before the worker is published; null during the handshake. */
+    private volatile PendingJobs jobs;
     private volatile RemoteWorker worker;
 
     // ---- selector thread only
     private final FrameDecoder decoder;
     private final OutboundBuffer out = new OutboundBuffer();
-    private final Map<JobId, Dispatch> pending = new HashMap<>();
+    private final Liveness liveness;
     private final Consumer<Message> onMessage = this::onMessage;
+    private final PendingJobs.Assigner assigner = new PendingJobs.Assigner() {
+        @Override
+        public void assign(Dispatch d) {
+            out.appendFrame(d.frame());
+            liveness.sent(loop.nowMs());
+            scheduleFlush();
+            if (log.isDebugEnabled()) {
+                log.debug("worker={} job={} - assigned ({} pending)", workerId(), d.job().id(), jobs.pendingCount() + 1);
+            }
+        }
+
+        @Override
+        public void refuse(Dispatch d, PendingJobs.Refusal why) {
+            loop.fail(d.reply(), refusal(d.job().id(), why));
+        }
+    };
     private SelectionKey key;
     private Phase phase = Phase.HANDSHAKE;
-    private int capacity;
-    private long acceptedAtMs;
-    private long lastReceivedMs;
-    private long lastSentMs;
     private boolean writeInterest;
     private boolean flushScheduled;
     private boolean rejectionReported;
@@ -104,51 +113,59 @@ final class ConnectionActor {
         this.context = context;
         this.channel = channel;
         this.remote = remote;
-        this.queue = new ArrayBlockingQueue<>(context.options.dispatchQueueCapacity());
-        this.decoder = new FrameDecoder(context.codec);
+        // Small until the peer has registered: an unauthenticated peer gets nothing big from us.
+        this.decoder = new FrameDecoder(context.codec, context.options.handshakeFrameBytes());
+        this.liveness = new Liveness(context);
     }
 
     // ------------------------------------------------------------------ any thread
 
     /**
-     * The front door of {@link RemoteWorker#dispatch}: queues the job for the selector thread,
-     * blocking while the queue is full.
+     * The front door of {@link RemoteWorker#dispatch}: encodes the job, then queues it for the
+     * selector thread, blocking while the queue is full.
      *
-     * <p>The future fails with a retryable {@link WorkerException} when the connection is gone
-     * or draining, goes while the caller waits, or the caller is interrupted while waiting (its
-     * interrupt flag is then restored). A dispatch racing a close is always failed, by the
-     * closer or by this method: after putting, it re-reads the close flag that the closer sets
-     * <em>before</em> draining the queue, so one of the two sees the other.
+     * <p>The future fails with a {@link JobFailedException} when the job cannot be encoded or is
+     * over the frame limit, and with a {@link DispatchRefusedException} (retryable, and the job
+     * never reached the worker) when the connection is gone or draining, goes while the caller
+     * waits, or the caller is interrupted while waiting (its interrupt flag is then restored). A
+     * dispatch racing a close is always failed, by the closer or by this method: after putting,
+     * it re-reads the close flag that the closer sets <em>before</em> taking the queue, so one of
+     * the two sees the other.
      */
     CompletableFuture<JobOutcome> enqueue(Job job) {
-        CompletableFuture<JobOutcome> reply = new CompletableFuture<>();
         if (closeCause.get() != null) {
-            reply.completeExceptionally(lost(job.id(), closeCause.get()));
-            return reply;
+            return CompletableFuture.failedFuture(notSent(job.id(), "its connection is closed ("
+                    + describe(closeCause.get()) + ")"));
         }
         if (draining) {
-            reply.completeExceptionally(drainingFailure(job.id()));
-            return reply;
+            return CompletableFuture.failedFuture(drainingFailure(job.id()));
         }
-        Dispatch dispatch = new Dispatch(job, reply);
+        byte[] frame;
+        try {
+            frame = context.encodeAssign(job, workerId());
+        } catch (JobFailedException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        PendingJobs table = jobs;
+        DispatchFuture reply = new DispatchFuture(this, job.id());
+        Dispatch dispatch = new Dispatch(job, frame, reply);
         if (SelectorLoop.onSelectorThread()) {
-            // Called from a listener on a selector thread: waiting for room would stall every
+            // Called from a callback on a selector thread: waiting for room would stall every
             // connection of that thread, or wait for itself. Refuse instead.
-            if (!queue.offer(dispatch)) {
-                reply.completeExceptionally(new WorkerException("cannot queue job " + job.id() + " for worker "
-                        + workerId() + " at " + remote + ": its dispatch queue is full (" + queue.size()
-                        + " queued, " + pendingCount + " pending) and dispatch was called on a selector thread,"
-                        + " which must not block; dispatch from another thread"));
+            if (!table.offer(dispatch)) {
+                reply.completeExceptionally(notSent(job.id(), "its dispatch queue is full (" + table.queuedCount()
+                        + " queued, " + table.pendingCount() + " pending) and dispatch was called on a selector"
+                        + " thread, which must not block; dispatch from another thread"));
                 return reply;
             }
         } else {
             try {
-                queue.put(dispatch);
+                table.put(dispatch);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                reply.completeExceptionally(new WorkerException("interrupted while waiting for room in the dispatch"
-                        + " queue of worker " + workerId() + " at " + remote + " (" + queue.size() + " queued, "
-                        + pendingCount + " pending); job " + job.id() + " was not dispatched", e));
+                reply.completeExceptionally(notSent(job.id(), "the caller was interrupted while waiting for room in"
+                        + " its dispatch queue (" + table.queuedCount() + " queued, " + table.pendingCount()
+                        + " pending)"));
                 return reply;
             }
         }
@@ -158,6 +175,13 @@ final class ConnectionActor {
             loop.signal(this);
         }
         return reply;
+    }
+
+    /** A caller cancelled a dispatch future; the selector thread tells the worker. Any thread. */
+    void onCancelRequested(DispatchFuture future) {
+        if (closeCause.get() == null) {
+            loop.execute(() -> onCancel(future));
+        }
     }
 
     /** True until the connection closes (a draining worker is still open). */
@@ -170,14 +194,27 @@ final class ConnectionActor {
         return draining;
     }
 
+    /** The job table; non-null once registered. */
+    PendingJobs jobs() {
+        return jobs;
+    }
+
     /** Jobs assigned on this connection and not yet answered; updated as they change. */
     int pendingCount() {
-        return pendingCount;
+        PendingJobs table = jobs;
+        return table == null ? 0 : table.pendingCount();
     }
 
     /** Dispatches waiting in the queue for a free slot. */
     int queuedCount() {
-        return queue.size();
+        PendingJobs table = jobs;
+        return table == null ? 0 : table.queuedCount();
+    }
+
+    /** Slots held by cancelled jobs the worker has not answered yet. */
+    int unavailableSlots() {
+        PendingJobs table = jobs;
+        return table == null ? 0 : table.unavailableSlots();
     }
 
     SocketAddress remoteAddress() {
@@ -191,9 +228,9 @@ final class ConnectionActor {
 
     private void failQueuedOnCallerThread() {
         Throwable cause = closeCause.get();
-        Dispatch d;
-        while ((d = queue.poll()) != null) {
-            d.reply().completeExceptionally(lost(d.job().id(), cause));
+        for (Dispatch d : jobs.takeQueued()) {
+            d.reply().completeExceptionally(notSent(d.job().id(), "its connection closed ("
+                    + describe(cause) + ")"));
         }
     }
 
@@ -208,9 +245,7 @@ final class ConnectionActor {
     void onAdopted(SelectionKey key, long nowMs) {
         assert loop.isOwnerThread();
         this.key = key;
-        this.acceptedAtMs = nowMs;
-        this.lastReceivedMs = nowMs;
-        this.lastSentMs = nowMs;
+        liveness.accepted(nowMs);
         log.debug("worker=- job=- - accepted a connection from {}; waiting for register", remote);
     }
 
@@ -234,17 +269,15 @@ final class ConnectionActor {
             if (n == 0) {
                 break;
             }
+            // Bytes, not whole frames, are the sign of life: a large result arriving slowly is
+            // a live worker, not a silent one.
+            liveness.received(loop.nowMs());
             buffer.flip();
-            long framesBefore = decoder.framesDecoded();
             try {
                 decoder.feed(buffer, onMessage);
             } catch (ProtocolException e) {
                 onProtocolError(e);
                 return;
-            }
-            if (decoder.framesDecoded() != framesBefore) {
-                // PROTOCOL.md rule 4: every frame received, of any type, is a sign of life.
-                lastReceivedMs = loop.nowMs();
             }
             if (n < buffer.capacity()) {
                 break;
@@ -270,33 +303,51 @@ final class ConnectionActor {
     }
 
     /**
-     * Checks the handshake deadline and liveness, and sends a heartbeat when the worker has
-     * heard nothing from us for an interval.
+     * Checks the handshake deadline, liveness, write progress and cancelled jobs, and sends a
+     * heartbeat when the worker has heard nothing from us for an interval.
      *
      * @return the time of this actor's next deadline, {@code Long.MAX_VALUE} when closed
      */
     long onTimer(long nowMs) {
         assert loop.isOwnerThread();
         if (phase == Phase.HANDSHAKE) {
-            long deadline = acceptedAtMs + context.handshakeTimeoutMs;
+            long deadline = liveness.handshakeDeadlineMs();
             if (nowMs < deadline) {
                 return deadline;
             }
             reject("no register frame within the handshake timeout of " + context.handshakeTimeoutMs
-                    + " ms; is this a Panoptes worker, and is it sending register first?", null);
+                    + " ms; is this a Panoptes worker, and is it sending register first?", null, null, true);
             return Long.MAX_VALUE;
         }
         if (phase != Phase.OPEN) {
             return Long.MAX_VALUE;
         }
-        long silentMs = nowMs - lastReceivedMs;
-        if (silentMs >= context.heartbeatTimeoutMs) {
-            close(new TimeoutException("worker " + workerId() + " at " + remote + " sent nothing for " + silentMs
-                    + " ms (heartbeat timeout " + context.heartbeatTimeoutMs + " ms, " + pending.size()
-                    + " pending); is it frozen or cut off?"));
+        if (liveness.isSilent(nowMs)) {
+            close(new TimeoutException("worker " + workerId() + " at " + remote + " sent nothing for "
+                    + liveness.silentMs(nowMs) + " ms (heartbeat timeout " + context.heartbeatTimeoutMs + " ms, "
+                    + jobs.pendingCount() + " pending); is it frozen or cut off?"));
             return Long.MAX_VALUE;
         }
-        if (nowMs - lastSentMs >= context.heartbeatIntervalMs) {
+        if (liveness.isStalled(nowMs)) {
+            close(new TimeoutException("worker " + workerId() + " at " + remote + " stopped reading: " + out.size()
+                    + " bytes for it have waited " + liveness.stalledMs(nowMs) + " ms without the socket taking any"
+                    + " (write-stall timeout " + context.writeStallTimeoutMs + " ms, " + jobs.pendingCount()
+                    + " pending)"));
+            return Long.MAX_VALUE;
+        }
+        PendingJobs.Cancelled oldest = jobs.oldestCancelled();
+        long cancelDeadline = Long.MAX_VALUE;
+        if (oldest != null) {
+            cancelDeadline = oldest.cancelledAtMs() + context.heartbeatTimeoutMs;
+            if (nowMs >= cancelDeadline) {
+                close(new TimeoutException("worker " + workerId() + " at " + remote + " did not answer job "
+                        + oldest.dispatch().job().id() + " within " + (nowMs - oldest.cancelledAtMs())
+                        + " ms of the coordinator's cancel (" + jobs.cancelledCount() + " cancelled jobs unanswered);"
+                        + " it cannot be trusted with its slots"));
+                return Long.MAX_VALUE;
+            }
+        }
+        if (liveness.isHeartbeatDue(nowMs)) {
             // Bytes still waiting to go out will tell the worker we live once it reads them; a
             // heartbeat behind them adds nothing, and skipping it keeps a non-reading worker's
             // buffer bounded.
@@ -305,9 +356,9 @@ final class ConnectionActor {
                 scheduleFlush();
                 log.debug("worker={} job=- - heartbeat sent", workerId());
             }
-            lastSentMs = nowMs;
+            liveness.sent(nowMs);
         }
-        return Math.min(lastReceivedMs + context.heartbeatTimeoutMs, lastSentMs + context.heartbeatIntervalMs);
+        return Math.min(liveness.nextDeadlineMs(), cancelDeadline);
     }
 
     /** Writes what is buffered without blocking; what the socket does not take waits for OP_WRITE. */
@@ -317,32 +368,47 @@ final class ConnectionActor {
         if (phase == Phase.CLOSED) {
             return;
         }
+        int written;
         try {
-            out.writeTo(channel);
+            written = out.writeTo(channel);
         } catch (IOException e) {
             close(e);
             return;
         }
         boolean wantWrite = !out.isEmpty();
+        liveness.wrote(loop.nowMs(), written, wantWrite);
         if (wantWrite != writeInterest) {
             writeInterest = wantWrite;
             key.interestOps(wantWrite ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+            if (wantWrite) {
+                loop.timerAt(liveness.nextDeadlineMs());
+            }
         }
     }
 
     /**
-     * Ends the connection: the first cause wins and is chained into every failure. Copies and
-     * clears the pending table and the queue, then fails each entry retryably. Idempotent.
+     * Ends the connection: the first cause wins and is chained into every failure. The worker
+     * leaves the pool first; then the job table is taken and cleared, and each job fails
+     * retryably: a job on the wire as lost, a queued one as never sent. Idempotent.
      */
     void close(Throwable cause) {
         assert loop.isOwnerThread();
         if (phase == Phase.CLOSED) {
             return;
         }
-        closeCause.compareAndSet(null, cause);
-        Throwable first = closeCause.get();
         Phase was = phase;
         phase = Phase.CLOSED;
+        if (was == Phase.OPEN) {
+            // Out of the pool before any of its jobs fail: a scheduler hearing of a failure
+            // must not pick this worker again.
+            try {
+                context.events.onLost(worker, cause);
+            } catch (RuntimeException e) {
+                log.warn("worker={} job=- - the lost-worker handler failed; carrying on", workerId(), e);
+            }
+        }
+        closeCause.compareAndSet(null, cause);
+        Throwable first = closeCause.get();
         if (key != null) {
             key.cancel();
         }
@@ -353,28 +419,19 @@ final class ConnectionActor {
         }
         loop.removeActor(this);
 
-        // Copy, clear, then fail: no failure runs while the table is being walked.
-        List<Dispatch> inFlight = new ArrayList<>(pending.values());
-        pending.clear();
-        pendingCount = 0;
-        List<Dispatch> queued = new ArrayList<>();
-        queue.drainTo(queued);
-        for (Dispatch d : inFlight) {
-            loop.fail(d.reply(), lost(d.job().id(), first));
-        }
-        for (Dispatch d : queued) {
-            loop.fail(d.reply(), lost(d.job().id(), first));
-        }
-
-        long upMs = loop.nowMs() - acceptedAtMs;
+        long upMs = loop.nowMs() - liveness.acceptedAtMs();
         if (was == Phase.OPEN) {
+            // Take, clear, then fail: no failure runs while the table is being walked.
+            List<Dispatch> inFlight = jobs.takeAssigned();
+            List<Dispatch> queued = jobs.takeQueued();
+            for (Dispatch d : inFlight) {
+                loop.fail(d.reply(), lost(d.job().id(), first));
+            }
+            for (Dispatch d : queued) {
+                loop.fail(d.reply(), notSent(d.job().id(), "its connection closed (" + describe(first) + ")"));
+            }
             log.info("worker={} job=- - connection from {} lost after {} ms; failed {} pending and {} queued jobs"
                     + " retryably: {}", workerId(), remote, upMs, inFlight.size(), queued.size(), describe(first));
-            try {
-                context.events.onLost(worker, first);
-            } catch (RuntimeException e) {
-                log.warn("worker={} job=- - the lost-worker handler failed; carrying on", workerId(), e);
-            }
         } else if (!rejectionReported) {
             rejectionReported = true;
             String reason = "connection closed before registering: " + describe(first);
@@ -394,21 +451,25 @@ final class ConnectionActor {
 
     private void onFirstFrame(Message message) {
         if (!(message instanceof Message.Register register)) {
-            reject("the first frame must be register, got " + message.type(), null);
+            reject("the first frame must be register, got " + message.type(), null, null, false);
             return;
         }
         String reason = context.handshake.rejectionReason(register);
         if (reason != null) {
-            reject(reason, register.workerId());
+            reject(reason, register.workerId(), null, false);
             return;
         }
-        capacity = context.handshake.clampCapacity(register.capacity());
+        int capacity = context.handshake.clampCapacity(register.capacity());
+        // Buffers and queues are for registered workers only.
+        jobs = new PendingJobs(capacity, context.options.dispatchQueueCapacity());
         worker = new RemoteWorker(this, register.workerId(), capacity, register.labels());
+        decoder.limit(context.options.maxFrameBytes());
         phase = Phase.OPEN;
         out.appendFrame(context.registeredFrame);
-        lastSentMs = loop.nowMs();
+        long now = loop.nowMs();
+        liveness.sent(now);
         scheduleFlush();
-        loop.timerAt(lastSentMs + Math.min(context.heartbeatIntervalMs, context.heartbeatTimeoutMs));
+        loop.timerAt(now + Math.min(context.heartbeatIntervalMs, context.heartbeatTimeoutMs));
         if (capacity != register.capacity()) {
             log.info("worker={} job=- - registered from {} with capacity {} (it asked for {}; clamped to [1, {}])"
                     + ", labels {}", register.workerId(), remote, capacity, register.capacity(),
@@ -442,13 +503,10 @@ final class ConnectionActor {
     }
 
     private void onResult(JobOutcome outcome) {
-        Dispatch d = pending.remove(outcome.jobId());
+        Dispatch d = answered(outcome.jobId(), "result");
         if (d == null) {
-            log.info("worker={} job={} - ignoring a result for a job not outstanding on this connection"
-                    + " (late or duplicate answer)", workerId(), outcome.jobId());
             return;
         }
-        pendingCount = pending.size();
         try {
             outcome.requireAnswers(d.job());
         } catch (IllegalArgumentException e) {
@@ -460,32 +518,73 @@ final class ConnectionActor {
             return;
         }
         if (log.isDebugEnabled()) {
-            log.debug("worker={} job={} - result received ({} pending)", workerId(), outcome.jobId(), pending.size());
+            log.debug("worker={} job={} - result received ({} pending)", workerId(), outcome.jobId(),
+                    jobs.pendingCount());
         }
         loop.complete(d.reply(), outcome);
     }
 
     private void onFailed(Message.Failed failed) {
-        Dispatch d = pending.remove(failed.jobId());
+        Dispatch d = answered(failed.jobId(), "failed frame");
         if (d == null) {
-            log.info("worker={} job={} - ignoring a failed frame for a job not outstanding on this connection"
-                    + " (late or duplicate answer)", workerId(), failed.jobId());
             return;
         }
-        pendingCount = pending.size();
         ControlException error;
-        if (failed.retryable()) {
-            error = new WorkerException("worker " + workerId() + " at " + remote + " could not complete job "
-                    + failed.jobId() + " (retryable): " + failed.error());
-        } else {
-            error = new JobFailedException("worker " + workerId() + " at " + remote + " failed job "
-                    + failed.jobId() + " (not retryable): " + failed.error());
+        switch (failed.effectiveScope()) {
+            case JOB:
+                error = new JobFailedException("worker " + workerId() + " at " + remote + " failed job "
+                        + failed.jobId() + " (the job's own failure, not retried): " + failed.error());
+                break;
+            case WORKER:
+                error = new WorkerFaultException("worker " + workerId() + " at " + remote + " could not run job "
+                        + failed.jobId() + " (the worker's own failure; sent to another worker): " + failed.error());
+                break;
+            default:
+                error = new WorkerException("worker " + workerId() + " at " + remote + " could not complete job "
+                        + failed.jobId() + " (retryable): " + failed.error());
+                break;
         }
         if (log.isDebugEnabled()) {
-            log.debug("worker={} job={} - failed (retryable={}): {}", workerId(), failed.jobId(), failed.retryable(),
-                    failed.error());
+            log.debug("worker={} job={} - failed ({}): {}", workerId(), failed.jobId(),
+                    failed.effectiveScope().wireName(), failed.error());
         }
         loop.fail(d.reply(), error);
+    }
+
+    /** The pending dispatch an answer is for, or null (logged) when there is none. */
+    private Dispatch answered(JobId id, String what) {
+        boolean wasCancelled = jobs.isCancelled(id);
+        Dispatch d = jobs.answered(id);
+        if (d == null) {
+            if (wasCancelled) {
+                log.debug("worker={} job={} - {} for a job the coordinator cancelled: its slot is free again",
+                        workerId(), id, what);
+            } else {
+                log.info("worker={} job={} - ignoring a {} for a job not outstanding on this connection"
+                        + " (late or duplicate answer)", workerId(), id, what);
+            }
+        }
+        return d;
+    }
+
+    private void onCancel(DispatchFuture future) {
+        assert loop.isOwnerThread();
+        if (phase != Phase.OPEN) {
+            return;
+        }
+        long now = loop.nowMs();
+        Dispatch d = jobs.cancel(future, now);
+        if (d == null) {
+            // Still queued (a drain drops it) or answered already.
+            return;
+        }
+        out.appendFrame(context.encodeFrame(new Message.Cancel(d.job().id(), "its attempt was cancelled by the"
+                + " coordinator (deadline passed)")));
+        liveness.sent(now);
+        scheduleFlush();
+        loop.timerAt(now + context.heartbeatTimeoutMs);
+        log.info("worker={} job={} - cancelled; the worker has {} ms to let go of it", workerId(), d.job().id(),
+                context.heartbeatTimeoutMs);
     }
 
     private void onDrain() {
@@ -494,7 +593,7 @@ final class ConnectionActor {
         }
         draining = true;
         log.info("worker={} job=- - draining: no new jobs; waiting for its {} pending answers", workerId(),
-                pending.size());
+                jobs.pendingCount());
         try {
             context.events.onDraining(worker);
         } catch (RuntimeException e) {
@@ -504,9 +603,7 @@ final class ConnectionActor {
     }
 
     private void failQueuedWhileDraining() {
-        List<Dispatch> queued = new ArrayList<>();
-        queue.drainTo(queued);
-        for (Dispatch d : queued) {
+        for (Dispatch d : jobs.takeQueued()) {
             loop.fail(d.reply(), drainingFailure(d.job().id()));
         }
     }
@@ -517,44 +614,20 @@ final class ConnectionActor {
             failQueuedWhileDraining();
             return;
         }
-        List<Dispatch> batch = loop.scratch();
-        int room;
-        while ((room = capacity - pending.size()) > 0 && phase == Phase.OPEN) {
-            if (queue.drainTo(batch, room) == 0) {
-                break;
-            }
-            for (int i = 0; i < batch.size(); i++) {
-                assign(batch.get(i));
-            }
-            batch.clear();
-        }
+        jobs.drain(assigner);
     }
 
-    private void assign(Dispatch d) {
-        JobId id = d.job().id();
-        if (d.reply().isDone()) {
-            // Cancelled (or otherwise completed) by its caller while queued: nobody waits for it.
-            return;
-        }
-        if (pending.containsKey(id)) {
-            loop.fail(d.reply(), new JobFailedException("job " + id + " is already pending on worker " + workerId()
-                    + " at " + remote + " (" + pending.size() + " pending): the same job id was dispatched twice to"
-                    + " one connection; this second dispatch was refused and the first one goes on"));
-            return;
-        }
-        try {
-            context.encodeAssign(d.job(), out);
-        } catch (ProtocolException tooBig) {
-            loop.fail(d.reply(), new JobFailedException(tooBig.getMessage() + "; raise the limit on both sides or"
-                    + " split the job", tooBig));
-            return;
-        }
-        pending.put(id, d);
-        pendingCount = pending.size();
-        lastSentMs = loop.nowMs();
-        scheduleFlush();
-        if (log.isDebugEnabled()) {
-            log.debug("worker={} job={} - assigned ({} pending)", workerId(), id, pending.size());
+    private ControlException refusal(JobId id, PendingJobs.Refusal why) {
+        switch (why) {
+            case DUPLICATE:
+                return new JobFailedException("job " + id + " is already pending on worker " + workerId() + " at "
+                        + remote + " (" + jobs.pendingCount() + " pending): the same job id was dispatched twice to"
+                        + " one connection; this second dispatch was refused and the first one goes on");
+            case STILL_CANCELLING:
+                return notSent(id, "an earlier attempt of the same job was cancelled there and the worker has not"
+                        + " let go of it yet");
+            default:
+                return notSent(id, "assigning the jobs queued with it failed");
         }
     }
 
@@ -577,28 +650,27 @@ final class ConnectionActor {
 
     private void onProtocolError(ProtocolException e) {
         if (phase == Phase.HANDSHAKE) {
-            reject("protocol error before registering: " + e.getMessage(), null, e);
+            reject("protocol error before registering: " + e.getMessage(), null, e, false);
             return;
         }
         log.warn("worker={} job=- - protocol error from {}, closing the connection ({} pending jobs fail"
                 + " retryably): {}; is the worker's release compatible with the coordinator's?", workerId(), remote,
-                pending.size(), e.getMessage());
+                jobs.pendingCount(), e.getMessage());
         close(e);
-    }
-
-    private void reject(String reason, String claimedWorkerId) {
-        reject(reason, claimedWorkerId, null);
     }
 
     /**
      * Refuses a connection in the handshake: sends {@code rejected} with the reason if the
      * socket takes it now (best effort, never waiting), reports it, then closes.
+     *
+     * @param retryable whether the same registration may pass later (told to the worker)
      */
-    private void reject(String reason, String claimedWorkerId, Throwable cause) {
-        log.warn("worker={} job=- - rejected the connection from {}: {}",
+    private void reject(String reason, String claimedWorkerId, Throwable cause, boolean retryable) {
+        // Info, not warn: the server's listener reports it to whoever runs the coordinator.
+        log.info("worker={} job=- - rejected the connection from {}: {}",
                 claimedWorkerId == null ? "-" : claimedWorkerId, remote, reason);
         try {
-            out.appendFrame(context.encodeFrame(new Message.Rejected(reason)));
+            out.appendFrame(context.encodeFrame(new Message.Rejected(reason, retryable)));
             out.writeTo(channel);
             // A FIN right behind the frame, so that the worker reads the reason before the end.
             channel.shutdownOutput();
@@ -628,9 +700,13 @@ final class ConnectionActor {
                 cause);
     }
 
-    private WorkerException drainingFailure(JobId jobId) {
-        return new WorkerException("worker " + workerId() + " at " + remote + " is draining (shutting down) and takes"
-                + " no new jobs; job " + jobId + " was not assigned");
+    private DispatchRefusedException notSent(JobId jobId, String why) {
+        return new DispatchRefusedException("job " + jobId + " was not sent to worker " + workerId() + " at " + remote
+                + ": " + why);
+    }
+
+    private DispatchRefusedException drainingFailure(JobId jobId) {
+        return notSent(jobId, "it is draining (shutting down) and takes no new jobs");
     }
 
     private static String describe(Throwable cause) {

@@ -43,26 +43,33 @@ public final class RemoteWorker implements WorkerHandle {
     }
 
     /**
-     * Queues the job for this worker and returns its future at once, unless the connection's
-     * dispatch queue ({@link ServerOptions#dispatchQueueCapacity()}) is full: then it blocks
-     * until the worker's answers make room. That is the backpressure a scheduler feels.
+     * Encodes the job's {@code assign} frame on the calling thread, queues it for this worker
+     * and returns its future at once, unless the connection's dispatch queue
+     * ({@link ServerOptions#dispatchQueueCapacity()}) is full: then it blocks until the worker's
+     * answers make room. That is the backpressure a scheduler feels.
      *
      * <p>The future completes, on one of the server's completion threads, with the worker's
      * outcome (checked to answer exactly this job), or fails with:
      * <ul>
-     *   <li>a retryable {@link dev.panoptes.control.WorkerException} when the connection is
-     *       gone or goes before the answer (message "worker connection lost: ..."), the worker
-     *       is draining, the worker said {@code failed} with {@code retryable: true}, its result
-     *       does not answer the job, or the caller is interrupted while waiting for room (its
+     *   <li>a {@link dev.panoptes.control.DispatchRefusedException} (retryable; the job never
+     *       reached the worker) when the connection is gone or goes before the job is sent, the
+     *       worker is draining, or the caller is interrupted while waiting for room (its
      *       interrupt flag is restored);</li>
-     *   <li>a {@link dev.panoptes.control.JobFailedException} when the worker said
-     *       {@code failed} with {@code retryable: false}, the job's assign frame exceeds the
-     *       frame limit, or the same job id is already pending on this connection (that second
-     *       dispatch fails; the first goes on).</li>
+     *   <li>a retryable {@link dev.panoptes.control.WorkerException} when the connection goes
+     *       after the job was sent (message "worker connection lost: ..."), the worker said
+     *       {@code failed} with scope {@code transient}, or its result does not answer the job;</li>
+     *   <li>a {@link dev.panoptes.control.WorkerFaultException} (retryable, elsewhere) when the
+     *       worker said {@code failed} with scope {@code worker};</li>
+     *   <li>a {@link dev.panoptes.control.JobFailedException} when the worker said {@code failed}
+     *       with scope {@code job}, the job cannot be encoded (the message names the vignette and
+     *       field) or its frame exceeds the frame limit, or the same job id is already pending
+     *       on this connection (that second dispatch fails; the first goes on).</li>
      * </ul>
-     * A future that is already failed when returned (connection gone) completes dependent
-     * actions on the caller's thread. Callbacks should not block: a blocked callback holds one
-     * completion thread, though never the I/O of any worker.
+     * Cancelling the future sends the worker a {@code cancel} for the job; its slot counts in
+     * {@link #unavailableSlots()} until the worker answers it, and a worker that does not within
+     * the heartbeat timeout is disconnected. A future that is already failed when returned
+     * completes dependent actions on the caller's thread. Callbacks should not block: a blocked
+     * callback holds one completion thread, though never the I/O of any worker.
      *
      * @throws NullPointerException when job is null
      */
@@ -70,6 +77,12 @@ public final class RemoteWorker implements WorkerHandle {
     public CompletableFuture<JobOutcome> dispatch(Job job) {
         Objects.requireNonNull(job, "job");
         return actor.enqueue(job);
+    }
+
+    /** Jobs cancelled by the coordinator that the worker has not answered yet. A moment's view. */
+    @Override
+    public int unavailableSlots() {
+        return actor.unavailableSlots();
     }
 
     /** The worker's address as seen from the coordinator. */

@@ -15,12 +15,14 @@ import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.PriorityQueue;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -39,9 +41,11 @@ import java.util.function.LongSupplier;
  * completions to the completion executor as one task: a user callback never runs here, and a
  * slow one never delays I/O.
  *
- * <p>One bad connection closes that connection; the loop goes on. When the loop ends, every
- * connection it hosts is closed (its jobs fail retryably) and channels still waiting to be
- * adopted are closed: work queued for a dead loop is failed, never dropped.
+ * <p>One bad connection closes that connection, whatever it throws (an {@link Error} too); the
+ * loop goes on. An {@link Error} outside any one connection's handling ends the loop: every
+ * connection it hosts is closed (its jobs fail retryably), channels still waiting to be adopted
+ * are closed, and the loop's death handler is told, so that the server closes rather than keep
+ * a port that nobody serves. Work queued for a dead loop is failed, never dropped.
  */
 final class SelectorLoop implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(SelectorLoop.class);
@@ -61,10 +65,12 @@ final class SelectorLoop implements Runnable {
     private final Selector selector;
     private final Executor completionExecutor;
     private final LongSupplier clockMs;
+    private final Consumer<Throwable> onDeath;
 
     // ---- any thread
     private final Queue<SocketChannel> adoptions = new ConcurrentLinkedQueue<>();
     private final Queue<ConnectionActor> ready = new ConcurrentLinkedQueue<>();
+    private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** True while the loop is awake or a wakeup is already on its way: no need to wake it (again). */
     private final AtomicBoolean wakeupPending = new AtomicBoolean(true);
     private volatile boolean stopping;
@@ -75,6 +81,7 @@ final class SelectorLoop implements Runnable {
     private final List<ConnectionActor> toFlush = new ArrayList<>();
     private final List<Dispatch> scratch = new ArrayList<>();
     private final ByteBuffer readBuffer = ByteBuffer.allocate(READ_BUFFER_BYTES);
+    private final PriorityQueue<Timer> timers = new PriorityQueue<>((a, b) -> Long.compare(a.atMs, b.atMs));
     private List<Completion> completions = new ArrayList<>();
     private long nowMs;
     private long nextTimerMs = Long.MAX_VALUE;
@@ -83,18 +90,35 @@ final class SelectorLoop implements Runnable {
     private record Completion(CompletableFuture<JobOutcome> future, JobOutcome outcome, Throwable failure) {
     }
 
+    /** A task to run on the loop's thread once the loop's clock reaches {@code atMs}. */
+    private record Timer(long atMs, Runnable task) {
+    }
+
+    /**
+     * A loop whose death goes unreported, for tests that drive it by hand.
+     *
+     * @see #SelectorLoop(String, ServerContext, Executor, LongSupplier, Consumer)
+     */
+    SelectorLoop(String name, ServerContext context, Executor completionExecutor, LongSupplier clockMs)
+            throws IOException {
+        this(name, context, completionExecutor, clockMs, cause -> { });
+    }
+
     /**
      * @param name               the thread's name
      * @param completionExecutor where future completions run; must not run them inline
      * @param clockMs            a monotonic clock in milliseconds
+     * @param onDeath            told, on the dying loop's thread after it has closed its
+     *                           connections, why the loop ended when it did not end by {@link #stop()}
      * @throws IOException when the selector cannot be opened
      */
-    SelectorLoop(String name, ServerContext context, Executor completionExecutor, LongSupplier clockMs)
-            throws IOException {
+    SelectorLoop(String name, ServerContext context, Executor completionExecutor, LongSupplier clockMs,
+                 Consumer<Throwable> onDeath) throws IOException {
         this.name = name;
         this.context = context;
         this.completionExecutor = completionExecutor;
         this.clockMs = clockMs;
+        this.onDeath = onDeath;
         this.selector = Selector.open();
     }
 
@@ -127,6 +151,16 @@ final class SelectorLoop implements Runnable {
     /** An actor has new dispatches queued; called once per flip of its signal flag. */
     void signal(ConnectionActor actor) {
         ready.add(actor);
+        wakeup();
+    }
+
+    /**
+     * Runs {@code task} on the loop's thread at the start of its next pass. A task's
+     * {@link RuntimeException} is logged; an {@link Error} ends the loop (as any Error outside a
+     * connection's handling does). A task handed to a stopped loop never runs.
+     */
+    void execute(Runnable task) {
+        tasks.add(task);
         wakeup();
     }
 
@@ -166,8 +200,8 @@ final class SelectorLoop implements Runnable {
         owner = Thread.currentThread();
         CURRENT.set(this);
         log.debug("worker=- job=- - selector loop {} started", name);
+        Throwable death = null;
         try {
-            // An Error thrown by a pass ends the loop; shutdown() still fails all its work.
             while (!stopping) {
                 long now = clockMs.getAsLong();
                 try {
@@ -179,12 +213,20 @@ final class SelectorLoop implements Runnable {
                     // selector itself misbehaved. Log and go on rather than strand every connection.
                     log.error("worker=- job=- - selector loop {} hit an unexpected error; carrying on", name, e);
                     if (!selector.isOpen()) {
+                        death = e;
                         break;
                     }
                 }
             }
+        } catch (Throwable e) {
+            // An Error outside any one connection: this thread cannot be trusted to go on.
+            death = e;
+            log.error("worker=- job=- - selector loop {} died; closing its connections and the server", name, e);
         } finally {
             shutdown();
+        }
+        if (death != null) {
+            onDeath.accept(death);
         }
     }
 
@@ -198,7 +240,7 @@ final class SelectorLoop implements Runnable {
     int doWork(long now) throws IOException {
         assert isOwnerThread() : "doWork called off the loop's thread";
         nowMs = now;
-        int work = 0;
+        int work = runTasks();
         SocketChannel channel;
         while ((channel = adoptions.poll()) != null) {
             adoptNow(channel);
@@ -211,7 +253,7 @@ final class SelectorLoop implements Runnable {
             actor.clearSignal();
             try {
                 actor.onDispatchQueued();
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
                 closeBroken(actor, e);
             }
             work++;
@@ -262,6 +304,13 @@ final class SelectorLoop implements Runnable {
     void timerAt(long deadlineMs) {
         assert isOwnerThread();
         nextTimerMs = Math.min(nextTimerMs, deadlineMs);
+    }
+
+    /** Runs {@code task} on this thread once the loop's clock reaches {@code atMs}; as {@link #execute}. */
+    void schedule(long atMs, Runnable task) {
+        assert isOwnerThread();
+        timers.add(new Timer(atMs, task));
+        timerAt(atMs);
     }
 
     /** Forgets a closed actor. */
@@ -326,7 +375,7 @@ final class SelectorLoop implements Runnable {
                     if (key.isValid() && key.isWritable()) {
                         actor.onWritable();
                     }
-                } catch (RuntimeException e) {
+                } catch (Throwable e) {
                     closeBroken(actor, e);
                 }
             } else if (attachment instanceof Acceptor acceptor) {
@@ -342,17 +391,38 @@ final class SelectorLoop implements Runnable {
         return handled;
     }
 
+    private int runTasks() {
+        int ran = 0;
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            ran++;
+            try {
+                task.run();
+            } catch (RuntimeException e) {
+                log.error("worker=- job=- - a task on selector loop {} failed; carrying on", name, e);
+            }
+        }
+        return ran;
+    }
+
     private void checkTimers(long now) {
         if (now < nextTimerMs) {
             return;
         }
-        long next = Long.MAX_VALUE;
+        while (!timers.isEmpty() && timers.peek().atMs() <= now) {
+            try {
+                timers.poll().task().run();
+            } catch (RuntimeException e) {
+                log.error("worker=- job=- - a timer on selector loop {} failed; carrying on", name, e);
+            }
+        }
+        long next = timers.isEmpty() ? Long.MAX_VALUE : timers.peek().atMs();
         // Backwards: an actor that closes is swap-removed with the last one, already visited.
         for (int i = actors.size() - 1; i >= 0; i--) {
             ConnectionActor actor = actors.get(i);
             try {
                 next = Math.min(next, actor.onTimer(now));
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
                 closeBroken(actor, e);
             }
         }
@@ -366,7 +436,7 @@ final class SelectorLoop implements Runnable {
             ConnectionActor actor = toFlush.get(i);
             try {
                 actor.flush();
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
                 closeBroken(actor, e);
             }
         }
@@ -400,12 +470,21 @@ final class SelectorLoop implements Runnable {
         }
     }
 
-    private void closeBroken(ConnectionActor actor, RuntimeException e) {
+    /**
+     * Contains whatever one connection's handling threw, an {@link Error} included (an
+     * OutOfMemoryError from one huge buffer, a StackOverflowError in user code): that connection
+     * is closed and its jobs fail retryably; the loop and its other connections go on. Errors that
+     * say the JVM itself is broken (an InternalError, say) are rethrown and end the loop.
+     */
+    private void closeBroken(ConnectionActor actor, Throwable e) {
         log.error("worker=- job=- - unexpected failure handling {}; closing that connection", actor, e);
         try {
             actor.close(e);
         } catch (RuntimeException again) {
             log.error("worker=- job=- - closing {} failed as well", actor, again);
+        }
+        if (e instanceof VirtualMachineError && !(e instanceof OutOfMemoryError) && !(e instanceof StackOverflowError)) {
+            throw (VirtualMachineError) e;
         }
     }
 
@@ -413,7 +492,7 @@ final class SelectorLoop implements Runnable {
         wakeupPending.set(false);
         // Re-check after clearing the flag: anything enqueued before that was missed by its
         // producer's wakeup, so go round again instead of sleeping on it.
-        if (!adoptions.isEmpty() || !ready.isEmpty() || stopping) {
+        if (!adoptions.isEmpty() || !ready.isEmpty() || !tasks.isEmpty() || stopping) {
             wakeupPending.set(true);
             return;
         }
@@ -441,6 +520,8 @@ final class SelectorLoop implements Runnable {
         }
         closeUnadopted();
         ready.clear();
+        tasks.clear();
+        timers.clear();
         submitCompletions();
         try {
             selector.close();

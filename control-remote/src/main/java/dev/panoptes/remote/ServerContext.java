@@ -4,24 +4,27 @@ import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.panoptes.control.Job;
-import dev.panoptes.control.ProtocolException;
+import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.SocketAddress;
+import java.util.Arrays;
 
 /**
  * What every connection of one server shares: its options in milliseconds, the codec, the
  * frames that never change, the handshake rules and the events it reports to the server.
  *
- * <p>Immutable and thread-safe; {@link #encodeAssign} may be called by any selector thread.
+ * <p>Immutable and thread-safe; {@link #encodeAssign} is called on dispatching threads.
  */
 final class ServerContext {
     /**
-     * What a connection reports to its server. Called on the connection's selector thread; an
+     * What a connection reports to its server, on the connection's selector thread. An
      * implementation must not block and should not throw (a throw is logged and ignored).
+     * {@link #onLost} comes before the connection fails its jobs, so that a worker has left the
+     * pool by the time anyone hears of the failures.
      */
     interface Events {
         /** The worker passed the handshake and can take jobs. */
@@ -33,9 +36,39 @@ final class ServerContext {
         /** The worker sent {@code drain}: it must get no new jobs. */
         void onDraining(RemoteWorker worker);
 
-        /** A registered worker's connection ended; its jobs have been failed. */
+        /** A registered worker's connection is ending; its jobs are about to be failed. */
         void onLost(RemoteWorker worker, Throwable cause);
     }
+
+    /** A thread's scratch space for encoding: reused, so that an assign costs one exact-size array. */
+    private static final class Scratch extends ByteArrayOutputStream {
+        /** A scratch grown past this is dropped after use, so one huge job does not pin memory in a thread. */
+        static final int RETAIN_BYTES = 64 * 1024;
+
+        Scratch() {
+            super(1024);
+        }
+
+        byte[] frame() {
+            int bodyBytes = count - MessageCodec.LENGTH_PREFIX_BYTES;
+            buf[0] = (byte) (bodyBytes >>> 24);
+            buf[1] = (byte) (bodyBytes >>> 16);
+            buf[2] = (byte) (bodyBytes >>> 8);
+            buf[3] = (byte) bodyBytes;
+            return Arrays.copyOf(buf, count);
+        }
+
+        int bodyBytes() {
+            return count - MessageCodec.LENGTH_PREFIX_BYTES;
+        }
+
+        boolean oversized() {
+            return buf.length > RETAIN_BYTES;
+        }
+    }
+
+    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
+    private static final byte[] NO_PREFIX = new byte[MessageCodec.LENGTH_PREFIX_BYTES];
 
     final ServerOptions options;
     final MessageCodec codec;
@@ -44,6 +77,7 @@ final class ServerContext {
     final long heartbeatIntervalMs;
     final long heartbeatTimeoutMs;
     final long handshakeTimeoutMs;
+    final long writeStallTimeoutMs;
     final byte[] heartbeatFrame;
     final byte[] registeredFrame;
     private final JsonFactory json;
@@ -56,37 +90,55 @@ final class ServerContext {
         this.heartbeatIntervalMs = options.heartbeatInterval().toMillis();
         this.heartbeatTimeoutMs = options.heartbeatTimeout().toMillis();
         this.handshakeTimeoutMs = options.handshakeTimeout().toMillis();
+        this.writeStallTimeoutMs = options.writeStallTimeout().toMillis();
         this.heartbeatFrame = codec.encodeFrame(Message.Heartbeat.COORDINATOR);
         this.registeredFrame = codec.encodeFrame(new Message.Registered(heartbeatIntervalMs));
         this.json = codec.mapper().getFactory();
     }
 
     /**
-     * Encodes an {@code assign} frame for {@code job} straight into {@code out}, exactly as
-     * {@link MessageCodec#encodeFrame} would, without an intermediate array.
+     * The whole {@code assign} frame for {@code job}, length prefix included, exactly as
+     * {@link MessageCodec#encodeFrame} would write it. Runs on the dispatching thread, so that a
+     * job that cannot be encoded fails alone, before it reaches any connection.
      *
-     * @throws ProtocolException when the frame would exceed the frame limit; nothing is appended
+     * @param workerId the worker it is for, named in the exception
+     * @throws JobFailedException when the job cannot be written as JSON (naming the vignette and
+     *                            field) or its frame would exceed the frame limit
      */
-    void encodeAssign(Job job, OutboundBuffer out) {
-        out.beginFrame();
-        try (JsonGenerator g = json.createGenerator(out, JsonEncoding.UTF8)) {
-            g.writeStartObject();
-            g.writeStringField("type", "assign");
-            g.writeFieldName("job");
-            codec.writeJob(g, job);
-            g.writeEndObject();
-        } catch (IOException e) {
-            out.abortFrame();
-            // OutboundBuffer never throws IOException; Jackson declares it anyway.
-            throw new UncheckedIOException("could not encode job " + job.id(), e);
-        } catch (RuntimeException e) {
-            out.abortFrame();
-            throw e;
+    byte[] encodeAssign(Job job, String workerId) {
+        Scratch out = SCRATCH.get();
+        out.reset();
+        out.write(NO_PREFIX, 0, NO_PREFIX.length);
+        try {
+            try (JsonGenerator g = json.createGenerator(out, JsonEncoding.UTF8)) {
+                g.writeStartObject();
+                g.writeStringField("type", "assign");
+                g.writeFieldName("job");
+                codec.writeJob(g, job);
+                g.writeEndObject();
+            }
+            if (out.bodyBytes() > options.maxFrameBytes()) {
+                throw new JobFailedException("cannot send job " + job.id() + " to worker " + workerId
+                        + ": its assign frame of " + out.bodyBytes() + " bytes exceeds the frame limit of "
+                        + options.maxFrameBytes() + " bytes (maxFrameBytes); raise the limit on both sides or split"
+                        + " the job");
+            }
+            return out.frame();
+        } catch (IOException | RuntimeException | StackOverflowError e) {
+            if (e instanceof JobFailedException failed) {
+                throw failed;
+            }
+            // The same job fails the same way anywhere: it is the job's failure, and no one else's.
+            throw new JobFailedException("cannot send job " + job.id() + " to worker " + workerId
+                    + ": it cannot be encoded: " + (e.getMessage() == null ? e.toString() : e.getMessage()), e);
+        } finally {
+            if (out.oversized()) {
+                SCRATCH.remove();
+            }
         }
-        out.endFrame(options.maxFrameBytes(), job.id());
     }
 
-    /** Encodes a rare frame (rejected) through the codec. */
+    /** Encodes a rare frame (rejected, cancel) through the codec. */
     byte[] encodeFrame(Message message) {
         return codec.encodeFrame(message);
     }

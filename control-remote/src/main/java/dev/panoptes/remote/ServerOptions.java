@@ -10,15 +10,17 @@ import java.util.Objects;
  * How a {@link WorkerServer} listens and how strictly it treats its workers. Immutable and
  * thread-safe; build one with {@link #builder()}.
  *
- * <p>Defaults follow PROTOCOL.md: 127.0.0.1:7070, no token, heartbeat every 5 s, a worker
- * reaped after 3 x the interval of silence, 10 s to send {@code register}, 16 MiB frames,
- * capacity clamped to 1024.
+ * <p>Defaults follow docs/PROTOCOL.md: 127.0.0.1:7070, no token, heartbeat every 5 s, a worker
+ * reaped after 3 x the interval of silence or of not reading, 10 s to send {@code register},
+ * 64 KiB frames until then and 16 MiB after, capacity clamped to 1024.
  */
 public final class ServerOptions {
     /** The port a coordinator listens on unless told otherwise. */
     public static final int DEFAULT_PORT = 7070;
     /** The smallest frame limit accepted: every coordinator frame but {@code assign} fits well under it. */
     public static final int MIN_FRAME_BYTES = 1024;
+    /** The default frame limit until {@code register} succeeds: a register frame is a few hundred bytes. */
+    public static final int DEFAULT_HANDSHAKE_FRAME_BYTES = 64 * 1024;
 
     private final InetSocketAddress bind;
     private final String token;
@@ -30,8 +32,10 @@ public final class ServerOptions {
     private final int selectorThreads;
     private final int completionThreads;
     private final int dispatchQueueCapacity;
+    private final Duration writeStallTimeout;
+    private final int handshakeFrameBytes;
 
-    private ServerOptions(Builder b, Duration heartbeatTimeout) {
+    private ServerOptions(Builder b, Duration heartbeatTimeout, Duration writeStallTimeout) {
         this.bind = b.bind;
         this.token = b.token;
         this.heartbeatInterval = b.heartbeatInterval;
@@ -42,6 +46,8 @@ public final class ServerOptions {
         this.selectorThreads = b.selectorThreads;
         this.completionThreads = b.completionThreads;
         this.dispatchQueueCapacity = b.dispatchQueueCapacity;
+        this.writeStallTimeout = writeStallTimeout;
+        this.handshakeFrameBytes = Math.min(b.handshakeFrameBytes, b.maxFrameBytes);
     }
 
     /** A builder holding the defaults. */
@@ -69,9 +75,29 @@ public final class ServerOptions {
         return heartbeatInterval;
     }
 
-    /** How long a worker may stay silent (no frame at all) before its connection is closed. */
+    /**
+     * How long a worker may stay silent (not one byte received) before its connection is closed.
+     * Also how long a worker has to answer a job the coordinator cancelled before its connection
+     * is closed (docs/PROTOCOL.md, {@code cancel}).
+     */
     public Duration heartbeatTimeout() {
         return heartbeatTimeout;
+    }
+
+    /**
+     * How long bytes for a worker may wait unsent, the socket taking none of them, before its
+     * connection is closed: a worker that stops reading is reaped even if it keeps heartbeating.
+     */
+    public Duration writeStallTimeout() {
+        return writeStallTimeout;
+    }
+
+    /**
+     * The frame limit until a connection has registered; at most {@link #maxFrameBytes()}. An
+     * unauthenticated peer can make the coordinator buffer no more than this.
+     */
+    public int handshakeFrameBytes() {
+        return handshakeFrameBytes;
     }
 
     /** How long a new connection has to send its {@code register} frame. */
@@ -117,7 +143,8 @@ public final class ServerOptions {
                 + heartbeatTimeout.toMillis() + "ms, handshakeTimeout=" + handshakeTimeout.toMillis()
                 + "ms, maxFrameBytes=" + maxFrameBytes + ", maxCapacity=" + maxCapacity + ", selectorThreads="
                 + selectorThreads + ", completionThreads=" + completionThreads + ", dispatchQueueCapacity="
-                + dispatchQueueCapacity + "]";
+                + dispatchQueueCapacity + ", writeStallTimeout=" + writeStallTimeout.toMillis()
+                + "ms, handshakeFrameBytes=" + handshakeFrameBytes + "]";
     }
 
     /**
@@ -135,8 +162,22 @@ public final class ServerOptions {
         private int selectorThreads = Math.min(2, Runtime.getRuntime().availableProcessors());
         private int completionThreads = 2;
         private int dispatchQueueCapacity = 1024;
+        private Duration writeStallTimeout;
+        private int handshakeFrameBytes = DEFAULT_HANDSHAKE_FRAME_BYTES;
 
         private Builder() {
+        }
+
+        /** Unsent bytes waiting this long without progress close the connection (default: the heartbeat timeout). */
+        public Builder writeStallTimeout(Duration timeout) {
+            this.writeStallTimeout = Objects.requireNonNull(timeout, "writeStallTimeout");
+            return this;
+        }
+
+        /** The frame limit until {@code register} succeeds (default 64 KiB, at least {@value #MIN_FRAME_BYTES}). */
+        public Builder handshakeFrameBytes(int bytes) {
+            this.handshakeFrameBytes = bytes;
+            return this;
         }
 
         /** The address to listen on (default 127.0.0.1:7070); port 0 picks a free one. */
@@ -225,7 +266,13 @@ public final class ServerOptions {
             requirePositive(selectorThreads, "selectorThreads");
             requirePositive(completionThreads, "completionThreads");
             requirePositive(dispatchQueueCapacity, "dispatchQueueCapacity");
-            return new ServerOptions(this, timeout);
+            Duration stall = writeStallTimeout != null ? writeStallTimeout : timeout;
+            requireAtLeastOneMilli(stall, "writeStallTimeout");
+            if (handshakeFrameBytes < MIN_FRAME_BYTES) {
+                throw new IllegalArgumentException("handshakeFrameBytes must be at least " + MIN_FRAME_BYTES
+                        + ", got " + handshakeFrameBytes);
+            }
+            return new ServerOptions(this, timeout, stall);
         }
 
         private static void requireAtLeastOneMilli(Duration d, String name) {

@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.StandardSocketOptions;
-import java.nio.channels.ClosedChannelException;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -15,11 +14,13 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
@@ -29,28 +30,36 @@ import java.util.function.LongSupplier;
  * connection ends or it drains.
  *
  * <p><b>Threads.</b> {@link ServerOptions#selectorThreads()} selector threads host every
- * connection, each connection pinned to one of them for its life (the first also accepts), and
- * {@link ServerOptions#completionThreads()} threads complete dispatch futures. Threads do not
- * grow with the number of workers. All are daemon threads named
- * {@code panoptes-remote-<n>-io-<i>} and {@code panoptes-remote-<n>-completion-<i>}.
+ * connection, each connection pinned to one of them for its life (the first also accepts),
+ * {@link ServerOptions#completionThreads()} threads complete dispatch futures, and one thread
+ * tells the {@link Listener}, so that neither a slow callback nor a slow listener ever stalls
+ * I/O. Threads do not grow with the number of workers. All are daemon threads named
+ * {@code panoptes-remote-<n>-io-<i>}, {@code panoptes-remote-<n>-completion-<i>} and
+ * {@code panoptes-remote-<n>-events-0}.
  *
- * <p>Thread-safe: {@link #address()} and {@link #close()} may be called from any thread.
+ * <p><b>Failure.</b> If a selector thread dies of an {@link Error} outside any one connection's
+ * handling, the server fails as a whole rather than keep a port that nobody serves: it closes
+ * (every job pending or queued fails retryably, the port is released), marks its pool failed
+ * ({@link SharedPool#failure()}, which stops a {@link dev.panoptes.control.schedule.Scheduler}
+ * run over it), and tells {@link Listener#onFailed}.
+ *
+ * <p>Thread-safe: {@link #address()}, {@link #failure()} and {@link #close()} may be called from
+ * any thread.
  */
 public final class WorkerServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WorkerServer.class);
     private static final AtomicInteger SERVERS = new AtomicInteger();
     /** Room for a burst of connecting workers: a short backlog makes the kernel drop SYNs, costing seconds. */
     private static final int ACCEPT_BACKLOG = 1024;
-    /** Accepts per readiness event, so that a connection storm does not starve loop 0's own connections. */
-    private static final int MAX_ACCEPTS_PER_EVENT = 64;
     /** How long close() waits for each step (loops, then callbacks) before warning and going on. */
     private static final long SHUTDOWN_STEP_TIMEOUT_MS = 5_000;
 
     /**
-     * Hears what happens to connections. Called on the server's selector threads: an
-     * implementation must return quickly and must not block (it would stall every connection
-     * of that thread) nor call {@link RemoteWorker#dispatch} in a way that waits. Exceptions it
-     * throws are logged and otherwise ignored. Every method has a no-op default.
+     * Hears what happens to connections. Called on the server's one events thread, in the order
+     * things happened to each worker (registered, then lost), never on a selector thread: a
+     * listener that blocks delays only later events, never I/O. The pool is already up to date
+     * when a method is called. Exceptions it throws are logged and otherwise ignored. Every
+     * method has a no-op default.
      */
     public interface Listener {
         /** A worker registered and was added to the pool. */
@@ -80,6 +89,15 @@ public final class WorkerServer implements AutoCloseable {
          */
         default void onLost(RemoteWorker worker, Throwable cause) {
         }
+
+        /**
+         * The server failed as a whole (a selector thread died) and is closing: every worker is
+         * being dropped, and its pool is marked failed.
+         *
+         * @param cause what killed the selector thread
+         */
+        default void onFailed(Throwable cause) {
+        }
     }
 
     private final ServerOptions options;
@@ -93,7 +111,11 @@ public final class WorkerServer implements AutoCloseable {
     private final ThreadPoolExecutor completions;
     /** Every completion thread started, so that close() can see them end, not only go idle. */
     private final List<Thread> completionThreads = new CopyOnWriteArrayList<>();
+    /** The one thread that tells the listener, in order. */
+    private final ThreadPoolExecutor events;
+    private final List<Thread> eventThreads = new CopyOnWriteArrayList<>();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
     /** Round-robin cursor over the loops; loop 0's thread only (it accepts). */
     private int nextLoop;
 
@@ -140,12 +162,14 @@ public final class WorkerServer implements AutoCloseable {
         this.completions = new ThreadPoolExecutor(options.completionThreads(), options.completionThreads(),
                 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
                 daemonThreads(threadPrefix + "completion-", completionThreads));
+        this.events = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+                daemonThreads(threadPrefix + "events-", eventThreads));
         this.loops = new SelectorLoop[options.selectorThreads()];
         this.loopThreads = new Thread[loops.length];
         ServerSocketChannel channel = null;
         try {
             for (int i = 0; i < loops.length; i++) {
-                loops[i] = new SelectorLoop(threadPrefix + "io-" + i, context, completions, clockMs);
+                loops[i] = new SelectorLoop(threadPrefix + "io-" + i, context, completions, clockMs, this::onLoopDied);
             }
             channel = ServerSocketChannel.open();
             channel.setOption(StandardSocketOptions.SO_REUSEADDR, true);
@@ -157,10 +181,14 @@ public final class WorkerServer implements AutoCloseable {
                         + "; is another coordinator running there? choose another address or port", e);
             }
             channel.configureBlocking(false);
+            ServerSocketChannel listening = channel;
+            InetSocketAddress local = (InetSocketAddress) channel.getLocalAddress();
+            ConnectionAcceptor acceptor = new ConnectionAcceptor(listening::accept, loops[0], local, this::handOff);
             // Registered before loop 0 starts, so that registration never races its select().
-            channel.register(loops[0].selector(), SelectionKey.OP_ACCEPT, (SelectorLoop.Acceptor) this::onAcceptable);
+            acceptor.attach(channel.register(loops[0].selector(), SelectionKey.OP_ACCEPT, acceptor));
         } catch (IOException | RuntimeException e) {
             completions.shutdownNow();
+            events.shutdownNow();
             AutoCloseable[] toClose = new AutoCloseable[loops.length + 1];
             toClose[0] = channel;
             for (int i = 0; i < loops.length; i++) {
@@ -202,12 +230,22 @@ public final class WorkerServer implements AutoCloseable {
         return threadPrefix;
     }
 
+    /** Why the server failed as a whole (a selector thread died), or null while it has not. */
+    public Throwable failure() {
+        return failure.get();
+    }
+
+    /** The selector loop at {@code index}, for tests that inject failures. */
+    SelectorLoop loop(int index) {
+        return loops[index];
+    }
+
     /**
      * Stops accepting, closes every connection (their pending and queued jobs fail with a
      * retryable {@link dev.panoptes.control.WorkerException}), ends the server's threads and
-     * frees the port. Waits up to 5 s for the selector threads and then up to 5 s for running
-     * future callbacks, warning if either overruns. Idempotent; any thread, including a
-     * listener or a future callback (the calling thread is then not waited for).
+     * frees the port. Waits up to 5 s for the selector threads, then up to 5 s each for running
+     * future callbacks and listener calls, warning if one overruns. Idempotent; any thread,
+     * including a listener or a future callback (the calling thread is then not waited for).
      */
     @Override
     public void close() {
@@ -240,22 +278,14 @@ public final class WorkerServer implements AutoCloseable {
             }
         }
         completions.shutdown();
-        // From a callback, the completion thread would wait for itself: skip the wait.
-        if (!interrupted && !completionThreads.contains(Thread.currentThread())) {
-            try {
-                if (completions.awaitTermination(SHUTDOWN_STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
-                    // Terminated means idle and exiting; joining makes "threads ended" literal.
-                    for (Thread thread : completionThreads) {
-                        thread.join(SHUTDOWN_STEP_TIMEOUT_MS);
-                    }
-                } else {
-                    log.warn("worker=- job=- - future callbacks still running {} ms after close ({} batches waiting);"
-                            + " callbacks on dispatch futures must not block", SHUTDOWN_STEP_TIMEOUT_MS,
-                            completions.getQueue().size());
-                }
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
+        events.shutdown();
+        // From a callback or a listener, that thread would wait for itself: skip its wait.
+        if (!interrupted) {
+            interrupted = !awaitEnd(completions, completionThreads, "future callbacks",
+                    "callbacks on dispatch futures must not block");
+        }
+        if (!interrupted) {
+            interrupted = !awaitEnd(events, eventThreads, "server listener calls", "a Listener must not block");
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
@@ -265,38 +295,71 @@ public final class WorkerServer implements AutoCloseable {
         log.info("worker=- job=- - worker server on {} closed", address);
     }
 
+    /**
+     * Waits for a shut-down executor's threads to end, warning if they overrun.
+     *
+     * @return false when interrupted (the flag is then for the caller to restore)
+     */
+    private static boolean awaitEnd(ThreadPoolExecutor executor, List<Thread> threads, String what, String advice) {
+        if (threads.contains(Thread.currentThread())) {
+            return true;
+        }
+        try {
+            if (executor.awaitTermination(SHUTDOWN_STEP_TIMEOUT_MS, TimeUnit.MILLISECONDS)) {
+                // Terminated means idle and exiting; joining makes "threads ended" literal.
+                for (Thread thread : threads) {
+                    thread.join(SHUTDOWN_STEP_TIMEOUT_MS);
+                }
+            } else {
+                log.warn("worker=- job=- - {} still running {} ms after close ({} waiting); {}", what,
+                        SHUTDOWN_STEP_TIMEOUT_MS, executor.getQueue().size(), advice);
+            }
+            return true;
+        } catch (InterruptedException e) {
+            return false;
+        }
+    }
+
     @Override
     public String toString() {
         return "WorkerServer[" + address + ", " + pool.size() + " workers" + (closed.get() ? ", closed" : "") + "]";
     }
 
-    /** Loop 0's thread: accepts what is waiting and spreads the connections over the loops. */
-    private void onAcceptable() {
-        for (int i = 0; i < MAX_ACCEPTS_PER_EVENT; i++) {
-            SocketChannel channel;
-            try {
-                channel = serverChannel.accept();
-            } catch (ClosedChannelException e) {
-                return; // close() is under way
-            } catch (IOException e) {
-                log.warn("worker=- job=- - accepting a worker connection on {} failed: {}; if it says too many"
-                        + " open files, raise the process's file limit (ulimit -n)", address, e.toString());
-                return;
-            }
-            if (channel == null) {
-                return;
-            }
-            try {
-                channel.configureBlocking(false);
-                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            } catch (IOException e) {
-                log.debug("worker=- job=- - dropping a connection that failed while being set up: {}", e.toString());
-                Closer.closeAll(channel);
-                continue;
-            }
-            SelectorLoop loop = loops[nextLoop];
-            nextLoop = (nextLoop + 1) % loops.length;
-            loop.adopt(channel);
+    /** Loop 0's thread: spreads accepted connections over the loops, round-robin. */
+    private void handOff(SocketChannel channel) {
+        SelectorLoop loop = loops[nextLoop];
+        nextLoop = (nextLoop + 1) % loops.length;
+        loop.adopt(channel);
+    }
+
+    /**
+     * On a dying selector thread, after it closed its own connections: the server cannot serve
+     * its share of workers any more, so it fails as a whole instead of half-working.
+     */
+    private void onLoopDied(Throwable cause) {
+        if (!failure.compareAndSet(null, cause) || closed.get()) {
+            return;
+        }
+        log.error("worker=- job=- - the worker server on {} failed: a selector thread died of {}; closing it, and"
+                + " every run over its pool stops", address, cause.toString());
+        pool.fail(new IllegalStateException("the worker server on " + address + " failed: a selector thread died of "
+                + cause, cause));
+        tell(() -> listener.onFailed(cause), "onFailed", "-");
+        close();
+    }
+
+    /** Runs a listener call on the events thread; a throw is logged and forgotten. */
+    private void tell(Runnable call, String what, String workerId) {
+        try {
+            events.execute(() -> {
+                try {
+                    call.run();
+                } catch (RuntimeException e) {
+                    log.warn("worker={} job=- - the server listener's {} failed; carrying on", workerId, what, e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            log.debug("worker={} job=- - not telling the listener {}: the server is closed", workerId, what);
         }
     }
 
@@ -310,25 +373,21 @@ public final class WorkerServer implements AutoCloseable {
         };
     }
 
-    /** Keeps the pool in step with the connections and tells the listener. Selector threads. */
+    /**
+     * Keeps the pool in step with the connections at once, on the selector thread (so that a
+     * worker leaves the pool before its jobs fail), and tells the listener later, on the events
+     * thread.
+     */
     private final class PoolKeeper implements ServerContext.Events {
         @Override
         public void onRegistered(RemoteWorker worker) {
             pool.add(worker);
-            try {
-                listener.onRegistered(worker);
-            } catch (RuntimeException e) {
-                log.warn("worker={} job=- - the server listener's onRegistered failed; carrying on", worker.id(), e);
-            }
+            tell(() -> listener.onRegistered(worker), "onRegistered", worker.id());
         }
 
         @Override
         public void onRejected(SocketAddress remote, String reason) {
-            try {
-                listener.onRejected(remote, reason);
-            } catch (RuntimeException e) {
-                log.warn("worker=- job=- - the server listener's onRejected failed for {}; carrying on", remote, e);
-            }
+            tell(() -> listener.onRejected(remote, reason), "onRejected", "-");
         }
 
         @Override
@@ -339,11 +398,7 @@ public final class WorkerServer implements AutoCloseable {
         @Override
         public void onLost(RemoteWorker worker, Throwable cause) {
             pool.remove(worker);
-            try {
-                listener.onLost(worker, cause);
-            } catch (RuntimeException e) {
-                log.warn("worker={} job=- - the server listener's onLost failed; carrying on", worker.id(), e);
-            }
+            tell(() -> listener.onLost(worker, cause), "onLost", worker.id());
         }
     }
 }

@@ -1,8 +1,12 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
-import dev.panoptes.control.ProtocolException;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.JobFailedException;
+import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.TestJobs;
+import dev.panoptes.control.Vignette;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
 import org.junit.jupiter.api.Test;
@@ -14,6 +18,7 @@ import java.nio.channels.WritableByteChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -63,11 +68,11 @@ class OutboundBufferTest {
     }
 
     @Test
-    void assignFramesEncodedInPlaceAreExactlyWhatTheCodecWouldSend() throws IOException {
+    void assignFramesEncodedOnTheCallersThreadAreExactlyWhatTheCodecWouldSend() throws IOException {
         OutboundBuffer out = new OutboundBuffer();
         Job job = TestJobs.job("j1", "héllo", "wörld");
 
-        context().encodeAssign(job, out);
+        out.appendFrame(context().encodeAssign(job, "w1"));
 
         TrickleChannel channel = new TrickleChannel(Integer.MAX_VALUE);
         out.writeTo(channel);
@@ -80,7 +85,7 @@ class OutboundBufferTest {
         ServerContext context = context();
         List<Job> jobs = TestJobs.jobs("p", 300);
         for (Job job : jobs.subList(0, 150)) {
-            context.encodeAssign(job, out);
+            out.appendFrame(context.encodeAssign(job, "w1"));
         }
         TrickleChannel channel = new TrickleChannel(1000);
         channel.perWrite = 0;
@@ -93,7 +98,7 @@ class OutboundBufferTest {
             out.writeTo(channel);
             if (batch < 300) {
                 // More frames arrive while older bytes are still unsent: the buffer slides and grows.
-                context.encodeAssign(jobs.get(batch++), out);
+                out.appendFrame(context.encodeAssign(jobs.get(batch++), "w1"));
             }
             rounds++;
         }
@@ -111,7 +116,7 @@ class OutboundBufferTest {
         OutboundBuffer out = new OutboundBuffer();
         ServerContext context = context();
         for (Job job : TestJobs.jobs("b", 64)) {
-            context.encodeAssign(job, out);
+            out.appendFrame(context.encodeAssign(job, "w1"));
         }
         out.appendFrame(context.heartbeatFrame);
         TrickleChannel channel = new TrickleChannel(Integer.MAX_VALUE);
@@ -124,21 +129,33 @@ class OutboundBufferTest {
     }
 
     @Test
-    void aJobTooBigForTheFrameLimitIsRefusedAndLeavesNothingBehind() throws IOException {
+    void aJobTooBigForTheFrameLimitFailsAsTheJobsOwnFailure() {
         ServerContext small = new ServerContext(ServerOptions.builder().maxFrameBytes(1024).build(), null);
-        OutboundBuffer out = new OutboundBuffer();
-        small.encodeAssign(TestJobs.job("fits", "p"), out);
-        int before = out.size();
+        assertThat(small.encodeAssign(TestJobs.job("fits", "p"), "w1")).isNotEmpty();
 
-        assertThatThrownBy(() -> small.encodeAssign(TestJobs.job("huge", "x".repeat(5000)), out))
-                .isInstanceOf(ProtocolException.class).hasMessageContaining("job huge")
+        assertThatThrownBy(() -> small.encodeAssign(TestJobs.job("huge", "x".repeat(5000)), "w1"))
+                .isInstanceOf(JobFailedException.class).hasMessageContaining("job huge")
                 .hasMessageContaining("frame limit of 1024 bytes");
+        // The thread's scratch space is left clean for the next job.
+        assertThat(small.encodeAssign(TestJobs.job("next", "p"), "w1"))
+                .isEqualTo(small.codec.encodeFrame(new Message.Assign(TestJobs.job("next", "p"))));
+    }
 
-        assertThat(out.size()).isEqualTo(before);
-        TrickleChannel channel = new TrickleChannel(Integer.MAX_VALUE);
-        out.writeTo(channel);
-        assertThat(decodeAll(channel.received.toByteArray())).extracting(m -> ((Message.Assign) m).job().id().value())
-                .containsExactly("fits");
+    @Test
+    void aJobWhoseMetadataCannotBeWrittenFailsNamingTheVignetteAndTheField() {
+        Job job = new Job(JobId.of("j9"), new EvalSpec("s", List.of(new Vignette("v3", "hi", null,
+                Map.of("when", java.time.Instant.EPOCH))), SpecParams.NONE));
+        assertThatThrownBy(() -> context().encodeAssign(job, "w1"))
+                .isInstanceOf(JobFailedException.class)
+                .hasMessageContaining("cannot send job j9 to worker w1")
+                .hasMessageContaining("vignette 'v3'").hasMessageContaining("metadata.when");
+    }
+
+    @Test
+    void nothingIsAllocatedForAConnectionThatNeverSendsAnything() {
+        OutboundBuffer out = new OutboundBuffer();
         assertThat(out.isEmpty()).isTrue();
+        out.appendFrame(new byte[] {0, 0, 0, 2, '{', '}'});
+        assertThat(out.size()).isEqualTo(6);
     }
 }

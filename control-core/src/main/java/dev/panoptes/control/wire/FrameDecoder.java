@@ -25,7 +25,7 @@ public final class FrameDecoder {
     private static final int INITIAL_BODY_BYTES = 4096;
 
     private final MessageCodec codec;
-    private final int maxFrameBytes;
+    private int maxFrameBytes;
 
     private final byte[] header = new byte[MessageCodec.LENGTH_PREFIX_BYTES];
     private int headerFilled;
@@ -37,8 +37,31 @@ public final class FrameDecoder {
 
     /** A decoder enforcing the codec's frame limit. */
     public FrameDecoder(MessageCodec codec) {
+        this(codec, codec.maxFrameBytes());
+    }
+
+    /**
+     * A decoder enforcing a lower limit than the codec's for now, such as a small one until a
+     * peer has authenticated; {@link #limit(int)} raises it later.
+     *
+     * @throws IllegalArgumentException when the limit is below 1 or above the codec's
+     */
+    public FrameDecoder(MessageCodec codec, int maxFrameBytes) {
         this.codec = codec;
-        this.maxFrameBytes = codec.maxFrameBytes();
+        limit(maxFrameBytes);
+    }
+
+    /**
+     * Changes the frame limit for frames whose length has not been read yet.
+     *
+     * @throws IllegalArgumentException when the limit is below 1 or above the codec's
+     */
+    public void limit(int maxFrameBytes) {
+        if (maxFrameBytes < 1 || maxFrameBytes > codec.maxFrameBytes()) {
+            throw new IllegalArgumentException("frame limit must be between 1 and the codec's "
+                    + codec.maxFrameBytes() + " bytes, got " + maxFrameBytes);
+        }
+        this.maxFrameBytes = maxFrameBytes;
     }
 
     /**
