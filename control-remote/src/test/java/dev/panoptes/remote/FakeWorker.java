@@ -1,5 +1,6 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
@@ -144,6 +145,12 @@ final class FakeWorker implements AutoCloseable {
     void fail(JobId jobId, String error, boolean retryable) throws IOException {
         outstanding.decrementAndGet();
         send(new Message.Failed(jobId, error, retryable));
+    }
+
+    /** Sends {@code failed} for a job with a scope, as a current worker does. */
+    void fail(JobId jobId, String error, FailureScope scope) throws IOException {
+        outstanding.decrementAndGet();
+        send(Message.Failed.of(jobId, error, scope));
     }
 
     /** Sends a heartbeat every interval from a background thread until closed. */
