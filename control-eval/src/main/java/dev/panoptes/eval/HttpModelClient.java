@@ -466,6 +466,26 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         return rb;
     }
 
+    /** The shared HTTP client, for {@link ModelApiCheck}. */
+    HttpClient http() {
+        return http;
+    }
+
+    /** The JSON mapper, for {@link ModelApiCheck}. */
+    ObjectMapper mapper() {
+        return mapper;
+    }
+
+    /** The per-attempt request timeout. */
+    Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    /** Whether {@link #close()} was called. */
+    boolean isClosed() {
+        return closed;
+    }
+
     /**
      * Stops accepting calls; later calls throw {@link IllegalStateException}. On Java 21 and
      * later this also shuts the underlying {@link HttpClient} down, aborting calls in flight; on
