@@ -22,7 +22,8 @@ import java.util.concurrent.Callable;
 /**
  * {@code java -jar worker.jar --coordinator HOST:PORT --model-api URL --model NAME}: connects to
  * a coordinator and runs the jobs it assigns through an OpenAI-compatible model API, reconnecting
- * forever, until SIGTERM or SIGINT (then it drains and exits 0).
+ * forever, until SIGTERM or SIGINT (then it drains and exits 0). It exits {@value #EXIT_REJECTED}
+ * when the coordinator rejects it for good.
  *
  * <p>The options a worker needs ({@code --coordinator}, {@code --model-api}, {@code --model}) are
  * checked in {@link #call()} rather than marked required, so that subcommands added to this
@@ -40,9 +41,10 @@ import java.util.concurrent.Callable;
         description = {
             "Runs Panoptes evaluation jobs: connects to a coordinator, registers, and answers each job it is"
                     + " assigned by sending the job's prompts to an OpenAI-compatible model API.",
-            "Reconnects forever, with backoff, when the coordinator is down or the connection drops. On"
-                    + " SIGTERM or SIGINT it tells the coordinator it is draining, finishes and answers the jobs"
-                    + " it holds (up to --grace), and exits 0.",
+            "Reconnects forever, with backoff, when the coordinator is down or the connection drops, and"
+                    + " exits 4 when the coordinator rejects it for good (wrong token, unsupported protocol,"
+                    + " invalid id). On SIGTERM or SIGINT it tells the coordinator it is draining, finishes and"
+                    + " answers the jobs it holds (up to --grace), and exits 0.",
             "The same jar is also the coordinator ('coordinator --suite FILE'), exports results ('results')"
                     + " and runs the whole system on this machine ('demo'); see '<command> --help'."
         },
@@ -50,7 +52,9 @@ import java.util.concurrent.Callable;
         exitCodeList = {
             "0:stopped cleanly (after SIGTERM or SIGINT, or --help/--version)",
             "1:failed at run time (the message says why; -v adds the stack trace)",
-            "2:invalid command line (the message names the option)"
+            "2:invalid command line (the message names the option)",
+            "4:the coordinator rejected the registration for good: wrong token, unsupported protocol or"
+                    + " invalid id (the message gives the coordinator's reason)"
         },
         footerHeading = "%nEnvironment:%n",
         footer = {
@@ -67,6 +71,8 @@ public final class WorkerMain implements Callable<Integer> {
     public static final String API_KEY_ENV = "OPENAI_API_KEY";
     /** Environment variable read when {@code --token} is not given. */
     public static final String TOKEN_ENV = "PANOPTES_TOKEN";
+    /** Exit code when the coordinator rejects the registration and says retrying cannot help. */
+    public static final int EXIT_REJECTED = 4;
 
     @Spec
     private CommandSpec spec;
@@ -146,7 +152,8 @@ public final class WorkerMain implements Callable<Integer> {
      * Parses {@code args} and runs the command, printing to the given writers. Never calls
      * {@link System#exit(int)}. Blocks while the worker runs. Any thread.
      *
-     * @return the exit code: 0 ok, 1 runtime failure, 2 usage error
+     * @return the exit code: 0 ok, 1 runtime failure, 2 usage error, {@value #EXIT_REJECTED} rejected
+     *         by the coordinator
      */
     public static int run(String[] args, PrintWriter out, PrintWriter err, Map<String, String> env) {
         CommandLine cmd = newCommandLine(env);

@@ -18,6 +18,9 @@ import java.time.Duration;
  * hook therefore does the whole drain itself (the other threads keep running meanwhile), flushes
  * the logs, and calls {@link Runtime#halt(int) halt(0)}. Handling the signals directly would need
  * {@code sun.misc.Signal}, an internal API.
+ *
+ * <p>A coordinator that rejects the registration for good ends the worker: one line, through the
+ * logger at ERROR, with the coordinator's reason, and exit code {@value WorkerMain#EXIT_REJECTED}.
  */
 final class WorkerProcess {
     private static final Logger log = LoggerFactory.getLogger(WorkerProcess.class);
@@ -28,7 +31,9 @@ final class WorkerProcess {
     /**
      * Runs the worker until a shutdown signal, on the calling thread.
      *
-     * @return 0 (after a signal the process halts with 0 from the shutdown hook before this returns)
+     * @return 0 (after a signal the process halts with 0 from the shutdown hook before this
+     *         returns), {@value WorkerMain#EXIT_REJECTED} when the coordinator rejected the
+     *         registration for good
      * @throws IllegalArgumentException when the model client refuses a setting
      * @throws InterruptedException     when the calling thread is interrupted
      */
@@ -43,7 +48,12 @@ final class WorkerProcess {
         }
     }
 
-    /** Logs the startup line and runs the loop with a draining shutdown hook installed. */
+    /**
+     * Logs the startup line and runs the loop with a draining shutdown hook installed.
+     *
+     * @return 0, or {@value WorkerMain#EXIT_REJECTED} as for {@link #start(WorkerSettings)}
+     * @throws InterruptedException when the calling thread is interrupted
+     */
     static int serveUntilSignalled(WorkerSettings settings, JobRunner runner) throws InterruptedException {
         log.info(settings.startupLine());
         WorkerLoop loop = new WorkerLoop(settings.coordinator(), settings.workerId(), settings.capacity(), runner,
@@ -52,6 +62,11 @@ final class WorkerProcess {
         Runtime.getRuntime().addShutdownHook(hook);
         try {
             loop.runForever();
+        } catch (RegistrationRejectedException e) {
+            // The loop has stopped without a word: this is the one line about it.
+            log.error("worker={} - coordinator {} rejected this worker for good: {}. Exiting with code {}",
+                    settings.workerId(), Workers.describe(settings.coordinator()), e.reason(), WorkerMain.EXIT_REJECTED);
+            return WorkerMain.EXIT_REJECTED;
         } finally {
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);

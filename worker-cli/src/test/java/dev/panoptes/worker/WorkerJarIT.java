@@ -153,21 +153,21 @@ class WorkerJarIT {
     }
 
     @Test
-    void logsARejectedRegistrationOnEveryAttempt() throws Exception {
+    void logsARetryableRejectionOnEveryAttemptAndKeepsTrying() throws Exception {
         FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
         Process worker = startWorker(Map.of(), "--coordinator", "127.0.0.1:" + coordinator.port(),
-                "--model-api", modelApi.baseUrl(), "--model", "stub-model", "--token", "wrong-token");
+                "--model-api", modelApi.baseUrl(), "--model", "stub-model", "--token", "some-token");
+        String reason = "the coordinator is not taking workers yet";
 
         for (int attempt = 0; attempt < 2; attempt++) {
             FakeCoordinator.Peer peer = coordinator.acceptRegistered();
-            peer.send(new Message.Rejected("bad token"));
+            peer.send(new Message.Rejected(reason, true));
             peer.framesUntilEndOfStream();
             peer.close();
         }
 
-        await().atMost(PATIENCE).until(() ->
-                count(log(worker), "registration rejected by coordinator: bad token") >= 2);
-        assertThat(log(worker)).doesNotContain("wrong-token");
+        await().atMost(PATIENCE).until(() -> count(log(worker), "rejected the registration for now: " + reason) >= 2);
+        assertThat(log(worker)).doesNotContain("some-token");
         worker.destroy();
         assertExitCode(worker, 0);
     }
