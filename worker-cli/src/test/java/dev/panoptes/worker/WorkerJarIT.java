@@ -39,8 +39,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The built {@code worker.jar} as a real process, against a fake coordinator and a stub
- * OpenAI-compatible model API on loopback. Runs in Maven's integration-test phase, after
- * {@code package} has built the jar.
+ * OpenAI-compatible model API on loopback (which lists its one model, so that the worker's
+ * startup check passes; {@link WorkerStartupIT} covers the check failing). Runs in Maven's
+ * integration-test phase, after {@code package} has built the jar.
  */
 @Timeout(60)
 class WorkerJarIT {
@@ -243,6 +244,7 @@ class WorkerJarIT {
         private StubModelApi(HttpServer server) {
             this.server = server;
             server.createContext("/v1/chat/completions", this::handle);
+            server.createContext("/v1/models", this::listModels);
             server.setExecutor(threads);
             server.start();
         }
@@ -297,6 +299,19 @@ class WorkerJarIT {
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        }
+
+        /** The list a worker's startup check reads: this API serves "stub-model". */
+        private void listModels(HttpExchange exchange) throws IOException {
+            try (exchange) {
+                byte[] bytes = "{\"object\":\"list\",\"data\":[{\"id\":\"stub-model\",\"object\":\"model\"}]}"
+                        .getBytes(StandardCharsets.UTF_8);
+                exchange.getResponseHeaders().set("Content-Type", "application/json");
+                exchange.sendResponseHeaders(200, bytes.length);
+                try (OutputStream out = exchange.getResponseBody()) {
+                    out.write(bytes);
+                }
             }
         }
 
