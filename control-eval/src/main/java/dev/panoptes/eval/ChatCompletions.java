@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
 
@@ -57,8 +58,11 @@ final class ChatCompletions {
      * Reads a 2xx response body.
      *
      * @return the answer, with latency 0 (the caller knows the latency)
-     * @throws BadResponse when the body is not JSON (retryable: truncated on the way) or is JSON
-     *                     of the wrong shape (not retryable: the server speaks another API)
+     * @throws BadResponse when the body is not JSON ({@link FailureScope#TRANSIENT}: truncated on
+     *                     the way), is JSON of the wrong shape ({@link FailureScope#WORKER}: the
+     *                     server speaks another API, so this worker's base URL is wrong), or
+     *                     carries an error (scoped by the status in its code, else
+     *                     {@link FailureScope#JOB}: the server understood and refused the request)
      */
     ModelResponse parseResponse(String body) throws BadResponse {
         JsonNode root;
@@ -66,33 +70,37 @@ final class ChatCompletions {
             root = mapper.readTree(body);
         } catch (IOException e) {
             String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
-            throw new BadResponse(true, "malformed or truncated JSON in the response body ("
+            throw new BadResponse(FailureScope.TRANSIENT, "malformed or truncated JSON in the response body ("
                     + Texts.excerpt(why, 120) + "); body starts: " + Texts.excerpt(body, 120));
         }
         if (root == null || root.isMissingNode()) {
-            throw new BadResponse(true, "empty response body");
+            throw new BadResponse(FailureScope.TRANSIENT, "empty response body");
         }
         if (!root.isObject()) {
-            throw new BadResponse(false, "the response body is not a JSON object; body starts: "
+            throw new BadResponse(FailureScope.WORKER, "the response body is not a JSON object; body starts: "
                     + Texts.excerpt(body, 120));
         }
         JsonNode choices = root.get("choices");
         if (choices == null || !choices.isArray()) {
             Optional<ApiError> error = ApiError.parse(mapper, body);
             if (error.isPresent()) {
+                // llama.cpp puts the HTTP status it meant in the code; without one, the server
+                // understood the request well enough to answer with an error about it.
                 int status = error.get().codeAsStatus();
-                throw new BadResponse(status > 0 && Retries.isRetryableStatus(status, error.get()),
+                throw new BadResponse(status > 0 ? Retries.scopeOf(status, error.get()) : FailureScope.JOB,
                         "the response carries an error instead of 'choices': " + error.get().describe());
             }
-            throw new BadResponse(false, "the response has no 'choices' array; body starts: "
+            throw new BadResponse(FailureScope.WORKER, "the response has no 'choices' array; body starts: "
                     + Texts.excerpt(body, 120));
         }
         if (choices.isEmpty()) {
-            throw new BadResponse(false, "the response's 'choices' array is empty");
+            // The shape of a chat completion with nothing in it: some gateways answer so when a
+            // filter drops the output, which is about this prompt, not about the worker.
+            throw new BadResponse(FailureScope.JOB, "the response's 'choices' array is empty");
         }
         JsonNode message = choices.get(0).get("message");
         if (message == null || !message.isObject()) {
-            throw new BadResponse(false, "the response has no object 'choices[0].message'");
+            throw new BadResponse(FailureScope.WORKER, "the response has no object 'choices[0].message'");
         }
         String text = content(message.get("content"));
         String finishReason = textOrNull(choices.get(0).get("finish_reason"));
@@ -118,7 +126,7 @@ final class ChatCompletions {
             }
             return s.toString();
         }
-        throw new BadResponse(false, "'choices[0].message.content' is neither text nor null but "
+        throw new BadResponse(FailureScope.WORKER, "'choices[0].message.content' is neither text nor null but "
                 + content.getNodeType().toString().toLowerCase(java.util.Locale.ROOT));
     }
 
@@ -148,18 +156,18 @@ final class ChatCompletions {
         return node == null || node.isNull() || !node.isValueNode() ? null : node.asText();
     }
 
-    /** A 2xx response whose body is not a chat completion. */
+    /** A 2xx response whose body is not a chat completion, and whose fault that is. */
     static final class BadResponse extends Exception {
         private static final long serialVersionUID = 1L;
-        private final boolean retryable;
+        private final FailureScope scope;
 
-        BadResponse(boolean retryable, String message) {
+        BadResponse(FailureScope scope, String message) {
             super(message, null, false, false);
-            this.retryable = retryable;
+            this.scope = scope;
         }
 
-        boolean retryable() {
-            return retryable;
+        FailureScope scope() {
+            return scope;
         }
     }
 }

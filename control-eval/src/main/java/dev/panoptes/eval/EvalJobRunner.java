@@ -2,6 +2,7 @@ package dev.panoptes.eval;
 
 import dev.panoptes.control.ControlException;
 import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobOutcome;
@@ -9,6 +10,7 @@ import dev.panoptes.control.JobRunner;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.WorkerException;
+import dev.panoptes.control.WorkerFaultException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,10 +24,12 @@ import java.util.Objects;
  * {@link ResponseRecord} per vignette (text, model, finish reason, latency, usage).
  *
  * <p>The first vignette that fails fails the whole job, and the vignettes after it are not
- * sent. The job fails as the vignette did: a {@link JobFailedException} (never retryable) when
- * the model API rejected the request, a {@link WorkerException} (retryable) when the client's
- * own retries ran out or anything unexpected happened. Either way the message names the job and
- * the vignette, and the client's exception is the cause.
+ * sent. The job fails as the vignette did, with the same {@link FailureScope}: a
+ * {@link JobFailedException} (never retryable) when the model API rejected the request, a
+ * {@link WorkerFaultException} when this worker is at fault (its model API's URL, key, model
+ * or server), a plain {@link WorkerException} (retryable) when the client's own retries ran out
+ * or anything unexpected happened. Either way the message names the job and the vignette, and
+ * the client's exception is the cause.
  *
  * <p>Thread-safe when its client is, as {@link HttpModelClient} is: a worker runs several jobs
  * through one runner at once.
@@ -45,6 +49,8 @@ public final class EvalJobRunner implements JobRunner {
      *
      * @return one record per vignette, in spec order
      * @throws JobFailedException   naming the job and vignette, when a vignette can never succeed
+     * @throws WorkerFaultException naming the job and vignette, when this worker is at fault and
+     *                              another may succeed
      * @throws WorkerException      naming the job and vignette, when a vignette failed for a reason
      *                              that may pass
      * @throws InterruptedException when the thread is interrupted, between or during calls
@@ -66,10 +72,7 @@ public final class EvalJobRunner implements JobRunner {
             try {
                 r = client.complete(new ModelRequest(v.prompt(), spec.params()));
             } catch (ControlException e) {
-                if (e.isRetryable()) {
-                    throw new WorkerException(where + " failed, may succeed if retried: " + e.getMessage(), e);
-                }
-                throw new JobFailedException(where + " failed permanently: " + e.getMessage(), e);
+                throw rescoped(where, e);
             } catch (RuntimeException e) {
                 throw new WorkerException(where + " failed unexpectedly: " + e, e);
             }
@@ -81,6 +84,18 @@ public final class EvalJobRunner implements JobRunner {
                     r.usage()));
         }
         return new JobOutcome(job.id(), records);
+    }
+
+    /** The client's failure with the job and vignette in front, of the same scope. */
+    private static ControlException rescoped(String where, ControlException e) {
+        switch (e.scope()) {
+            case WORKER:
+                return new WorkerFaultException(where + " failed, this worker is at fault: " + e.getMessage(), e);
+            case JOB:
+                return new JobFailedException(where + " failed permanently: " + e.getMessage(), e);
+            default:
+                return new WorkerException(where + " failed, may succeed if retried: " + e.getMessage(), e);
+        }
     }
 
     @Override

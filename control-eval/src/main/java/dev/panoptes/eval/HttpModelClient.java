@@ -2,8 +2,10 @@ package dev.panoptes.eval;
 
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.WorkerException;
+import dev.panoptes.control.WorkerFaultException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,6 +15,7 @@ import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
@@ -41,26 +44,33 @@ import java.util.concurrent.TimeoutException;
  * }</pre>
  *
  * <h2>Failures</h2>
- * Failures are classified the way mature API clients do it:
+ * Every failure has an owner ({@link FailureScope}), which decides what happens next:
  * <ul>
- *   <li><b>Retried here</b>, with exponential backoff and full jitter: connection failures
- *       (refused, reset, closed early), connect and request timeouts, HTTP 408, 409, 429 (unless
- *       the account is out of quota) and every 5xx (llama.cpp answers 503 while its model loads,
- *       Ollama when its queue is full). A {@code retry-after-ms} or {@code Retry-After} header
- *       (delta-seconds or HTTP date) replaces the computed backoff, capped at
- *       {@link Builder#maxRetryAfter(Duration) maxRetryAfter}. A 2xx whose body is not JSON is
- *       retried too: a body cut short by a proxy or a restarting server is a transient fault.</li>
- *   <li><b>Never retried</b>: 400, 401, 403, 404, 422 and every other 4xx, redirects (the base
- *       URL is wrong), 429 whose error type or code is {@code insufficient_quota} (billing;
- *       waiting never helps), and a 2xx whose JSON is not a chat completion (no
- *       {@code choices[0].message}: the server speaks another API, and will again). These throw a
- *       non-retryable {@link JobFailedException} at once, whose message carries the HTTP status
- *       and the server's own error message.</li>
- *   <li><b>Retries exhausted</b>, by the attempt count or the per-call wall-clock budget, on a
- *       retryable cause: a retryable {@link WorkerException}, so the coordinator may send the job
- *       again later or elsewhere. Its message names the URL, the last status or cause, the
- *       attempts made and the time spent.</li>
+ *   <li><b>The worker's</b> ({@link FailureScope#WORKER}): this worker's configuration or its
+ *       model server is wrong, and another worker may well succeed with the same job. HTTP 401
+ *       and 403 (the key), 404 (the base URL, or a model the server does not serve: vLLM answers
+ *       404 for an unknown model name), 405 and redirects (the base URL), 429 whose error type
+ *       or code is {@code insufficient_quota} (this worker's account), a 2xx whose JSON is not a
+ *       chat completion (the server speaks another API), a refused connection, a host name that
+ *       does not resolve, and a TLS failure. Never retried here: a
+ *       {@link WorkerFaultException} is thrown at once, whose message says what to check, so
+ *       that it reads well where the coordinator reports the worker.</li>
+ *   <li><b>The job's</b> ({@link FailureScope#JOB}): the same request would fail anywhere.
+ *       400, 413, 422 and every other 4xx (an invalid request, a prompt past the context length,
+ *       a content filter), and a 2xx that carries an error without a status. Never retried: a
+ *       {@link JobFailedException} is thrown at once.</li>
+ *   <li><b>The moment's</b> ({@link FailureScope#TRANSIENT}): retried here, with exponential
+ *       backoff and full jitter. Connect and request timeouts, connections reset or closed
+ *       early, HTTP 408, 409, 429 (not for quota) and every 5xx (llama.cpp answers 503 while its
+ *       model loads, Ollama when its queue is full), and a 2xx whose body is not JSON (a body cut
+ *       short by a proxy or a restarting server). A {@code retry-after-ms} or
+ *       {@code Retry-After} header (delta-seconds or HTTP date) replaces the computed backoff,
+ *       capped at {@link Builder#maxRetryAfter(Duration) maxRetryAfter}. When the attempt count
+ *       or the per-call wall-clock budget runs out, a plain (retryable) {@link WorkerException}
+ *       is thrown, naming the URL, the last status or cause, the attempts made and the time
+ *       spent, so that the coordinator may send the job again later or elsewhere.</li>
  * </ul>
+ * Messages carry the HTTP status and the server's own error message.
  * The API key is sent only in the {@code Authorization} header: it is never logged, never in
  * {@link #toString()}, and any echo of it in a server's error message is masked before that
  * message reaches an exception or a log line.
@@ -109,6 +119,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpModelClient.class);
     private static final String MASK = "[REDACTED]";
 
+    private final URI baseUrl;
     private final URI endpoint;
     private final String model;
     private final String apiKey;
@@ -125,7 +136,8 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     private volatile boolean closed;
 
     private HttpModelClient(Builder b) {
-        this.endpoint = b.endpoint;
+        this.baseUrl = b.baseUrl;
+        this.endpoint = URI.create(b.baseUrl + "/chat/completions");
         this.model = b.model;
         this.apiKey = b.apiKey;
         this.connectTimeout = b.connectTimeout;
@@ -161,6 +173,14 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     /** The URL every request is posted to: the base URL followed by {@code /chat/completions}. */
     public URI endpoint() {
         return endpoint;
+    }
+
+    /**
+     * The base URL as given to {@link #builder(URI, String)}, without a trailing slash and with a
+     * lower-case scheme, such as {@code http://localhost:8000/v1}.
+     */
+    public URI baseUrl() {
+        return baseUrl;
     }
 
     /** The model name sent with every request. */
@@ -204,7 +224,12 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
                 failure = f;
             }
             long elapsedNanos = System.nanoTime() - start;
-            if (!failure.retryable) {
+            if (failure.scope == FailureScope.WORKER) {
+                // The description is a whole sentence saying what to check: it ends up in the
+                // coordinator's line about this worker.
+                throw new WorkerFaultException(redact(failure.description), failure.getCause());
+            }
+            if (failure.scope == FailureScope.JOB) {
                 throw new JobFailedException(redact(call() + " (model " + model + ") failed with "
                         + failure.description + "; not retried, the request would fail the same way again"),
                         failure.getCause());
@@ -246,14 +271,9 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
 
     /** One exchange: the answer, or why it failed and whether another attempt may help. */
     private ModelResponse attempt(byte[] body, Duration timeout) throws AttemptFailure, InterruptedException {
-        HttpRequest.Builder rb = HttpRequest.newBuilder(endpoint)
-                .timeout(timeout)
+        HttpRequest.Builder rb = newRequest(endpoint, timeout)
                 .header("Content-Type", "application/json")
-                .header("Accept", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body));
-        if (apiKey != null) {
-            rb.header("Authorization", "Bearer " + apiKey);
-        }
         CompletableFuture<HttpResponse<String>> future =
                 http.sendAsync(rb.build(), HttpResponse.BodyHandlers.ofString());
         HttpResponse<String> response;
@@ -265,7 +285,8 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
             throw e;
         } catch (TimeoutException e) {
             future.cancel(true);
-            throw new AttemptFailure(true, "request timed out after " + Texts.duration(timeout), null, null);
+            throw new AttemptFailure(FailureScope.TRANSIENT, "request timed out after " + Texts.duration(timeout), null,
+                    null);
         } catch (ExecutionException e) {
             throw transportFailure(e.getCause() == null ? e : e.getCause(), timeout);
         }
@@ -279,24 +300,59 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
             try {
                 return codec.parseResponse(body);
             } catch (ChatCompletions.BadResponse e) {
-                Duration retryAfter = e.retryable() ? retryAfter(response) : null;
-                throw new AttemptFailure(e.retryable(), "HTTP " + status + " but " + e.getMessage(), null,
-                        retryAfter);
+                if (e.scope() == FailureScope.WORKER) {
+                    throw new AttemptFailure(FailureScope.WORKER, "the model API at " + baseUrl + " answered HTTP "
+                            + status + " for model '" + model + "' but " + e.getMessage() + "; check that --model-api"
+                            + " is the base URL of an OpenAI-compatible API (the part before /chat/completions)",
+                            null, null);
+                }
+                Duration retryAfter = e.scope() == FailureScope.TRANSIENT ? retryAfter(response) : null;
+                throw new AttemptFailure(e.scope(), "HTTP " + status + " but " + e.getMessage(), null, retryAfter);
             }
         }
         Optional<ApiError> error = ApiError.parse(mapper, body);
-        String serverSaid = error.map(ApiError::describe).orElseGet(() -> "body: " + Texts.excerpt(body, 200));
+        FailureScope scope = Retries.scopeOf(status, error.orElse(null));
+        if (scope == FailureScope.WORKER) {
+            throw new AttemptFailure(scope, workerFaultText(status, response.headers(), serverSaid(error, body)), null,
+                    null);
+        }
+        String description = "HTTP " + status + ": " + serverSaid(error, body);
+        throw new AttemptFailure(scope, description, null, scope == FailureScope.TRANSIENT ? retryAfter(response) : null);
+    }
+
+    /** The server's own error message, from its error envelope or else an excerpt of the body. */
+    static String serverSaid(Optional<ApiError> error, String body) {
+        return error.map(ApiError::describe).orElseGet(() -> "body: " + Texts.excerpt(body, 200));
+    }
+
+    /**
+     * What an answer whose status is the worker's fault ({@link Retries#scopeOf}) means, as one
+     * sentence naming the API, the status, the model and the server's message, and saying what
+     * to check. Not redacted: callers redact.
+     */
+    String workerFaultText(int status, HttpHeaders headers, String serverSaid) {
+        String at = "the model API at " + baseUrl;
         if (status >= 300 && status <= 399) {
-            String location = response.headers().firstValue("location").map(l -> " to " + l).orElse("");
-            throw new AttemptFailure(false, "HTTP " + status + ", a redirect" + location
-                    + " (check the base URL; redirects are not followed)", null, null);
+            String location = headers.firstValue("location").map(l -> " to " + l).orElse("");
+            return at + " answered HTTP " + status + ", a redirect" + location + "; redirects are not followed:"
+                    + " check --model-api (http or https, host, path)";
         }
-        boolean retryable = Retries.isRetryableStatus(status, error.orElse(null));
-        String description = "HTTP " + status + ": " + serverSaid;
-        if (status == 429 && !retryable) {
-            description += " [out of quota]";
+        String answered = at + " answered HTTP " + status + " for model '" + model + "': " + serverSaid + "; ";
+        switch (status) {
+            case 401:
+                return answered + "check the API key (--api-key or OPENAI_API_KEY)";
+            case 403:
+                return answered + "the API key may not use this model or endpoint: check --api-key and --model";
+            case 404:
+                return answered + "check --model-api and --model";
+            case 405:
+                return answered + "check --model-api: it must be the API's base URL, the part before"
+                        + " /chat/completions (such as http://localhost:8000/v1)";
+            case 429:
+                return answered + "the account behind this worker's API key is out of quota or credit";
+            default:
+                return answered + "the server does not answer as an OpenAI-compatible API would: check --model-api";
         }
-        throw new AttemptFailure(retryable, description, null, retryable ? retryAfter(response) : null);
     }
 
     private static Duration retryAfter(HttpResponse<?> response) {
@@ -304,32 +360,71 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     }
 
     private AttemptFailure transportFailure(Throwable cause, Duration timeout) {
-        String address = endpoint.getHost() + ":" + port();
-        String detail = rootMessage(cause);
-        if (cause instanceof HttpConnectTimeoutException) {
-            return new AttemptFailure(true, "connecting to " + address + " timed out after "
-                    + Texts.duration(connectTimeout), cause, null);
-        }
-        if (cause instanceof HttpTimeoutException) {
-            return new AttemptFailure(true, "request timed out after " + Texts.duration(timeout), cause, null);
-        }
-        if (cause instanceof ConnectException) {
-            return new AttemptFailure(true, "cannot connect to " + address + " (" + detail + ")", cause, null);
-        }
-        if (cause instanceof IOException) {
-            return new AttemptFailure(true, "I/O error talking to " + address + " (" + detail + ")", cause, null);
+        FailureScope scope = Retries.transportScope(cause);
+        String description = transportText(cause, timeout);
+        if (scope == FailureScope.WORKER || cause instanceof IOException) {
+            return new AttemptFailure(scope, description, cause, null);
         }
         // Not an I/O failure: a fault in the HTTP stack. The coordinator may try the job again,
         // but repeating it here is pointless.
-        return new AttemptFailure(true, false, "unexpected failure talking to " + address + " (" + detail + ")",
-                cause, null);
+        return new AttemptFailure(FailureScope.TRANSIENT, false, description, cause, null);
     }
 
-    private int port() {
-        if (endpoint.getPort() >= 0) {
-            return endpoint.getPort();
+    /**
+     * What an exchange that got no HTTP answer failed with, as text for a message: for the
+     * worker's faults ({@link Retries#transportScope}) a sentence saying what to check. Not
+     * redacted: callers redact.
+     *
+     * @param timeout the attempt's timeout, for the message
+     */
+    String transportText(Throwable cause, Duration timeout) {
+        String address = hostPort();
+        if (Retries.isDnsFailure(cause)) {
+            return "cannot resolve the host name '" + baseUrl.getHost() + "' of the model API at " + baseUrl
+                    + "; check --model-api";
         }
-        return "https".equalsIgnoreCase(endpoint.getScheme()) ? 443 : 80;
+        if (Retries.isTlsFailure(cause)) {
+            return "TLS with the model API at " + address + " failed (" + rootMessage(cause) + "); check --model-api"
+                    + " (http or https?) and the server's certificate";
+        }
+        if (cause instanceof HttpConnectTimeoutException) {
+            return "connecting to " + address + " timed out after " + Texts.duration(connectTimeout);
+        }
+        if (cause instanceof HttpTimeoutException) {
+            return "request timed out after " + Texts.duration(timeout);
+        }
+        if (Retries.inChain(cause, ConnectException.class) != null) {
+            // The JDK's client reports a refused connection as a ConnectException with no
+            // message, caused by a ClosedChannelException with none either.
+            String why = innermostMessage(cause);
+            return "cannot connect to the model API at " + address + " (" + (why == null ? "Connection refused" : why)
+                    + "); is the model server running?";
+        }
+        if (cause instanceof IOException) {
+            return "I/O error talking to " + address + " (" + rootMessage(cause) + ")";
+        }
+        return "unexpected failure talking to " + address + " (" + rootMessage(cause) + ")";
+    }
+
+    /** {@code host:port} of the model API, with the scheme's default port when the URL has none. */
+    String hostPort() {
+        int port = baseUrl.getPort() >= 0 ? baseUrl.getPort() : "https".equals(baseUrl.getScheme()) ? 443 : 80;
+        return baseUrl.getHost() + ":" + port;
+    }
+
+    /** The innermost non-blank message of a failure and its causes, or null when none has one. */
+    private static String innermostMessage(Throwable t) {
+        String message = null;
+        int depth = 0;
+        for (Throwable c = t; c != null && depth < 32; c = c.getCause(), depth++) {
+            if (c.getMessage() != null && !c.getMessage().isBlank()) {
+                message = Texts.excerpt(c.getMessage(), 200);
+            }
+            if (c.getCause() == c) {
+                break;
+            }
+        }
+        return message;
     }
 
     /** The class and the innermost non-empty message of a failure and its causes. */
@@ -358,8 +453,37 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     }
 
     /** Masks the API key wherever it appears (a server may echo it in an error message). */
-    private String redact(String text) {
+    String redact(String text) {
         return apiKey == null || text == null ? text : text.replace(apiKey, MASK);
+    }
+
+    /** A request to {@code uri} with the headers every call carries: Accept and, when set, the key. */
+    HttpRequest.Builder newRequest(URI uri, Duration timeout) {
+        HttpRequest.Builder rb = HttpRequest.newBuilder(uri).timeout(timeout).header("Accept", "application/json");
+        if (apiKey != null) {
+            rb.header("Authorization", "Bearer " + apiKey);
+        }
+        return rb;
+    }
+
+    /** The shared HTTP client, for {@link ModelApiCheck}. */
+    HttpClient http() {
+        return http;
+    }
+
+    /** The JSON mapper, for {@link ModelApiCheck}. */
+    ObjectMapper mapper() {
+        return mapper;
+    }
+
+    /** The per-attempt request timeout. */
+    Duration requestTimeout() {
+        return requestTimeout;
+    }
+
+    /** Whether {@link #close()} was called. */
+    boolean isClosed() {
+        return closed;
     }
 
     /**
@@ -395,22 +519,25 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     /** Why one attempt failed. Carries no stack trace: it never leaves this class. */
     private static final class AttemptFailure extends Exception {
         private static final long serialVersionUID = 1L;
-        /** Whether the failure may pass: decides WorkerException or JobFailedException. */
-        final boolean retryable;
-        /** Whether to try again within this call (only ever true when retryable). */
+        /**
+         * Whose fault it is: decides WorkerFaultException, JobFailedException or (once retries
+         * are spent) WorkerException.
+         */
+        final FailureScope scope;
+        /** Whether to try again within this call (only ever true for TRANSIENT). */
         final boolean retryHere;
         final String description;
         /** The server's requested delay, or null. */
         final transient Duration retryAfter;
 
-        AttemptFailure(boolean retryable, String description, Throwable cause, Duration retryAfter) {
-            this(retryable, retryable, description, cause, retryAfter);
+        AttemptFailure(FailureScope scope, String description, Throwable cause, Duration retryAfter) {
+            this(scope, scope == FailureScope.TRANSIENT, description, cause, retryAfter);
         }
 
-        AttemptFailure(boolean retryable, boolean retryHere, String description, Throwable cause,
+        AttemptFailure(FailureScope scope, boolean retryHere, String description, Throwable cause,
                        Duration retryAfter) {
             super(description, cause, false, false);
-            this.retryable = retryable;
+            this.scope = scope;
             this.retryHere = retryHere;
             this.description = description;
             this.retryAfter = retryAfter;
@@ -422,7 +549,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
      * {@link IllegalArgumentException} with a message naming the setting.
      */
     public static final class Builder {
-        private final URI endpoint;
+        private final URI baseUrl;
         private final String model;
         private String apiKey;
         private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
@@ -434,7 +561,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         private Duration maxRetryAfter = DEFAULT_MAX_RETRY_AFTER;
 
         private Builder(URI baseUrl, String model) {
-            this.endpoint = endpointFor(baseUrl);
+            this.baseUrl = normalized(baseUrl);
             if (model == null || model.isBlank()) {
                 throw new IllegalArgumentException("model must not be blank");
             }
@@ -533,7 +660,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
             return new HttpModelClient(this);
         }
 
-        private static URI endpointFor(URI baseUrl) {
+        private static URI normalized(URI baseUrl) {
             if (baseUrl == null) {
                 throw new IllegalArgumentException("base URL must not be null");
             }
@@ -557,8 +684,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
             while (path.endsWith("/")) {
                 path = path.substring(0, path.length() - 1);
             }
-            return URI.create(scheme.toLowerCase(Locale.ROOT) + "://" + baseUrl.getRawAuthority() + path
-                    + "/chat/completions");
+            return URI.create(scheme.toLowerCase(Locale.ROOT) + "://" + baseUrl.getRawAuthority() + path);
         }
 
         private static Duration positive(Duration d, String name) {

@@ -6,21 +6,30 @@ package dev.panoptes.eval;
  * OpenAI-compatible HTTP APIs; {@link EvalJobRunner} runs a job's vignettes through one.
  *
  * <p>Implementations retry transient failures themselves, so a failure that reaches the caller
- * is final for this call, and its type says whether the job may still succeed later.
+ * is final for this call, and its {@link dev.panoptes.control.ControlException#scope() scope}
+ * says whose fault it is: the job's, this worker's, or the moment's.
  */
 public interface ModelClient {
     /**
      * Sends one prompt and waits for the model's answer.
      *
      * @return the answer, with the model's own name, finish reason, usage and the call's latency
-     * @throws dev.panoptes.control.JobFailedException when the request can never succeed (400,
-     *                                                 401, 403, 404, 422, quota exhausted, an
-     *                                                 answer that is not a chat completion);
-     *                                                 the message carries the server's own error
-     * @throws dev.panoptes.control.WorkerException    when it failed for a reason that may pass
-     *                                                 (connection failures, timeouts, 408, 409,
-     *                                                 rate-limit 429, 5xx, a truncated body)
-     *                                                 after the client's own retries ran out
+     * @throws dev.panoptes.control.JobFailedException   when the request can never succeed,
+     *                                                   wherever it is sent (400, 413, 422 and
+     *                                                   other 4xx: an invalid request, a prompt
+     *                                                   past the context length, a content
+     *                                                   filter); the message carries the
+     *                                                   server's own error
+     * @throws dev.panoptes.control.WorkerFaultException when this worker is at fault and another
+     *                                                   may succeed (401, 403, 404, 405,
+     *                                                   redirects, an exhausted quota, an answer
+     *                                                   that is not a chat completion, a refused
+     *                                                   connection, DNS or TLS failures); the
+     *                                                   message says what to check
+     * @throws dev.panoptes.control.WorkerException      when it failed for a reason that may pass
+     *                                                   (timeouts, resets, 408, 409, rate-limit
+     *                                                   429, 5xx, a truncated body) after the
+     *                                                   client's own retries ran out
      * @throws InterruptedException                    when the calling thread is interrupted
      */
     ModelResponse complete(ModelRequest request) throws InterruptedException;

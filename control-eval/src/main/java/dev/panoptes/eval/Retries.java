@@ -1,6 +1,13 @@
 package dev.panoptes.eval;
 
+import dev.panoptes.control.FailureScope;
+
+import javax.net.ssl.SSLException;
+import java.net.ConnectException;
+import java.net.UnknownHostException;
 import java.net.http.HttpHeaders;
+import java.net.http.HttpTimeoutException;
+import java.nio.channels.UnresolvedAddressException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZonedDateTime;
@@ -9,7 +16,10 @@ import java.time.format.DateTimeParseException;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
-/** The pure parts of the retry policy: which statuses to retry, how long to wait. */
+/**
+ * The pure parts of the failure policy: whose fault a status or a transport failure is (and so
+ * whether to retry it), how long to wait.
+ */
 final class Retries {
     /** A non-negative decimal number: what delta-seconds and milliseconds headers look like. */
     private static final Pattern NUMBER = Pattern.compile("\\d{1,12}(\\.\\d{1,9})?");
@@ -18,18 +28,88 @@ final class Retries {
     }
 
     /**
-     * Whether a non-2xx status may pass if the request is sent again: 408 (request timeout),
-     * 409 (conflict, e.g. a lock), 429 unless the account is out of quota, and every 5xx.
-     * Everything else (400, 401, 403, 404, 422, other 4xx, redirects) is the request's or the
-     * configuration's fault and would fail the same way again.
+     * Who is at fault when the model API answers {@code status} (not 2xx):
+     * <ul>
+     *   <li>{@link FailureScope#TRANSIENT}, worth retrying: 408 (request timeout), 409 (conflict,
+     *       e.g. a lock), 429 unless the account is out of quota, and every 5xx;</li>
+     *   <li>{@link FailureScope#WORKER}, since another worker, with its own URL, key and server,
+     *       may well succeed: redirects (the base URL is wrong, and redirects are not followed),
+     *       401 and 403 (the key), 404 (the base URL, or a model name the server does not serve:
+     *       vLLM answers 404 for an unknown model), 405 (the base URL points at something that
+     *       is not the API), 429 for {@code insufficient_quota} (this worker's account), and any
+     *       status outside 300 to 599 (the server does not speak HTTP as expected);</li>
+     *   <li>{@link FailureScope#JOB}, since the same request fails anywhere: every other 4xx,
+     *       such as 400 (invalid request, context length exceeded, content filter), 413 and
+     *       422.</li>
+     * </ul>
      *
      * @param error the error envelope of the response, or null
      */
-    static boolean isRetryableStatus(int status, ApiError error) {
+    static FailureScope scopeOf(int status, ApiError error) {
         if (status == 429) {
-            return error == null || !error.isInsufficientQuota();
+            return error != null && error.isInsufficientQuota() ? FailureScope.WORKER : FailureScope.TRANSIENT;
         }
-        return status == 408 || status == 409 || (status >= 500 && status <= 599);
+        if (status == 408 || status == 409 || (status >= 500 && status <= 599)) {
+            return FailureScope.TRANSIENT;
+        }
+        if (status == 401 || status == 403 || status == 404 || status == 405) {
+            return FailureScope.WORKER;
+        }
+        if (status >= 400 && status <= 499) {
+            return FailureScope.JOB;
+        }
+        return FailureScope.WORKER;
+    }
+
+    /**
+     * Who is at fault when an exchange failed without an HTTP answer, {@code failure} being what
+     * the HTTP client failed with:
+     * <ul>
+     *   <li>{@link FailureScope#WORKER}: the host name does not resolve ({@link UnknownHostException}
+     *       or, as the JDK's HTTP client reports it, {@link UnresolvedAddressException}, anywhere
+     *       in the cause chain), TLS fails ({@link SSLException} or a subclass anywhere in the
+     *       chain: a wrong scheme, an untrusted certificate), or the connection is refused
+     *       ({@link ConnectException} that is not a timeout): this worker's URL or its server is
+     *       wrong or down, and other workers' may not be;</li>
+     *   <li>{@link FailureScope#TRANSIENT}: everything else, such as connect and request timeouts
+     *       and connections reset or closed mid-answer.</li>
+     * </ul>
+     */
+    static FailureScope transportScope(Throwable failure) {
+        if (isDnsFailure(failure) || isTlsFailure(failure)) {
+            return FailureScope.WORKER;
+        }
+        // The JDK reports a connect timeout as an HttpConnectTimeoutException caused by a
+        // ConnectException: a timeout is the moment's fault, so it is tested first.
+        if (failure instanceof HttpTimeoutException) {
+            return FailureScope.TRANSIENT;
+        }
+        return inChain(failure, ConnectException.class) != null ? FailureScope.WORKER : FailureScope.TRANSIENT;
+    }
+
+    /** True when the cause chain says a host name did not resolve. */
+    static boolean isDnsFailure(Throwable failure) {
+        return inChain(failure, UnknownHostException.class) != null
+                || inChain(failure, UnresolvedAddressException.class) != null;
+    }
+
+    /** True when the cause chain holds a TLS failure. */
+    static boolean isTlsFailure(Throwable failure) {
+        return inChain(failure, SSLException.class) != null;
+    }
+
+    /** The first throwable of {@code type} in the cause chain of {@code t}, itself included, or null. */
+    static <T extends Throwable> T inChain(Throwable t, Class<T> type) {
+        int depth = 0;
+        for (Throwable c = t; c != null && depth < 32; c = c.getCause(), depth++) {
+            if (type.isInstance(c)) {
+                return type.cast(c);
+            }
+            if (c.getCause() == c) {
+                break;
+            }
+        }
+        return null;
     }
 
     /**

@@ -1,6 +1,8 @@
 package dev.panoptes.eval;
 
+import dev.panoptes.control.ControlException;
 import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobId;
@@ -11,6 +13,7 @@ import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.WorkerException;
+import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.local.LocalWorker;
 import dev.panoptes.eval.FakeOpenAiServer.Reply;
 import org.junit.jupiter.api.AfterEach;
@@ -101,15 +104,51 @@ class EvalJobRunnerTest {
 
         Throwable thrown = catchThrowable(() -> new EvalJobRunner(client).run(threeVignettes("job-8")));
 
-        assertThat(thrown).isInstanceOf(WorkerException.class)
+        assertThat(thrown).isExactlyInstanceOf(WorkerException.class)
                 .hasMessageContaining("job job-8")
                 .hasMessageContaining("vignette 'de'")
                 .hasMessageContaining("HTTP 503")
-                .hasCauseInstanceOf(WorkerException.class);
+                .hasCauseExactlyInstanceOf(WorkerException.class);
         assertThat(((WorkerException) thrown).isRetryable()).isTrue();
+        assertThat(((WorkerException) thrown).scope()).isEqualTo(FailureScope.TRANSIENT);
         // One call for "fr", two attempts for "de", none for "it".
         assertThat(server.prompts()).containsExactly("Capital of France?", "Capital of Germany?",
                 "Capital of Germany?");
+    }
+
+    @Test
+    void aWorkerFaultStaysTheWorkersFaultNamingJobVignetteAndWhatToCheck() {
+        server.enqueue(Reply.ok("Paris")).otherwise(Reply.status(404, "{\"object\":\"error\",\"message\":"
+                + "\"The model `gpt-test` does not exist.\",\"type\":\"NotFoundError\",\"param\":null,\"code\":404}"));
+
+        Throwable thrown = catchThrowable(() -> new EvalJobRunner(client).run(threeVignettes("job-9")));
+
+        assertThat(thrown).isInstanceOf(WorkerFaultException.class)
+                .hasMessageStartingWith("job job-9: vignette 'de' (2 of 3) failed, this worker is at fault: the model"
+                        + " API at " + server.baseUrl() + " answered HTTP 404 for model 'gpt-test'")
+                .hasMessageEndingWith("check --model-api and --model")
+                .hasCauseInstanceOf(WorkerFaultException.class);
+        assertThat(((WorkerFaultException) thrown).scope()).isEqualTo(FailureScope.WORKER);
+        // Not retried by the client: one call for "fr", one for "de", none for "it".
+        assertThat(server.prompts()).containsExactly("Capital of France?", "Capital of Germany?");
+    }
+
+    @Test
+    void keepsTheScopeOfWhateverTheClientThrows() {
+        for (ControlException failure : List.of(new WorkerFaultException("its key was refused"),
+                new JobFailedException("the prompt is too long"), new WorkerException("the server was busy"))) {
+            ModelClient stub = request -> {
+                throw failure;
+            };
+
+            Throwable thrown = catchThrowable(() -> new EvalJobRunner(stub).run(TestJobs.job("j-s", "a")));
+
+            assertThat(thrown).isInstanceOf(ControlException.class).hasCause(failure)
+                    .hasMessageContaining("job j-s").hasMessageContaining(failure.getMessage());
+            assertThat(thrown.getClass()).isEqualTo(failure.getClass());
+            assertThat(((ControlException) thrown).scope()).isEqualTo(failure.scope());
+            assertThat(((ControlException) thrown).isRetryable()).isEqualTo(failure.isRetryable());
+        }
     }
 
     @Test
@@ -131,7 +170,7 @@ class EvalJobRunnerTest {
         };
 
         assertThatThrownBy(() -> new EvalJobRunner(stub).run(TestJobs.job("j-9", "a")))
-                .isInstanceOf(WorkerException.class)
+                .isExactlyInstanceOf(WorkerException.class)
                 .hasMessageContaining("job j-9").hasMessageContaining("vignette 'v0'").hasMessageContaining("boom")
                 .hasCause(bug);
         assertThatThrownBy(() -> new EvalJobRunner(request -> null).run(TestJobs.job("j-10", "a")))

@@ -25,10 +25,11 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * A scripted OpenAI-compatible server on 127.0.0.1 for tests: it answers each request with the
- * next queued {@link Reply} (then with the {@link #otherwise(Reply) fallback} reply, then with a
- * 418 saying the script ran out) and records every request it received, headers and body, with
- * the time it arrived.
+ * A scripted OpenAI-compatible server on 127.0.0.1 for tests: it answers a request with the
+ * {@link #on(String, String, Reply) reply routed} to its method and path when there is one, else
+ * with the next queued {@link Reply} (then with the {@link #otherwise(Reply) fallback} reply, then
+ * with a 418 saying the script ran out), and records every request it received, headers and body,
+ * with the time it arrived.
  */
 final class FakeOpenAiServer implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
@@ -41,6 +42,7 @@ final class FakeOpenAiServer implements AutoCloseable {
     });
     private final ConcurrentLinkedQueue<Reply> script = new ConcurrentLinkedQueue<>();
     private volatile Reply fallback;
+    private final Map<String, Reply> routes = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<Recorded> requests = new CopyOnWriteArrayList<>();
 
     FakeOpenAiServer() {
@@ -62,6 +64,15 @@ final class FakeOpenAiServer implements AutoCloseable {
     /** Queues replies, answered in order. */
     FakeOpenAiServer enqueue(Reply... replies) {
         script.addAll(List.of(replies));
+        return this;
+    }
+
+    /**
+     * The reply to every request with this method and path (such as {@code GET /v1/models}),
+     * ahead of the queue, which such requests leave alone.
+     */
+    FakeOpenAiServer on(String method, String path, Reply reply) {
+        routes.put(method + " " + path, reply);
         return this;
     }
 
@@ -96,7 +107,10 @@ final class FakeOpenAiServer implements AutoCloseable {
             requests.add(new Recorded(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
                     Collections.unmodifiableMap(headers), new String(body, StandardCharsets.UTF_8),
                     System.nanoTime(), exchange.getRemoteAddress().getPort()));
-            Reply reply = script.poll();
+            Reply reply = routes.get(exchange.getRequestMethod() + " " + exchange.getRequestURI().getPath());
+            if (reply == null) {
+                reply = script.poll();
+            }
             if (reply == null) {
                 reply = fallback;
             }
@@ -177,6 +191,18 @@ final class FakeOpenAiServer implements AutoCloseable {
         /** 200 with a completion from "fake-model": "stop", 10 prompt and 5 completion tokens. */
         static Reply ok(String content) {
             return completion("fake-model", content, "stop", 10, 5);
+        }
+
+        /** 200 with an OpenAI model list, {@code {"object":"list","data":[{"id":...,"object":"model"}]}}. */
+        static Reply models(String... ids) {
+            ObjectNode root = JSON.createObjectNode();
+            root.put("object", "list");
+            var data = root.putArray("data");
+            for (String id : ids) {
+                data.addObject().put("id", id).put("object", "model").put("created", 1_700_000_000L)
+                        .put("owned_by", "fake");
+            }
+            return new Reply(200, root.toString());
         }
 
         /** An OpenAI error envelope: {@code {"error":{"message","type","param":null,"code"}}}. */

@@ -1,16 +1,22 @@
 package dev.panoptes.eval;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.panoptes.control.ControlException;
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.WorkerException;
+import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.eval.FakeOpenAiServer.Recorded;
 import dev.panoptes.eval.FakeOpenAiServer.Reply;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
+import javax.net.ssl.SSLException;
+import java.net.ConnectException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.time.Duration;
@@ -66,6 +72,11 @@ class HttpModelClientTest {
 
     private static ModelRequest prompt(String text) {
         return new ModelRequest(text, SpecParams.NONE);
+    }
+
+    private static void assertScope(Throwable thrown, FailureScope scope) {
+        assertThat(thrown).isInstanceOf(ControlException.class);
+        assertThat(((ControlException) thrown).scope()).as("scope of %s", thrown).isEqualTo(scope);
     }
 
     private static long millisBetween(Recorded a, Recorded b) {
@@ -329,7 +340,7 @@ class HttpModelClientTest {
             Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
             long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
-            assertThat(thrown).isInstanceOf(WorkerException.class)
+            assertThat(thrown).isExactlyInstanceOf(WorkerException.class)
                     .hasMessageContaining(client.endpoint().toString())
                     .hasMessageContaining("HTTP 500")
                     .hasMessageContaining("The server had an error")
@@ -350,7 +361,7 @@ class HttpModelClientTest {
             Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
             long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
-            assertThat(thrown).isInstanceOf(WorkerException.class)
+            assertThat(thrown).isExactlyInstanceOf(WorkerException.class)
                     .hasMessageContaining("retry budget of 700 ms exhausted")
                     .hasMessageContaining("HTTP 503")
                     .hasMessageContaining("overloaded");
@@ -373,7 +384,7 @@ class HttpModelClientTest {
             HttpModelClient client = build(fast().maxAttempts(2));
 
             assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(WorkerException.class)
+                    .isExactlyInstanceOf(WorkerException.class)
                     .hasMessageContaining("I/O error talking to 127.0.0.1:" + server.baseUrl().getPort())
                     .hasMessageContaining("2 attempts")
                     .hasCauseInstanceOf(java.io.IOException.class);
@@ -395,7 +406,7 @@ class HttpModelClientTest {
             HttpModelClient client = build(fast().maxAttempts(2));
 
             assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(WorkerException.class)
+                    .isExactlyInstanceOf(WorkerException.class)
                     .hasMessageContaining("HTTP 200 but malformed or truncated JSON")
                     .hasMessageContaining("2 attempts");
             assertThat(server.requestCount()).isEqualTo(2);
@@ -420,7 +431,7 @@ class HttpModelClientTest {
                 Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
                 long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
-                assertThat(thrown).isInstanceOf(WorkerException.class)
+                assertThat(thrown).isExactlyInstanceOf(WorkerException.class)
                         .hasMessageContaining("timed out after 300 ms")
                         .hasMessageContaining("2 attempts")
                         .hasMessageContaining(silent.baseUrl().toString());
@@ -430,23 +441,26 @@ class HttpModelClientTest {
         }
 
         @Test
-        void connectionRefusedFailsRetryablyNamingTheAddress() throws Exception {
-            int port;
-            try (ServerSocket s = new ServerSocket(0)) {
-                port = s.getLocalPort();
-            }
-            HttpModelClient client = build(fast(URI.create("http://127.0.0.1:" + port + "/v1")).maxAttempts(2));
+        void theKeyNeverAppearsInARetryableFailureOrInToString() {
+            String key = "sk-live-ECHOED-BACK";
+            server.otherwise(Reply.status(502, "<html>bad gateway for Bearer " + key + "</html>")
+                    .header("Content-Type", "text/html"));
+            HttpModelClient client = build(fast().apiKey(key).maxAttempts(2));
 
-            assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(WorkerException.class)
-                    .hasMessageContaining("cannot connect to 127.0.0.1:" + port)
-                    .hasMessageContaining("2 attempts")
-                    .hasCauseInstanceOf(java.net.ConnectException.class);
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isExactlyInstanceOf(WorkerException.class)
+                    .hasMessageContaining("HTTP 502")
+                    .hasMessageContaining("bad gateway")
+                    .hasMessageNotContaining(key);
+            assertScope(thrown, FailureScope.TRANSIENT);
+            assertThat(client.toString()).contains("apiKey=set").doesNotContain(key);
         }
     }
 
+    /** The job's own faults: the same request would fail on any worker. */
     @Nested
-    class NotRetried {
+    class TheJobsFault {
         @Test
         void a400FailsPermanentlyWithTheStatusAndServerMessageAfterOneRequest() {
             server.otherwise(Reply.openAiError(400, "Invalid value for 'temperature': must be at most 2.",
@@ -460,12 +474,107 @@ class HttpModelClientTest {
                     .hasMessageContaining("Invalid value for 'temperature': must be at most 2.")
                     .hasMessageContaining("invalid_request_error")
                     .hasMessageContaining(client.endpoint().toString());
+            assertScope(thrown, FailureScope.JOB);
             assertThat(((JobFailedException) thrown).isRetryable()).isFalse();
             assertThat(server.requestCount()).isEqualTo(1);
         }
 
         @Test
-        void a401FailsPermanentlyAndTheKeyNeverAppearsInTheMessage() {
+        void aContextLengthErrorA413AndA422AreTheJobsFaultAndNotRetried() {
+            server.enqueue(Reply.openAiError(400, "This model's maximum context length is 8192 tokens.",
+                            "invalid_request_error", "context_length_exceeded"),
+                    Reply.status(413, "{\"error\":{\"message\":\"request entity too large\"}}"),
+                    Reply.status(422, "{\"detail\":[{\"loc\":[\"body\",\"messages\"],"
+                            + "\"msg\":\"field required\",\"type\":\"value_error.missing\"}]}"));
+            HttpModelClient client = build(fast());
+
+            Throwable contextLength = catchThrowable(() -> client.complete(prompt("p")));
+            Throwable tooLarge = catchThrowable(() -> client.complete(prompt("p")));
+            Throwable unprocessable = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(contextLength).isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 400").hasMessageContaining("maximum context length");
+            assertThat(tooLarge).isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 413").hasMessageContaining("too large");
+            assertThat(unprocessable).isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 422").hasMessageContaining("field required");
+            for (Throwable t : List.of(contextLength, tooLarge, unprocessable)) {
+                assertScope(t, FailureScope.JOB);
+            }
+            assertThat(server.requestCount()).isEqualTo(3);
+        }
+
+        @Test
+        void anyOther4xxIsTheJobsFault() {
+            server.otherwise(Reply.status(418, "{\"error\":{\"message\":\"I'm a teapot\"}}"));
+            HttpModelClient client = build(fast());
+
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(JobFailedException.class).hasMessageContaining("HTTP 418");
+            assertScope(thrown, FailureScope.JOB);
+            assertThat(server.requestCount()).isEqualTo(1);
+        }
+
+        @Test
+        void aNonJsonErrorBodyIsQuotedAsAShortExcerpt() {
+            String page = "<html><head><title>400 Bad Request</title></head><body>" + "x".repeat(5_000)
+                    + "THE-END</body></html>";
+            server.otherwise(Reply.status(400, page).header("Content-Type", "text/html"));
+            HttpModelClient client = build(fast());
+
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 400")
+                    .hasMessageContaining("400 Bad Request")
+                    .hasMessageNotContaining("THE-END");
+            assertThat(thrown.getMessage().length()).isLessThan(600);
+        }
+
+        @Test
+        void aSuccessCarryingAnErrorWithoutAStatusOrWithEmptyChoicesIsTheJobsFault() {
+            server.enqueue(Reply.status(200, "{\"error\":{\"message\":\"content filtered\"}}"),
+                    Reply.status(200, "{\"choices\":[]}"));
+            HttpModelClient client = build(fast());
+
+            Throwable filtered = catchThrowable(() -> client.complete(prompt("p")));
+            Throwable empty = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(filtered).isInstanceOf(JobFailedException.class)
+                    .hasMessageContaining("HTTP 200 but the response carries an error instead of 'choices'")
+                    .hasMessageContaining("content filtered");
+            assertThat(empty).isInstanceOf(JobFailedException.class).hasMessageContaining("'choices' array is empty");
+            assertScope(filtered, FailureScope.JOB);
+            assertScope(empty, FailureScope.JOB);
+            assertThat(server.requestCount()).isEqualTo(2);
+        }
+    }
+
+    /**
+     * The worker's own faults: its URL, key, account, model name or server. Thrown at once as
+     * {@link WorkerFaultException}, whose message says what to check.
+     */
+    @Nested
+    class TheWorkersFault {
+        @Test
+        void a404ForAnUnknownModelInVllmsFlatEnvelopeNamesTheApiTheModelAndWhatToCheck() {
+            server.otherwise(Reply.status(404, "{\"object\":\"error\",\"message\":\"The model `gpt-test` does not "
+                    + "exist.\",\"type\":\"NotFoundError\",\"param\":null,\"code\":404}"));
+            HttpModelClient client = build(fast());
+
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(WorkerFaultException.class).hasMessage("the model API at "
+                    + server.baseUrl() + " answered HTTP 404 for model 'gpt-test': The model `gpt-test` does not"
+                    + " exist. (type NotFoundError, code 404); check --model-api and --model");
+            assertScope(thrown, FailureScope.WORKER);
+            assertThat(((WorkerFaultException) thrown).isRetryable()).isTrue();
+            assertThat(server.requestCount()).isEqualTo(1);
+        }
+
+        @Test
+        void a401IsTheWorkersFaultAndTheKeyNeverAppearsInTheMessage() {
             String key = "sk-proj-SECRET0123456789";
             server.otherwise(Reply.openAiError(401, "Incorrect API key provided: " + key
                     + ". You can find your API key at https://platform.openai.com/account/api-keys.",
@@ -474,32 +583,38 @@ class HttpModelClientTest {
 
             Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
 
-            assertThat(thrown).isInstanceOf(JobFailedException.class)
-                    .hasMessageContaining("HTTP 401")
-                    .hasMessageContaining("Incorrect API key provided")
+            assertThat(thrown).isInstanceOf(WorkerFaultException.class)
+                    .hasMessageStartingWith("the model API at " + server.baseUrl() + " answered HTTP 401 for model"
+                            + " 'gpt-test': Incorrect API key provided: [REDACTED]")
+                    .hasMessageEndingWith("; check the API key (--api-key or OPENAI_API_KEY)")
                     .hasMessageNotContaining(key);
+            assertScope(thrown, FailureScope.WORKER);
             assertThat(server.requestCount()).isEqualTo(1);
             assertThat(server.onlyRequest().header("Authorization")).isEqualTo("Bearer " + key);
         }
 
         @Test
-        void theKeyNeverAppearsInARetryableFailureOrInToString() {
-            String key = "sk-live-ECHOED-BACK";
-            server.otherwise(Reply.status(502, "<html>bad gateway for Bearer " + key + "</html>")
-                    .header("Content-Type", "text/html"));
-            HttpModelClient client = build(fast().apiKey(key).maxAttempts(2));
+        void a403AndA405AreTheWorkersFault() {
+            server.enqueue(Reply.openAiError(403, "Project does not have access to model", "invalid_request_error",
+                    "model_not_found"), Reply.status(405, "{\"detail\":\"Method Not Allowed\"}"));
+            HttpModelClient client = build(fast());
 
-            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+            Throwable forbidden = catchThrowable(() -> client.complete(prompt("p")));
+            Throwable notAllowed = catchThrowable(() -> client.complete(prompt("p")));
 
-            assertThat(thrown).isInstanceOf(WorkerException.class)
-                    .hasMessageContaining("HTTP 502")
-                    .hasMessageContaining("bad gateway")
-                    .hasMessageNotContaining(key);
-            assertThat(client.toString()).contains("apiKey=set").doesNotContain(key);
+            assertThat(forbidden).isInstanceOf(WorkerFaultException.class).hasMessageContaining("HTTP 403")
+                    .hasMessageContaining("does not have access")
+                    .hasMessageContaining("check --api-key and --model");
+            assertThat(notAllowed).isInstanceOf(WorkerFaultException.class).hasMessageContaining("HTTP 405")
+                    .hasMessageContaining("Method Not Allowed")
+                    .hasMessageContaining("check --model-api: it must be the API's base URL");
+            assertScope(forbidden, FailureScope.WORKER);
+            assertScope(notAllowed, FailureScope.WORKER);
+            assertThat(server.requestCount()).isEqualTo(2);
         }
 
         @Test
-        void a429ForInsufficientQuotaIsNotRetried() {
+        void a429ForInsufficientQuotaIsTheWorkersAccountAndNotRetried() {
             server.otherwise(Reply.openAiError(429, "You exceeded your current quota, please check your plan and "
                     + "billing details.", "insufficient_quota", "insufficient_quota").header("Retry-After", "1"));
             HttpModelClient client = build(fast());
@@ -507,58 +622,14 @@ class HttpModelClientTest {
             long start = System.nanoTime();
             Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
 
-            assertThat(thrown).isInstanceOf(JobFailedException.class)
+            assertThat(thrown).isInstanceOf(WorkerFaultException.class)
                     .hasMessageContaining("HTTP 429")
                     .hasMessageContaining("You exceeded your current quota")
-                    .hasMessageContaining("insufficient_quota");
+                    .hasMessageContaining("insufficient_quota")
+                    .hasMessageContaining("out of quota or credit");
+            assertScope(thrown, FailureScope.WORKER);
             assertThat(server.requestCount()).isEqualTo(1);
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(900L);
-        }
-
-        @Test
-        void a404InVllmsFlatEnvelopeIsNotRetried() {
-            server.otherwise(Reply.status(404, "{\"object\":\"error\",\"message\":\"The model `gpt-test` does not "
-                    + "exist.\",\"type\":\"NotFoundError\",\"param\":null,\"code\":404}"));
-            HttpModelClient client = build(fast());
-
-            assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(JobFailedException.class)
-                    .hasMessageContaining("HTTP 404")
-                    .hasMessageContaining("The model `gpt-test` does not exist.")
-                    .hasMessageContaining("NotFoundError");
-            assertThat(server.requestCount()).isEqualTo(1);
-        }
-
-        @Test
-        void a403And422AreNotRetried() {
-            server.enqueue(Reply.openAiError(403, "Project does not have access to model", "invalid_request_error",
-                    "model_not_found"), Reply.status(422, "{\"detail\":[{\"loc\":[\"body\",\"messages\"],"
-                    + "\"msg\":\"field required\",\"type\":\"value_error.missing\"}]}"));
-            HttpModelClient client = build(fast());
-
-            assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(JobFailedException.class).hasMessageContaining("HTTP 403")
-                    .hasMessageContaining("does not have access");
-            assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(JobFailedException.class).hasMessageContaining("HTTP 422")
-                    .hasMessageContaining("field required");
-            assertThat(server.requestCount()).isEqualTo(2);
-        }
-
-        @Test
-        void aNonJsonErrorBodyIsQuotedAsAShortExcerpt() {
-            String page = "<html><head><title>403 Forbidden</title></head><body>" + "x".repeat(5_000)
-                    + "THE-END</body></html>";
-            server.otherwise(Reply.status(403, page).header("Content-Type", "text/html"));
-            HttpModelClient client = build(fast());
-
-            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
-
-            assertThat(thrown).isInstanceOf(JobFailedException.class)
-                    .hasMessageContaining("HTTP 403")
-                    .hasMessageContaining("403 Forbidden")
-                    .hasMessageNotContaining("THE-END");
-            assertThat(thrown.getMessage().length()).isLessThan(600);
         }
 
         @Test
@@ -566,41 +637,93 @@ class HttpModelClientTest {
             server.otherwise(Reply.status(301, "").header("Location", "https://elsewhere.invalid/v1/chat/completions"));
             HttpModelClient client = build(fast());
 
-            assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(JobFailedException.class)
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(WorkerFaultException.class)
                     .hasMessageContaining("HTTP 301")
                     .hasMessageContaining("https://elsewhere.invalid/v1/chat/completions")
-                    .hasMessageContaining("check the base URL");
+                    .hasMessageContaining("check --model-api");
+            assertScope(thrown, FailureScope.WORKER);
             assertThat(server.requestCount()).isEqualTo(1);
         }
 
         @Test
-        void a200WithoutChoicesNamesWhatIsMissing() {
+        void a200WithoutChoicesIsAnotherApiAndNamesWhatIsMissing() {
             server.otherwise(Reply.status(200, "{\"object\":\"list\",\"data\":[]}"));
             HttpModelClient client = build(fast());
 
-            assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(JobFailedException.class)
-                    .hasMessageContaining("HTTP 200")
-                    .hasMessageContaining("no 'choices' array");
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(WorkerFaultException.class)
+                    .hasMessageContaining("answered HTTP 200 for model 'gpt-test' but the response has no 'choices'"
+                            + " array")
+                    .hasMessageContaining("check that --model-api is the base URL of an OpenAI-compatible API");
+            assertScope(thrown, FailureScope.WORKER);
             assertThat(server.requestCount()).isEqualTo(1);
         }
 
         @Test
-        void a200WithoutAMessageOrWithEmptyChoicesNamesWhatIsMissing() {
+        void a200WithoutAMessageOrWithContentOfAnotherShapeIsAnotherApi() {
             server.enqueue(Reply.status(200, "{\"choices\":[{\"index\":0,\"text\":\"a legacy completion\"}]}"),
-                    Reply.status(200, "{\"choices\":[]}"),
-                    Reply.status(200, "{\"choices\":[{\"message\":{\"content\":42}}]}"));
+                    Reply.status(200, "{\"choices\":[{\"message\":{\"content\":42}}]}"),
+                    Reply.status(200, "[1,2,3]"));
             HttpModelClient client = build(fast());
 
             assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(JobFailedException.class).hasMessageContaining("'choices[0].message'");
+                    .isInstanceOf(WorkerFaultException.class).hasMessageContaining("'choices[0].message'");
             assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(JobFailedException.class).hasMessageContaining("'choices' array is empty");
-            assertThatThrownBy(() -> client.complete(prompt("p")))
-                    .isInstanceOf(JobFailedException.class)
+                    .isInstanceOf(WorkerFaultException.class)
                     .hasMessageContaining("'choices[0].message.content' is neither text nor null");
+            assertThatThrownBy(() -> client.complete(prompt("p")))
+                    .isInstanceOf(WorkerFaultException.class).hasMessageContaining("not a JSON object");
             assertThat(server.requestCount()).isEqualTo(3);
+        }
+
+        @Test
+        void a200CarryingAnErrorWhoseCodeIs404IsTheWorkersFault() {
+            server.otherwise(Reply.status(200, "{\"error\":{\"code\":404,\"message\":\"model not found\"}}"));
+            HttpModelClient client = build(fast());
+
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isInstanceOf(WorkerFaultException.class).hasMessageContaining("model not found");
+            assertThat(server.requestCount()).isEqualTo(1);
+        }
+
+        @Test
+        void aRefusedConnectionSaysWhereAndAsksWhetherTheServerRuns() throws Exception {
+            int port;
+            try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                port = s.getLocalPort();
+            }
+            HttpModelClient client = build(fast(URI.create("http://127.0.0.1:" + port + "/v1")).maxAttempts(3));
+
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            // Not "failed after 3 attempts": the first refusal is final for this worker.
+            assertThat(thrown).isInstanceOf(WorkerFaultException.class)
+                    .hasMessage("cannot connect to the model API at 127.0.0.1:" + port
+                            + " (Connection refused); is the model server running?")
+                    .hasCauseInstanceOf(ConnectException.class);
+            assertScope(thrown, FailureScope.WORKER);
+        }
+
+        @Test
+        void aTlsFailureIsTheWorkersFault() throws Exception {
+            // A plain HTTP server answers the TLS ClientHello with text the handshake cannot read.
+            try (SilentServer plain = SilentServer.greeting("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")) {
+                HttpModelClient client = build(fast(plain.httpsBaseUrl()).maxAttempts(3));
+
+                Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+                assertThat(thrown).isInstanceOf(WorkerFaultException.class)
+                        .hasMessageStartingWith("TLS with the model API at 127.0.0.1:" + plain.port() + " failed (")
+                        .hasMessageContaining("SSL")
+                        .hasMessageEndingWith("check --model-api (http or https?) and the server's certificate");
+                assertThat(Retries.inChain(thrown, SSLException.class)).isNotNull();
+                assertScope(thrown, FailureScope.WORKER);
+                assertThat(plain.connections()).isEqualTo(1);
+            }
         }
     }
 

@@ -1,8 +1,20 @@
 package dev.panoptes.eval;
 
+import dev.panoptes.control.FailureScope;
 import org.junit.jupiter.api.Test;
 
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.SocketException;
+import java.net.UnknownHostException;
+import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpHeaders;
+import java.net.http.HttpTimeoutException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.UnresolvedAddressException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -24,24 +36,85 @@ class RetriesTest {
     }
 
     @Test
-    void retriesTimeoutsConflictsRateLimitsAndServerErrors() {
+    void timeoutsConflictsRateLimitsAndServerErrorsAreTheMoments() {
         for (int status : new int[] {408, 409, 429, 500, 502, 503, 504, 599}) {
-            assertThat(Retries.isRetryableStatus(status, null)).as("status %d", status).isTrue();
-        }
-        for (int status : new int[] {301, 400, 401, 403, 404, 405, 413, 422}) {
-            assertThat(Retries.isRetryableStatus(status, null)).as("status %d", status).isFalse();
+            assertThat(Retries.scopeOf(status, null)).as("status %d", status).isEqualTo(FailureScope.TRANSIENT);
         }
     }
 
     @Test
-    void a429IsNotRetriedWhenTheAccountIsOutOfQuota() {
-        assertThat(Retries.isRetryableStatus(429, new ApiError("Rate limit reached", "requests",
-                "rate_limit_exceeded"))).isTrue();
-        assertThat(Retries.isRetryableStatus(429, new ApiError("You exceeded your current quota",
-                "insufficient_quota", "insufficient_quota"))).isFalse();
-        assertThat(Retries.isRetryableStatus(429, new ApiError("quota", null, "insufficient_quota"))).isFalse();
-        assertThat(Retries.isRetryableStatus(429, new ApiError("upstream said: insufficient_quota", null, "429")))
-                .isFalse();
+    void redirectsTheKeyAWrongUrlOrModelAndStrangeStatusesAreTheWorkers() {
+        for (int status : new int[] {300, 301, 302, 307, 308, 401, 403, 404, 405, 101, 600, 999}) {
+            assertThat(Retries.scopeOf(status, null)).as("status %d", status).isEqualTo(FailureScope.WORKER);
+        }
+    }
+
+    @Test
+    void everyOther4xxIsTheJobs() {
+        for (int status : new int[] {400, 402, 406, 410, 411, 413, 415, 418, 422, 451, 499}) {
+            assertThat(Retries.scopeOf(status, null)).as("status %d", status).isEqualTo(FailureScope.JOB);
+        }
+    }
+
+    @Test
+    void a429IsTheWorkersWhenItsAccountIsOutOfQuota() {
+        assertThat(Retries.scopeOf(429, new ApiError("Rate limit reached", "requests", "rate_limit_exceeded")))
+                .isEqualTo(FailureScope.TRANSIENT);
+        assertThat(Retries.scopeOf(429, new ApiError("You exceeded your current quota", "insufficient_quota",
+                "insufficient_quota"))).isEqualTo(FailureScope.WORKER);
+        assertThat(Retries.scopeOf(429, new ApiError("quota", null, "insufficient_quota")))
+                .isEqualTo(FailureScope.WORKER);
+        assertThat(Retries.scopeOf(429, new ApiError("upstream said: insufficient_quota", null, "429")))
+                .isEqualTo(FailureScope.WORKER);
+    }
+
+    @Test
+    void refusedConnectionsAndDnsAndTlsFailuresAreTheWorkers() {
+        // As the JDK's HttpClient reports them: a refusal and an unresolved name are both a
+        // ConnectException without a message, told apart by the cause.
+        Throwable refused = new ConnectException().initCause(new ClosedChannelException());
+        Throwable unresolved = new ConnectException().initCause(new UnresolvedAddressException());
+        Throwable unknownHost = new IOException("lookup failed", new UnknownHostException("no-such-host.example"));
+        Throwable handshake = new SSLHandshakeException("PKIX path building failed");
+        Throwable plaintext = new IOException(new SSLException("Unrecognized SSL message, plaintext connection?"));
+
+        for (Throwable t : List.of(refused, unresolved, unknownHost, handshake, plaintext)) {
+            assertThat(Retries.transportScope(t)).as("%s", t).isEqualTo(FailureScope.WORKER);
+        }
+        assertThat(Retries.isDnsFailure(unresolved)).isTrue();
+        assertThat(Retries.isDnsFailure(unknownHost)).isTrue();
+        assertThat(Retries.isDnsFailure(refused)).isFalse();
+        assertThat(Retries.isTlsFailure(handshake)).isTrue();
+        assertThat(Retries.isTlsFailure(plaintext)).isTrue();
+        assertThat(Retries.isTlsFailure(refused)).isFalse();
+    }
+
+    @Test
+    void timeoutsResetsAndOtherIoFailuresAreTheMoments() {
+        // The JDK reports a connect timeout as a timeout caused by a ConnectException.
+        Throwable connectTimeout = new HttpConnectTimeoutException("HTTP connect timed out")
+                .initCause(new ConnectException("HTTP connect timed out"));
+        Throwable requestTimeout = new HttpTimeoutException("request timed out");
+        Throwable reset = new SocketException("Connection reset");
+        Throwable closedEarly = new EOFException("EOF reached while reading");
+        Throwable bug = new IllegalStateException("a bug in the HTTP stack");
+
+        for (Throwable t : List.of(connectTimeout, requestTimeout, reset, closedEarly, bug)) {
+            assertThat(Retries.transportScope(t)).as("%s", t).isEqualTo(FailureScope.TRANSIENT);
+        }
+    }
+
+    @Test
+    void findsATypeAnywhereInACauseChainAndSurvivesALoop() {
+        SSLException tls = new SSLException("deep");
+        Throwable chain = new IOException(new RuntimeException(tls));
+        assertThat(Retries.inChain(chain, SSLException.class)).isSameAs(tls);
+        assertThat(Retries.inChain(chain, UnknownHostException.class)).isNull();
+
+        Throwable a = new IOException("a");
+        Throwable b = new IOException("b", a);
+        a.initCause(b);
+        assertThat(Retries.inChain(b, SSLException.class)).isNull();
     }
 
     @Test

@@ -11,14 +11,27 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A server on 127.0.0.1 that accepts connections, reads nothing, answers nothing and holds
- * them open until closed: the model server that hung.
+ * them open until closed: the model server that hung. {@link #greeting(String)} makes one that
+ * first writes fixed text to each connection: a plain HTTP server spoken to in TLS, whose answer
+ * the client's TLS handshake cannot read.
  */
 final class SilentServer implements AutoCloseable {
     private final ServerSocket socket;
     private final List<Socket> accepted = new CopyOnWriteArrayList<>();
     private final Thread acceptor;
+    private final byte[] greeting;
 
     SilentServer() {
+        this(new byte[0]);
+    }
+
+    /** A server that writes {@code text} to every connection it accepts, then holds it open. */
+    static SilentServer greeting(String text) {
+        return new SilentServer(text.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+    }
+
+    private SilentServer(byte[] greeting) {
+        this.greeting = greeting;
         try {
             socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         } catch (IOException e) {
@@ -26,10 +39,20 @@ final class SilentServer implements AutoCloseable {
         }
         acceptor = new Thread(() -> {
             while (!socket.isClosed()) {
+                Socket s;
                 try {
-                    accepted.add(socket.accept());
+                    s = socket.accept();
                 } catch (IOException e) {
                     return;
+                }
+                accepted.add(s);
+                if (greeting.length > 0) {
+                    try {
+                        s.getOutputStream().write(greeting);
+                        s.getOutputStream().flush();
+                    } catch (IOException e) {
+                        // The client hung up first: there is no one left to greet.
+                    }
                 }
             }
         }, "silent-server");
@@ -39,6 +62,15 @@ final class SilentServer implements AutoCloseable {
 
     URI baseUrl() {
         return URI.create("http://127.0.0.1:" + socket.getLocalPort() + "/v1");
+    }
+
+    /** The same server as an {@code https} base URL. */
+    URI httpsBaseUrl() {
+        return URI.create("https://127.0.0.1:" + socket.getLocalPort() + "/v1");
+    }
+
+    int port() {
+        return socket.getLocalPort();
     }
 
     /** Connections accepted so far. */

@@ -157,7 +157,10 @@ public final class StubModelServer implements AutoCloseable {
 
     private void handleModels(HttpExchange exchange) throws IOException {
         try (exchange) {
-            send(exchange, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"stub\",\"object\":\"model\"}]}");
+            // It answers whatever model it is asked for; the list names the ones the demo and the
+            // benchmarks ask for, so that a worker's startup check finds its model.
+            send(exchange, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"stub\",\"object\":\"model\"},"
+                    + "{\"id\":\"" + DemoCommand.MODEL + "\",\"object\":\"model\"}]}");
         }
     }
 

@@ -25,8 +25,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The backoff is reset after a session the coordinator accepted, so that a worker whose
  * coordinator restarts comes back quickly, while a worker that is refused or cannot connect
- * backs off to the cap. Every session's end is logged with its cause; a rejected registration is
- * logged as an error on every attempt, since only the operator can fix it.
+ * backs off to the cap. Every session's end is logged with its cause. A registration the
+ * coordinator rejects for good (its {@code rejected} frame not retryable: a wrong token, an
+ * unsupported protocol, an invalid id) ends the loop instead: reconnecting cannot help, only the
+ * operator can, so {@link #runForever()} throws and leaves the telling to its caller. A
+ * retryable rejection is logged as a warning and retried like a lost connection.
  */
 public final class WorkerLoop implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WorkerLoop.class);
@@ -71,8 +74,13 @@ public final class WorkerLoop implements AutoCloseable {
      * Connects, serves, and reconnects after every disconnect until {@link #drain(Duration)} or
      * {@link #close()} is called; then returns. Call once; the calling thread becomes the loop's.
      *
-     * @throws InterruptedException when the calling thread is interrupted between sessions
-     * @throws IllegalStateException when the loop is already running
+     * @throws RegistrationRejectedException when the coordinator rejects the registration and
+     *                                       says retrying cannot help; the loop has then
+     *                                       stopped, having logged nothing about it, so that
+     *                                       the caller reports the reason once
+     * @throws InterruptedException          when the calling thread is interrupted between
+     *                                       sessions
+     * @throws IllegalStateException         when the loop is already running
      */
     public void runForever() throws InterruptedException {
         synchronized (lock) {
@@ -96,8 +104,13 @@ public final class WorkerLoop implements AutoCloseable {
                     ending = "coordinator " + session.coordinator() + " closed the connection";
                     cleanEnd = true;
                 } catch (RegistrationRejectedException e) {
+                    if (!e.retryable() && !isStopping()) {
+                        log.debug("worker={} - registration rejected for good; stopping the loop", workerId, e);
+                        throw e;
+                    }
                     rejected = true;
-                    ending = "registration rejected by coordinator: " + e.reason();
+                    ending = "coordinator " + Workers.describe(coordinator) + " rejected the registration for now: "
+                            + e.reason();
                 } catch (IOException | RuntimeException e) {
                     ending = describe(e, session);
                     log.debug("worker={} - session ended", workerId, e);
@@ -119,8 +132,8 @@ public final class WorkerLoop implements AutoCloseable {
                 if (cleanEnd) {
                     log.info("worker={} - {}; reconnecting in {}ms", workerId, ending, delayMs);
                 } else if (rejected) {
-                    log.error("worker={} - {} ({}); check --token and --id; retrying in {}ms", workerId, ending,
-                            Workers.describe(coordinator), delayMs);
+                    // The coordinator's reason says what is wrong and what to do; nothing to add.
+                    log.warn("worker={} - {}; retrying in {}ms", workerId, ending, delayMs);
                 } else {
                     log.warn("worker={} - {}; reconnecting in {}ms", workerId, ending, delayMs);
                 }

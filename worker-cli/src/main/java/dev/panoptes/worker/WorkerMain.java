@@ -20,9 +20,11 @@ import java.util.Objects;
 import java.util.concurrent.Callable;
 
 /**
- * {@code java -jar worker.jar --coordinator HOST:PORT --model-api URL --model NAME}: connects to
- * a coordinator and runs the jobs it assigns through an OpenAI-compatible model API, reconnecting
- * forever, until SIGTERM or SIGINT (then it drains and exits 0).
+ * {@code java -jar worker.jar --coordinator HOST:PORT --model-api URL --model NAME}: checks that
+ * the model API serves the model, connects to a coordinator and runs the jobs it assigns through
+ * that API, reconnecting forever, until SIGTERM or SIGINT (then it drains and exits 0). It exits
+ * {@value #EXIT_MODEL_API_UNUSABLE} when the model API is unusable as configured, and
+ * {@value #EXIT_REJECTED} when the coordinator rejects it for good.
  *
  * <p>The options a worker needs ({@code --coordinator}, {@code --model-api}, {@code --model}) are
  * checked in {@link #call()} rather than marked required, so that subcommands added to this
@@ -40,9 +42,13 @@ import java.util.concurrent.Callable;
         description = {
             "Runs Panoptes evaluation jobs: connects to a coordinator, registers, and answers each job it is"
                     + " assigned by sending the job's prompts to an OpenAI-compatible model API.",
-            "Reconnects forever, with backoff, when the coordinator is down or the connection drops. On"
-                    + " SIGTERM or SIGINT it tells the coordinator it is draining, finishes and answers the jobs"
-                    + " it holds (up to --grace), and exits 0.",
+            "Before registering it checks that the model API answers and serves --model (GET /models, or"
+                    + " a cheap probe of /chat/completions when the server lists no models), and exits 3 when the"
+                    + " URL, key or model is wrong; while the model API is not up yet it waits.",
+            "Reconnects forever, with backoff, when the coordinator is down or the connection drops, and"
+                    + " exits 4 when the coordinator rejects it for good (wrong token, unsupported protocol,"
+                    + " invalid id). On SIGTERM or SIGINT it tells the coordinator it is draining, finishes and"
+                    + " answers the jobs it holds (up to --grace), and exits 0.",
             "The same jar is also the coordinator ('coordinator --suite FILE'), exports results ('results')"
                     + " and runs the whole system on this machine ('demo'); see '<command> --help'."
         },
@@ -50,7 +56,11 @@ import java.util.concurrent.Callable;
         exitCodeList = {
             "0:stopped cleanly (after SIGTERM or SIGINT, or --help/--version)",
             "1:failed at run time (the message says why; -v adds the stack trace)",
-            "2:invalid command line (the message names the option)"
+            "2:invalid command line (the message names the option)",
+            "3:the model API is unusable as configured: bad URL, key or model (the message says which;"
+                    + " --no-model-check skips the check)",
+            "4:the coordinator rejected the registration for good: wrong token, unsupported protocol or"
+                    + " invalid id (the message gives the coordinator's reason)"
         },
         footerHeading = "%nEnvironment:%n",
         footer = {
@@ -67,6 +77,10 @@ public final class WorkerMain implements Callable<Integer> {
     public static final String API_KEY_ENV = "OPENAI_API_KEY";
     /** Environment variable read when {@code --token} is not given. */
     public static final String TOKEN_ENV = "PANOPTES_TOKEN";
+    /** Exit code when the model API's startup check finds it unusable as configured. */
+    public static final int EXIT_MODEL_API_UNUSABLE = 3;
+    /** Exit code when the coordinator rejects the registration and says retrying cannot help. */
+    public static final int EXIT_REJECTED = 4;
 
     @Spec
     private CommandSpec spec;
@@ -123,6 +137,11 @@ public final class WorkerMain implements Callable<Integer> {
             description = "How long one model API request may take. Default: the HTTP client's own.")
     private Duration requestTimeout;
 
+    @Option(names = "--no-model-check", order = 120,
+            description = "Skip the check of the model API before registering (for a server that the check"
+                    + " misjudges). Without the check, a wrong URL, key or model fails every job instead.")
+    private boolean noModelCheck;
+
     private final Map<String, String> env;
     private final WorkerStarter starter;
 
@@ -146,7 +165,8 @@ public final class WorkerMain implements Callable<Integer> {
      * Parses {@code args} and runs the command, printing to the given writers. Never calls
      * {@link System#exit(int)}. Blocks while the worker runs. Any thread.
      *
-     * @return the exit code: 0 ok, 1 runtime failure, 2 usage error
+     * @return the exit code: 0 ok, 1 runtime failure, 2 usage error, {@value #EXIT_MODEL_API_UNUSABLE}
+     *         model API unusable as configured, {@value #EXIT_REJECTED} rejected by the coordinator
      */
     public static int run(String[] args, PrintWriter out, PrintWriter err, Map<String, String> env) {
         CommandLine cmd = newCommandLine(env);
@@ -207,7 +227,8 @@ public final class WorkerMain implements Callable<Integer> {
                     ? "option '--api-key'" : "environment variable " + API_KEY_ENV);
         }
         WorkerSettings settings = new WorkerSettings(coordinator, modelApi, model, key,
-                id == null ? WorkerIds.defaultId() : id, capacity, options, grace, requestTimeout, verbose.isVerbose());
+                id == null ? WorkerIds.defaultId() : id, capacity, options, grace, requestTimeout, !noModelCheck,
+                verbose.isVerbose());
         return starter.start(settings);
     }
 

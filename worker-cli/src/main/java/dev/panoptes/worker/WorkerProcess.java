@@ -3,21 +3,30 @@ package dev.panoptes.worker;
 import dev.panoptes.control.JobRunner;
 import dev.panoptes.eval.EvalJobRunner;
 import dev.panoptes.eval.HttpModelClient;
+import dev.panoptes.eval.ModelApiCheck;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The worker as a process: builds the model client and the reconnect loop from
- * {@link WorkerSettings}, runs the loop on the main thread, and turns SIGTERM or SIGINT into a
- * graceful drain followed by exit code 0.
+ * {@link WorkerSettings}, checks the model API, runs the loop on the main thread, and turns
+ * SIGTERM or SIGINT into a graceful drain followed by exit code 0.
  *
  * <p>Why a shutdown hook that halts: the JVM turns both signals into its shutdown sequence, and
  * a process that merely lets the hooks finish exits with 128 + the signal (143 for SIGTERM). The
  * hook therefore does the whole drain itself (the other threads keep running meanwhile), flushes
  * the logs, and calls {@link Runtime#halt(int) halt(0)}. Handling the signals directly would need
- * {@code sun.misc.Signal}, an internal API.
+ * {@code sun.misc.Signal}, an internal API. The hook is in place from before the model API check,
+ * so that a signal while the worker waits for its model server also ends it with 0.
+ *
+ * <p>The two ways the worker ends on its own each print one line, through the logger at ERROR,
+ * and return an exit code: {@value WorkerMain#EXIT_MODEL_API_UNUSABLE} when the model API check
+ * finds the API unusable as configured, {@value WorkerMain#EXIT_REJECTED} when the coordinator
+ * rejects the registration for good.
  */
 final class WorkerProcess {
     private static final Logger log = LoggerFactory.getLogger(WorkerProcess.class);
@@ -28,7 +37,10 @@ final class WorkerProcess {
     /**
      * Runs the worker until a shutdown signal, on the calling thread.
      *
-     * @return 0 (after a signal the process halts with 0 from the shutdown hook before this returns)
+     * @return 0 (after a signal the process halts with 0 from the shutdown hook before this
+     *         returns), {@value WorkerMain#EXIT_MODEL_API_UNUSABLE} when the model API is unusable
+     *         as configured, {@value WorkerMain#EXIT_REJECTED} when the coordinator rejected the
+     *         registration for good
      * @throws IllegalArgumentException when the model client refuses a setting
      * @throws InterruptedException     when the calling thread is interrupted
      */
@@ -39,19 +51,38 @@ final class WorkerProcess {
             builder.requestTimeout(settings.requestTimeout());
         }
         try (HttpModelClient client = builder.build()) {
-            return serveUntilSignalled(settings, new EvalJobRunner(client));
+            ModelApiProbe probe = settings.checkModelApi() ? new ModelApiCheck(client)::run : null;
+            return serveUntilSignalled(settings, new EvalJobRunner(client), probe);
         }
     }
 
-    /** Logs the startup line and runs the loop with a draining shutdown hook installed. */
-    static int serveUntilSignalled(WorkerSettings settings, JobRunner runner) throws InterruptedException {
+    /**
+     * Logs the startup line, checks the model API (unless {@code probe} is null) and runs the
+     * loop, with a draining shutdown hook installed throughout.
+     *
+     * @param probe the model API check, or null to skip it
+     * @return 0, {@value WorkerMain#EXIT_MODEL_API_UNUSABLE} or {@value WorkerMain#EXIT_REJECTED}
+     *         as for {@link #start(WorkerSettings)}
+     * @throws InterruptedException when the calling thread is interrupted
+     */
+    static int serveUntilSignalled(WorkerSettings settings, JobRunner runner, ModelApiProbe probe)
+            throws InterruptedException {
         log.info(settings.startupLine());
         WorkerLoop loop = new WorkerLoop(settings.coordinator(), settings.workerId(), settings.capacity(), runner,
                 settings.options());
         Thread hook = new Thread(() -> drainAndHalt(loop, settings.grace()), "worker-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
+            if (probe != null && !awaitUsableModelApi(settings.workerId(), probe,
+                    new Backoff(settings.options().initialBackoff(), settings.options().maxBackoff()))) {
+                return WorkerMain.EXIT_MODEL_API_UNUSABLE;
+            }
             loop.runForever();
+        } catch (RegistrationRejectedException e) {
+            // The loop has stopped without a word: this is the one line about it.
+            log.error("worker={} - coordinator {} rejected this worker for good: {}. Exiting with code {}",
+                    settings.workerId(), Workers.describe(settings.coordinator()), e.reason(), WorkerMain.EXIT_REJECTED);
+            return WorkerMain.EXIT_REJECTED;
         } finally {
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -61,6 +92,37 @@ final class WorkerProcess {
             }
         }
         return 0;
+    }
+
+    /**
+     * Asks the model API until it answers OK or FATAL, waiting with {@code backoff} after each
+     * TRANSIENT answer (a model server still loading its weights, or not started yet). Logs one
+     * line per answer: INFO for OK, ERROR for FATAL, WARN for TRANSIENT. Runs on the caller's
+     * thread.
+     *
+     * @return true when the API is usable, false when it is not as configured
+     * @throws InterruptedException when the calling thread is interrupted, while asking or waiting
+     */
+    static boolean awaitUsableModelApi(String workerId, ModelApiProbe probe, Backoff backoff)
+            throws InterruptedException {
+        Objects.requireNonNull(probe, "probe");
+        while (true) {
+            ModelApiCheck.Result result = probe.check();
+            switch (result.verdict()) {
+                case OK:
+                    log.info("worker={} - {}", workerId, result.message());
+                    return true;
+                case FATAL:
+                    log.error("worker={} - the model API check failed: {}. Exiting with code {} without registering",
+                            workerId, result.message(), WorkerMain.EXIT_MODEL_API_UNUSABLE);
+                    return false;
+                default:
+                    Duration delay = backoff.next();
+                    log.warn("worker={} - the model API is not ready: {}; checking again in {}ms", workerId,
+                            result.message(), delay.toMillis());
+                    TimeUnit.MILLISECONDS.sleep(delay.toMillis());
+            }
+        }
     }
 
     /** Runs on the shutdown hook's thread, while every other thread still runs. */
@@ -84,5 +146,16 @@ final class WorkerProcess {
             Logging.flushAndStop();
             Runtime.getRuntime().halt(0);
         }
+    }
+
+    /** One run of the model API check; {@link ModelApiCheck#run()} in production, a script in tests. */
+    @FunctionalInterface
+    interface ModelApiProbe {
+        /**
+         * Asks the model API once.
+         *
+         * @throws InterruptedException when the calling thread is interrupted
+         */
+        ModelApiCheck.Result check() throws InterruptedException;
     }
 }

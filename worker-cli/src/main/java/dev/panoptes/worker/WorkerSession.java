@@ -265,7 +265,7 @@ public final class WorkerSession implements Closeable {
 
     private void onMessage(Message message) throws SocketException {
         if (message instanceof Message.Rejected rejected) {
-            throw new RegistrationRejectedException(coordinator, workerId, rejected.reason());
+            throw new RegistrationRejectedException(coordinator, workerId, rejected.reason(), rejected.retryable());
         }
         accepted = true;
         if (message instanceof Message.Assign assign) {

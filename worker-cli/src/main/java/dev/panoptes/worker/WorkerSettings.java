@@ -19,11 +19,13 @@ import java.util.Objects;
  * @param options        token, heartbeat, connect timeout and backoff
  * @param grace          how long a graceful shutdown waits for held jobs
  * @param requestTimeout the model API's per-request timeout, or null for the client's default
+ * @param checkModelApi  whether to check the model API before registering (false with
+ *                       {@code --no-model-check})
  * @param verbose        whether -v was given
  */
 public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, String model, String apiKey,
                              String workerId, int capacity, WorkerOptions options, Duration grace,
-                             Duration requestTimeout, boolean verbose) {
+                             Duration requestTimeout, boolean checkModelApi, boolean verbose) {
     /** @throws NullPointerException when a required part is missing */
     public WorkerSettings {
         Objects.requireNonNull(coordinator, "coordinator");
@@ -42,7 +44,8 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, String
                 + ", capacity " + capacity
                 + ", heartbeat " + DurationConverter.format(options.heartbeatInterval())
                 + ", API key " + (apiKey == null ? "none" : "set")
-                + ", token " + (options.token() == null ? "none" : "set");
+                + ", token " + (options.token() == null ? "none" : "set")
+                + (checkModelApi ? "" : ", model API check skipped (--no-model-check)");
     }
 
     /** Never prints the API key or the token. */
@@ -57,6 +60,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, String
                 + ", options=" + options
                 + ", grace=" + DurationConverter.format(grace)
                 + ", requestTimeout=" + (requestTimeout == null ? "default" : DurationConverter.format(requestTimeout))
+                + ", checkModelApi=" + checkModelApi
                 + ", verbose=" + verbose + "]";
     }
 }

@@ -70,7 +70,8 @@ public final class Workers {
      * Runs sessions forever, reconnecting with capped exponential backoff and jitter; see
      * {@link WorkerLoop}. To stop it from another thread, build the {@link WorkerLoop} yourself.
      *
-     * @throws InterruptedException when the calling thread is interrupted between sessions
+     * @throws RegistrationRejectedException when the coordinator rejects the registration for good
+     * @throws InterruptedException          when the calling thread is interrupted between sessions
      */
     public static void runWorkerForever(InetSocketAddress coordinator, String workerId, int capacity,
                                         JobRunner runner, WorkerOptions options) throws InterruptedException {

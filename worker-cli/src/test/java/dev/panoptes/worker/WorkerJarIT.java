@@ -39,8 +39,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The built {@code worker.jar} as a real process, against a fake coordinator and a stub
- * OpenAI-compatible model API on loopback. Runs in Maven's integration-test phase, after
- * {@code package} has built the jar.
+ * OpenAI-compatible model API on loopback (which lists its one model, so that the worker's
+ * startup check passes; {@link WorkerStartupIT} covers the check failing). Runs in Maven's
+ * integration-test phase, after {@code package} has built the jar.
  */
 @Timeout(60)
 class WorkerJarIT {
@@ -153,21 +154,21 @@ class WorkerJarIT {
     }
 
     @Test
-    void logsARejectedRegistrationOnEveryAttempt() throws Exception {
+    void logsARetryableRejectionOnEveryAttemptAndKeepsTrying() throws Exception {
         FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
         Process worker = startWorker(Map.of(), "--coordinator", "127.0.0.1:" + coordinator.port(),
-                "--model-api", modelApi.baseUrl(), "--model", "stub-model", "--token", "wrong-token");
+                "--model-api", modelApi.baseUrl(), "--model", "stub-model", "--token", "some-token");
+        String reason = "the coordinator is not taking workers yet";
 
         for (int attempt = 0; attempt < 2; attempt++) {
             FakeCoordinator.Peer peer = coordinator.acceptRegistered();
-            peer.send(new Message.Rejected("bad token"));
+            peer.send(new Message.Rejected(reason, true));
             peer.framesUntilEndOfStream();
             peer.close();
         }
 
-        await().atMost(PATIENCE).until(() ->
-                count(log(worker), "registration rejected by coordinator: bad token") >= 2);
-        assertThat(log(worker)).doesNotContain("wrong-token");
+        await().atMost(PATIENCE).until(() -> count(log(worker), "rejected the registration for now: " + reason) >= 2);
+        assertThat(log(worker)).doesNotContain("some-token");
         worker.destroy();
         assertExitCode(worker, 0);
     }
@@ -243,6 +244,7 @@ class WorkerJarIT {
         private StubModelApi(HttpServer server) {
             this.server = server;
             server.createContext("/v1/chat/completions", this::handle);
+            server.createContext("/v1/models", this::listModels);
             server.setExecutor(threads);
             server.start();
         }
@@ -297,6 +299,19 @@ class WorkerJarIT {
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+        }
+
+        /** The list a worker's startup check reads: this API serves "stub-model". */
+        private void listModels(HttpExchange exchange) throws IOException {
+            try (exchange) {
+                byte[] bytes = "{\"object\":\"list\",\"data\":[{\"id\":\"stub-model\",\"object\":\"model\"}]}"
+                        .getBytes(StandardCharsets.UTF_8);
+                exchange.getResponseHeaders().set("Content-Type", "application/json");
+                exchange.sendResponseHeaders(200, bytes.length);
+                try (OutputStream out = exchange.getResponseBody()) {
+                    out.write(bytes);
+                }
             }
         }
 

@@ -15,12 +15,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 /** The reconnect loop against coordinators that close, restart, refuse and reject. */
@@ -104,24 +106,53 @@ class WorkerLoopTest {
     }
 
     @Test
-    void logsARejectedRegistrationOnEveryAttemptAndKeepsTrying() throws Exception {
+    void logsARetryableRejectionOnEveryAttemptOnceAndKeepsTrying() throws Exception {
         FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
-        start(new WorkerLoop(coordinator.address(), "loop-rejected", 1, TestJobs.echoRunner(),
-                OPTIONS.withToken("wrong")));
+        CompletableFuture<Void> running = start(new WorkerLoop(coordinator.address(), "loop-rejected", 1,
+                TestJobs.echoRunner(), OPTIONS.withToken("s3cr3t")));
+        String reason = "the coordinator is still loading the suite; try again shortly";
 
         for (int i = 0; i < 3; i++) {
             FakeCoordinator.Peer peer = coordinator.acceptRegistered();
-            peer.send(new Message.Rejected("bad token"));
+            peer.send(new Message.Rejected(reason, true));
             peer.framesUntilEndOfStream();
             peer.close();
         }
+        FakeCoordinator.Peer fourth = coordinator.acceptRegistered();
 
-        await().atMost(PATIENCE).until(() -> loopLog
-                .eventsContaining("worker=loop-rejected - registration rejected by coordinator: bad token").size() >= 3);
-        assertThat(loopLog.eventsContaining("registration rejected by coordinator: bad token"))
-                .allSatisfy(e -> assertThat(e.getLevel().toString()).isEqualTo("ERROR"))
-                .allSatisfy(e -> assertThat(e.getFormattedMessage()).contains("check --token and --id")
-                        .doesNotContain("wrong"));
+        assertThat(fourth.register().workerId()).isEqualTo("loop-rejected");
+        assertThat(running).isNotDone();
+        await().atMost(PATIENCE).until(() -> loopLog.eventsContaining(reason).size() >= 3);
+        assertThat(loopLog.eventsContaining(reason))
+                .allSatisfy(e -> assertThat(e.getLevel().toString()).isEqualTo("WARN"))
+                .allSatisfy(e -> assertThat(e.getFormattedMessage())
+                        .startsWith("worker=loop-rejected - coordinator " + Workers.describe(coordinator.address())
+                                + " rejected the registration for now: " + reason + "; retrying in ")
+                        .doesNotContain("s3cr3t"));
+    }
+
+    @Test
+    void aRejectionForGoodEndsTheLoopWithTheCoordinatorsReasonAndLogsNothingOfIt() throws Exception {
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        CompletableFuture<Void> running = start(new WorkerLoop(coordinator.address(), "loop-fatal", 1,
+                TestJobs.echoRunner(), OPTIONS.withToken("wrong")));
+        String reason = "wrong token; check --token on the worker against the coordinator's";
+
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Rejected(reason, false));
+        Throwable thrown = catchThrowable(() -> running.get(PATIENCE.toSeconds(), TimeUnit.SECONDS));
+
+        assertThat(thrown).isInstanceOf(ExecutionException.class)
+                .cause().isInstanceOf(RegistrationRejectedException.class);
+        RegistrationRejectedException rejection = (RegistrationRejectedException) thrown.getCause();
+        assertThat(rejection.reason()).isEqualTo(reason);
+        assertThat(rejection.retryable()).isFalse();
+        assertThat(rejection.getMessage()).contains("worker loop-fatal").endsWith(": " + reason);
+        assertThat(peer.framesUntilEndOfStream()).isEmpty();
+        // The loop has returned: had it reconnected, the connection would be waiting here.
+        assertThat(coordinator.takePendingConnection()).isFalse();
+        assertThat(loopLog.messagesContaining(reason)).isEmpty();
+        assertThat(loopLog.messagesContaining("reconnecting")).isEmpty();
     }
 
     @Test
@@ -132,7 +163,7 @@ class WorkerLoopTest {
 
         for (int i = 0; i < 4; i++) {
             FakeCoordinator.Peer refused = coordinator.acceptRegistered();
-            refused.send(new Message.Rejected("not yet"));
+            refused.send(new Message.Rejected("not yet", true));
             refused.framesUntilEndOfStream();
             refused.close();
         }
@@ -141,7 +172,7 @@ class WorkerLoopTest {
         accepted.closeGracefully();
         coordinator.acceptRegistered();
 
-        List<Long> afterRejections = loggedDelaysMs("loop-reset", "registration rejected");
+        List<Long> afterRejections = loggedDelaysMs("loop-reset", "rejected the registration for now");
         List<Long> afterAccepted = loggedDelaysMs("loop-reset", "closed the connection");
         assertThat(afterRejections).hasSize(4);
         assertThat(afterRejections.get(3)).isGreaterThanOrEqualTo(80);

@@ -46,7 +46,7 @@ class WorkerMainTest {
         int exit = execute("--coordinator", "coord.example:7070", "--model-api", "https://api.example.com/v1",
                 "--model", "gpt-4o-mini", "--api-key", "sk-cli", "--id", "gpu-box_1", "--capacity", "8",
                 "--token", "t0k", "--heartbeat", "2s", "--heartbeat-timeout", "PT10S", "--grace", "1m",
-                "--request-timeout", "90s", "-v");
+                "--request-timeout", "90s", "--no-model-check", "-v");
 
         assertThat(exit).isZero();
         WorkerSettings s = onlyStarted();
@@ -63,6 +63,7 @@ class WorkerMainTest {
         assertThat(s.options().labels()).containsEntry("model", "gpt-4o-mini");
         assertThat(s.grace()).isEqualTo(Duration.ofMinutes(1));
         assertThat(s.requestTimeout()).isEqualTo(Duration.ofSeconds(90));
+        assertThat(s.checkModelApi()).isFalse();
         assertThat(s.verbose()).isTrue();
     }
 
@@ -78,6 +79,7 @@ class WorkerMainTest {
         assertThat(s.requestTimeout()).isNull();
         assertThat(s.apiKey()).isNull();
         assertThat(s.options().token()).isNull();
+        assertThat(s.checkModelApi()).isTrue();
         assertThat(s.verbose()).isFalse();
         assertThat(s.workerId()).matches("[A-Za-z0-9._:@-]{1,128}").endsWith("-" + ProcessHandle.current().pid());
     }
@@ -212,11 +214,14 @@ class WorkerMainTest {
         assertThat(help).startsWith("Usage: worker.jar ");
         for (String option : List.of("--coordinator=HOST:PORT", "--model-api=URL", "--model=NAME", "--api-key=KEY",
                 "--id=ID", "--capacity=N", "--token=TOKEN", "--heartbeat=DURATION", "--heartbeat-timeout=DURATION",
-                "--grace=DURATION", "--request-timeout=DURATION", "-v, --verbose", "-h, --help", "-V, --version")) {
+                "--grace=DURATION", "--request-timeout=DURATION", "--no-model-check", "-v, --verbose", "-h, --help",
+                "-V, --version")) {
             assertThat(help).contains(option);
         }
         assertThat(help).contains("Default: 4.").contains("Default: 5s.").contains("Default: 30s.")
                 .contains("Exit codes:").contains("2   invalid command line")
+                .contains("3   the model API is unusable as configured: bad URL, key or model")
+                .contains("4   the coordinator rejected the registration for good")
                 .contains("OPENAI_API_KEY").contains("PANOPTES_TOKEN")
                 .doesNotContain("sk-secret-in-env").doesNotContain("token-secret-in-env");
         assertThat(started).isEmpty();
@@ -273,6 +278,26 @@ class WorkerMainTest {
         assertThat(exit).isEqualTo(1);
         assertThat(err.toString().lines())
                 .containsExactly("worker.jar: cannot open the model API at http://localhost:8000/v1");
+    }
+
+    @Test
+    void exitsWithTheCodeTheWorkerEndedWith() {
+        starter = settings -> WorkerMain.EXIT_MODEL_API_UNUSABLE;
+        assertThat(execute(REQUIRED)).isEqualTo(3);
+
+        starter = settings -> WorkerMain.EXIT_REJECTED;
+        assertThat(execute(REQUIRED)).isEqualTo(4);
+        assertThat(err.toString()).isEmpty();
+    }
+
+    @Test
+    void theStartupLineSaysWhenTheModelApiCheckIsSkipped() {
+        execute(REQUIRED);
+        execute(with(REQUIRED, "--no-model-check"));
+
+        assertThat(started).extracting(WorkerSettings::startupLine).satisfiesExactly(
+                checked -> assertThat(checked).doesNotContain("check skipped"),
+                skipped -> assertThat(skipped).endsWith(", model API check skipped (--no-model-check)"));
     }
 
     @Test

@@ -1,0 +1,266 @@
+package dev.panoptes.eval;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Asks a model API, before a worker takes any job, whether it is usable as configured: the base
+ * URL leads to an OpenAI-compatible API, the key is accepted and the model is served. A worker
+ * whose configuration is wrong would otherwise register and fail every job it is given.
+ *
+ * <p>How: {@code GET {base}/models} with the client's API key.
+ * <ul>
+ *   <li>200 with an OpenAI list ({@code data[].id}): {@link Verdict#OK} when the model is listed
+ *       (Ollama's implicit {@code :latest} tag counts), else {@link Verdict#FATAL}, naming the
+ *       model and up to {@value #MAX_LISTED} of the models served.</li>
+ *   <li>401 or 403: {@link Verdict#FATAL}, the key.</li>
+ *   <li>5xx: {@link Verdict#TRANSIENT}: the server is there but not ready.</li>
+ *   <li>Anything else (404 and 405 from servers that do not list models, a listing that is not
+ *       one, other statuses): the endpoint jobs use is probed instead, with
+ *       {@code POST {base}/chat/completions} and {@code {"model": m, "messages": []}}, a request
+ *       servers reject while validating it, before any model runs. 404 there is
+ *       {@link Verdict#FATAL} (a wrong base URL or an unknown model); 401, 403, 405 and redirects
+ *       are {@link Verdict#FATAL} too, since every job would fail the same way; any other answer
+ *       (2xx, 400, 422, 500...) is {@link Verdict#OK}: the endpoint exists, and a server that
+ *       does not list its models is taken at its word.</li>
+ * </ul>
+ * Without an HTTP answer: a host name that does not resolve or a TLS failure is
+ * {@link Verdict#FATAL}; a refused connection, a timeout or any other I/O failure is
+ * {@link Verdict#TRANSIENT} (the server may still be starting).
+ *
+ * <p>Sends at most two requests per {@link #run()} and never retries itself: the caller decides
+ * how long to keep asking after {@link Verdict#TRANSIENT}. Never prints the API key. Thread-safe
+ * (it holds no state of its own), like the client it borrows its HTTP connection pool, key and
+ * base URL from.
+ */
+public final class ModelApiCheck {
+    /** 30 s per request, or the client's request timeout when shorter. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+    /** How many served models a {@link Verdict#FATAL} "not served" line names at most. */
+    public static final int MAX_LISTED = 10;
+
+    private final HttpModelClient client;
+    private final Duration timeout;
+
+    /**
+     * A check with the client's base URL, model and key, each request taking at most
+     * {@link #DEFAULT_TIMEOUT} or the client's request timeout, whichever is shorter.
+     */
+    public ModelApiCheck(HttpModelClient client) {
+        this(client, shorter(Objects.requireNonNull(client, "client").requestTimeout(), DEFAULT_TIMEOUT));
+    }
+
+    /**
+     * A check with the client's base URL, model and key.
+     *
+     * @param timeout how long each of its requests may take; positive
+     * @throws IllegalArgumentException when the timeout is not positive
+     */
+    public ModelApiCheck(HttpModelClient client, Duration timeout) {
+        this.client = Objects.requireNonNull(client, "client");
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be a positive duration, got " + timeout);
+        }
+        this.timeout = timeout;
+    }
+
+    /**
+     * Runs the check once; blocks for at most two requests' timeouts. Any thread.
+     *
+     * @return the verdict, with one line saying what was found
+     * @throws InterruptedException  when the calling thread is interrupted while waiting
+     * @throws IllegalStateException when the client is closed
+     */
+    public Result run() throws InterruptedException {
+        if (client.isClosed()) {
+            throw new IllegalStateException("model client for " + client.baseUrl() + " is closed");
+        }
+        URI models = URI.create(client.baseUrl() + "/models");
+        Answer listing = exchange(client.newRequest(models, timeout).GET().build());
+        if (listing.failure != null) {
+            return withoutAnswer(listing.failure);
+        }
+        int status = listing.response.statusCode();
+        if (status >= 200 && status <= 299) {
+            Optional<List<String>> ids = modelIds(listing.response.body());
+            if (ids.isPresent() && !ids.get().isEmpty()) {
+                return judgeListing(ids.get());
+            }
+        } else if (status == 401 || status == 403) {
+            return fatal(client.workerFaultText(status, listing.response.headers(), serverSaid(listing.response)));
+        } else if (status >= 500 && status <= 599) {
+            return transientResult("the model API at " + client.baseUrl() + " answered GET /models with HTTP " + status
+                    + ": " + serverSaid(listing.response));
+        }
+        String why = status >= 200 && status <= 299 ? "does not list its models" : "answered GET /models with HTTP "
+                + status;
+        return probeChatCompletions(why);
+    }
+
+    /** The answer to a POST the server rejects without running the model. */
+    private Result probeChatCompletions(String listingProblem) throws InterruptedException {
+        ObjectNode body = client.mapper().createObjectNode();
+        body.put("model", client.model());
+        body.putArray("messages");
+        // Should a server run an empty conversation anyway, one token is all it costs.
+        body.put("max_tokens", 1);
+        body.put("stream", false);
+        HttpRequest request = client.newRequest(client.endpoint(), timeout)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
+                .build();
+        Answer probe = exchange(request);
+        if (probe.failure != null) {
+            return withoutAnswer(probe.failure);
+        }
+        int status = probe.response.statusCode();
+        if (status == 404) {
+            return fatal("the model API at " + client.baseUrl() + " answered HTTP 404 to POST " + client.endpoint()
+                    + " for model '" + client.model() + "': " + serverSaid(probe.response) + "; either --model-api is"
+                    + " not the API's base URL (the part before /chat/completions, such as http://localhost:8000/v1)"
+                    + " or the server does not serve model '" + client.model() + "' (check --model)");
+        }
+        if (status == 401 || status == 403 || status == 405 || (status >= 300 && status <= 399)) {
+            return fatal(client.workerFaultText(status, probe.response.headers(), serverSaid(probe.response)));
+        }
+        return new Result(Verdict.OK, "model API at " + client.baseUrl() + " " + listingProblem + "; its chat"
+                + " completions endpoint answered a probe with HTTP " + status + ", so model '" + client.model()
+                + "' is taken on trust");
+    }
+
+    private Result judgeListing(List<String> ids) {
+        String model = client.model();
+        // Ollama serves "llama3" as "llama3:latest" and lists only the latter.
+        if (ids.contains(model) || (model.indexOf(':') < 0 && ids.contains(model + ":latest"))) {
+            return new Result(Verdict.OK, "model API at " + client.baseUrl() + " serves '" + model + "'");
+        }
+        List<String> shown = ids.subList(0, Math.min(ids.size(), MAX_LISTED));
+        String more = ids.size() > shown.size() ? " and " + (ids.size() - shown.size()) + " more" : "";
+        return fatal("the model API at " + client.baseUrl() + " does not serve model '" + model + "'; it serves "
+                + String.join(", ", shown) + more + "; check --model");
+    }
+
+    /** DNS and TLS failures are the configuration's; anything else may pass. */
+    private Result withoutAnswer(Throwable failure) {
+        if (Retries.isDnsFailure(failure) || Retries.isTlsFailure(failure)) {
+            return fatal(client.transportText(failure, timeout));
+        }
+        if (failure instanceof HttpConnectTimeoutException) {
+            return transientResult("the model API at " + client.baseUrl() + ": " + client.transportText(failure, timeout));
+        }
+        if (failure instanceof TimeoutException || failure instanceof HttpTimeoutException) {
+            return transientResult("the model API at " + client.baseUrl() + " did not answer within "
+                    + Texts.duration(timeout));
+        }
+        return transientResult(client.transportText(failure, timeout));
+    }
+
+    /** The ids of an OpenAI model list, {@code {"data": [{"id": ...}, ...]}}, or empty when it is not one. */
+    private Optional<List<String>> modelIds(String body) {
+        JsonNode root;
+        try {
+            root = client.mapper().readTree(body == null ? "" : body);
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+        JsonNode data = root == null ? null : root.get("data");
+        if (data == null || !data.isArray()) {
+            return Optional.empty();
+        }
+        List<String> ids = new ArrayList<>(data.size());
+        for (JsonNode entry : data) {
+            JsonNode id = entry.get("id");
+            if (id == null || !id.isTextual()) {
+                return Optional.empty();
+            }
+            ids.add(id.asText());
+        }
+        return Optional.of(ids);
+    }
+
+    private String serverSaid(HttpResponse<String> response) {
+        return HttpModelClient.serverSaid(ApiError.parse(client.mapper(), response.body()), response.body());
+    }
+
+    private Answer exchange(HttpRequest request) throws InterruptedException {
+        CompletableFuture<HttpResponse<String>> future =
+                client.http().sendAsync(request, HttpResponse.BodyHandlers.ofString());
+        try {
+            // The request timeout stops waiting for the headers; this bounds the body too.
+            return new Answer(future.get(timeout.toNanos(), TimeUnit.NANOSECONDS), null);
+        } catch (InterruptedException e) {
+            future.cancel(true);
+            throw e;
+        } catch (TimeoutException e) {
+            future.cancel(true);
+            return new Answer(null, e);
+        } catch (ExecutionException e) {
+            return new Answer(null, e.getCause() == null ? e : e.getCause());
+        }
+    }
+
+    private Result fatal(String line) {
+        return new Result(Verdict.FATAL, client.redact(line));
+    }
+
+    private Result transientResult(String line) {
+        return new Result(Verdict.TRANSIENT, client.redact(line));
+    }
+
+    private static Duration shorter(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+
+    @Override
+    public String toString() {
+        return "ModelApiCheck[" + client.baseUrl() + ", model " + client.model() + ", timeout " + timeout + "]";
+    }
+
+    /** One exchange: a response, or what the exchange failed with. */
+    private record Answer(HttpResponse<String> response, Throwable failure) {
+    }
+
+    /** What the check concluded. */
+    public enum Verdict {
+        /** The model API serves the model, or at least has the endpoint jobs use: go on. */
+        OK,
+        /**
+         * The model API is unusable as configured (wrong base URL, key or model name, DNS or
+         * TLS failure): every job would fail until the operator changes the configuration.
+         */
+        FATAL,
+        /** The model API cannot tell yet (refused, timed out, 5xx): ask again later. */
+        TRANSIENT
+    }
+
+    /**
+     * The verdict and one line for a human: what was asked, what answered, what to check. Never
+     * contains the API key.
+     *
+     * @param verdict what to do next
+     * @param message one line, without a trailing period
+     */
+    public record Result(Verdict verdict, String message) {
+        /** @throws NullPointerException when either part is null */
+        public Result {
+            Objects.requireNonNull(verdict, "verdict");
+            Objects.requireNonNull(message, "message");
+        }
+    }
+}

@@ -1,0 +1,171 @@
+package dev.panoptes.worker;
+
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import dev.panoptes.control.TestJobs;
+import dev.panoptes.control.wire.Message;
+import dev.panoptes.eval.ModelApiCheck.Result;
+import dev.panoptes.eval.ModelApiCheck.Verdict;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The worker process's own decisions before and around the reconnect loop, in-process. */
+@Timeout(30)
+class WorkerProcessTest {
+    private static final WorkerOptions OPTIONS = WorkerOptions.defaults()
+            .withHeartbeat(Duration.ofMillis(200))
+            .withHeartbeatTimeout(Duration.ofSeconds(25))
+            .withConnectTimeout(Duration.ofSeconds(2))
+            .withBackoff(Duration.ofMillis(10), Duration.ofMillis(40));
+
+    private final LogCapture processLog = LogCapture.of(WorkerProcess.class);
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (AutoCloseable c : toClose) {
+            c.close();
+        }
+        processLog.close();
+    }
+
+    @Test
+    void waitsWithBackoffWhileTheModelApiIsNotReadyThenGoesOn() throws Exception {
+        ScriptedProbe probe = new ScriptedProbe(
+                new Result(Verdict.TRANSIENT, "cannot connect to the model API at 127.0.0.1:8000 (Connection refused);"
+                        + " is the model server running?"),
+                new Result(Verdict.TRANSIENT, "the model API at http://127.0.0.1:8000/v1 answered GET /models with"
+                        + " HTTP 503: Loading model"),
+                new Result(Verdict.OK, "model API at http://127.0.0.1:8000/v1 serves 'm'"));
+        // With no jitter the pauses are half the doubling ceiling: 5 ms, then 10 ms.
+        Backoff backoff = new Backoff(Duration.ofMillis(10), Duration.ofMillis(40), () -> 0.0);
+
+        boolean usable = WorkerProcess.awaitUsableModelApi("w-wait", probe, backoff);
+
+        assertThat(usable).isTrue();
+        assertThat(probe.calls).hasValue(3);
+        assertThat(backoff.failures()).isEqualTo(2);
+        assertThat(levelsAndMessages()).containsExactly(
+                "WARN worker=w-wait - the model API is not ready: cannot connect to the model API at 127.0.0.1:8000"
+                        + " (Connection refused); is the model server running?; checking again in 5ms",
+                "WARN worker=w-wait - the model API is not ready: the model API at http://127.0.0.1:8000/v1 answered"
+                        + " GET /models with HTTP 503: Loading model; checking again in 10ms",
+                "INFO worker=w-wait - model API at http://127.0.0.1:8000/v1 serves 'm'");
+    }
+
+    @Test
+    void aFatalVerdictEndsTheCheckWithOneErrorLine() throws Exception {
+        String why = "the model API at http://h:8000/v1 does not serve model 'x'; it serves y; check --model";
+        ScriptedProbe probe = new ScriptedProbe(new Result(Verdict.FATAL, why));
+
+        boolean usable = WorkerProcess.awaitUsableModelApi("w-fatal", probe,
+                new Backoff(Duration.ofMillis(1), Duration.ofMillis(4)));
+
+        assertThat(usable).isFalse();
+        assertThat(probe.calls).hasValue(1);
+        assertThat(levelsAndMessages()).containsExactly("ERROR worker=w-fatal - the model API check failed: " + why
+                + ". Exiting with code 3 without registering");
+    }
+
+    @Test
+    void anUnusableModelApiExits3WithoutConnectingToTheCoordinator() throws Exception {
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        ScriptedProbe probe = new ScriptedProbe(new Result(Verdict.FATAL, "bad URL"));
+
+        int exit = WorkerProcess.serveUntilSignalled(settings(coordinator, "w-exit3"), TestJobs.echoRunner(), probe);
+
+        assertThat(exit).isEqualTo(WorkerMain.EXIT_MODEL_API_UNUSABLE).isEqualTo(3);
+        assertThat(coordinator.takePendingConnection()).isFalse();
+    }
+
+    @Test
+    void aRejectionForGoodExits4PrintingTheReasonOnce() throws Exception {
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        String reason = "wrong token; check --token on the worker against the coordinator's";
+        ScriptedProbe probe = new ScriptedProbe(new Result(Verdict.OK, "model API at http://h/v1 serves 'm'"));
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> {
+            try {
+                return WorkerProcess.serveUntilSignalled(settings(coordinator, "w-exit4"), TestJobs.echoRunner(),
+                        probe);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Rejected(reason, false));
+
+        assertThat(exit.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isEqualTo(WorkerMain.EXIT_REJECTED).isEqualTo(4);
+        assertThat(processLog.messagesContaining(reason)).containsExactly("worker=w-exit4 - coordinator "
+                + Workers.describe(coordinator.address()) + " rejected this worker for good: " + reason
+                + ". Exiting with code 4");
+        assertThat(coordinator.takePendingConnection()).isFalse();
+    }
+
+    @Test
+    void withoutAProbeTheWorkerGoesStraightToTheCoordinator() throws Exception {
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> {
+            try {
+                return WorkerProcess.serveUntilSignalled(settings(coordinator, "w-nocheck"), TestJobs.echoRunner(),
+                        null);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Rejected("bad id", false));
+
+        assertThat(peer.register().workerId()).isEqualTo("w-nocheck");
+        assertThat(exit.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isEqualTo(4);
+        assertThat(processLog.messagesContaining("model API")).noneMatch(m -> m.contains("serves"));
+    }
+
+    // ---- helpers ----
+
+    private WorkerSettings settings(FakeCoordinator coordinator, String id) {
+        return new WorkerSettings(coordinator.address(), URI.create("http://127.0.0.1:1/v1"), "m", null, id, 1,
+                OPTIONS, Duration.ofSeconds(1), null, true, false);
+    }
+
+    private List<String> levelsAndMessages() {
+        return processLog.eventsContaining("worker=").stream()
+                .map((ILoggingEvent e) -> e.getLevel() + " " + e.getFormattedMessage())
+                .toList();
+    }
+
+    private <T extends AutoCloseable> T closeLater(T c) {
+        toClose.add(c);
+        return c;
+    }
+
+    /** Answers with the scripted results in order, repeating the last one. */
+    private static final class ScriptedProbe implements WorkerProcess.ModelApiProbe {
+        private final Deque<Result> script;
+        final AtomicInteger calls = new AtomicInteger();
+
+        ScriptedProbe(Result... results) {
+            this.script = new ArrayDeque<>(List.of(results));
+        }
+
+        @Override
+        public synchronized Result check() {
+            calls.incrementAndGet();
+            return script.size() > 1 ? script.poll() : script.peek();
+        }
+    }
+}

@@ -1,0 +1,244 @@
+package dev.panoptes.worker;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.panoptes.control.wire.Message;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * How the built {@code worker.jar} starts, or refuses to, as a real process: the model API check
+ * before registering (exit 3), a registration the coordinator rejects for good (exit 4), and
+ * {@code --no-model-check}. Against a fake coordinator and a scripted model API on loopback; runs
+ * in Maven's integration-test phase, after {@code package} has built the jar.
+ */
+@Timeout(60)
+class WorkerStartupIT {
+    private static final Path JAR = Path.of(System.getProperty("worker.jar", "target/worker.jar"));
+    private static final Path LOGS = Path.of("target", "it-logs");
+    private static final String MODEL = "stub-model";
+
+    private final List<AutoCloseable> toClose = new ArrayList<>();
+    private final List<Process> processes = new ArrayList<>();
+    private final Map<Process, Path> logFiles = new ConcurrentHashMap<>();
+    private final ModelApi modelApi = closeLater(ModelApi.start());
+    private final String testName;
+
+    WorkerStartupIT(TestInfo info) throws IOException {
+        this.testName = info.getTestMethod().orElseThrow().getName();
+        assertThat(JAR).as("the shaded jar, built by `mvn package`").isRegularFile();
+        Files.createDirectories(LOGS);
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (Process p : processes) {
+            p.destroyForcibly();
+        }
+        for (AutoCloseable c : toClose) {
+            c.close();
+        }
+    }
+
+    @Test
+    void aWrongModelApiPathExits3WithOneClearLineAndNeverConnectsToTheCoordinator() throws Exception {
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        String wrongPath = modelApi.url("/v2");
+        Process worker = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api", wrongPath,
+                "--model", MODEL, "--id", "it-bad-path");
+
+        assertExitCode(worker, 3);
+
+        assertThat(errorLines(worker)).singleElement().asString()
+                .endsWith("ERROR WorkerProcess - worker=it-bad-path - the model API check failed: the model API at "
+                        + wrongPath + " answered HTTP 404 to POST " + wrongPath + "/chat/completions for model '"
+                        + MODEL + "': Not Found; either --model-api is not the API's base URL (the part before"
+                        + " /chat/completions, such as http://localhost:8000/v1) or the server does not serve model '"
+                        + MODEL + "' (check --model). Exiting with code 3 without registering");
+        assertThat(modelApi.requests).containsExactly("GET /v2/models", "POST /v2/chat/completions");
+        assertThat(coordinator.takePendingConnection()).as("a connection to the coordinator").isFalse();
+        assertThat(log(worker)).doesNotContain("connected to coordinator").doesNotContain("Exception");
+    }
+
+    @Test
+    void aModelTheApiDoesNotListExits3NamingTheModelAndWhatItServes() throws Exception {
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        Process worker = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api",
+                modelApi.url("/v1"), "--model", "llama-3.1-8b", "--id", "it-bad-model");
+
+        assertExitCode(worker, 3);
+
+        assertThat(errorLines(worker)).singleElement().asString()
+                .endsWith("ERROR WorkerProcess - worker=it-bad-model - the model API check failed: the model API at "
+                        + modelApi.url("/v1") + " does not serve model 'llama-3.1-8b'; it serves " + MODEL
+                        + "; check --model. Exiting with code 3 without registering");
+        assertThat(modelApi.requests).containsExactly("GET /v1/models");
+        assertThat(coordinator.takePendingConnection()).as("a connection to the coordinator").isFalse();
+    }
+
+    @Test
+    void aWrongTokenExits4PrintingTheCoordinatorsReasonOnce() throws Exception {
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        String reason = "wrong token; check --token on the worker against the coordinator's";
+        Process worker = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api",
+                modelApi.url("/v1"), "--model", MODEL, "--id", "it-bad-token", "--token", "wrong-token");
+
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Rejected(reason, false));
+        assertExitCode(worker, 4);
+
+        assertThat(count(log(worker), reason)).as("times the reason is printed; output:%n%s", log(worker))
+                .isEqualTo(1);
+        assertThat(errorLines(worker)).singleElement().asString()
+                .endsWith("ERROR WorkerProcess - worker=it-bad-token - coordinator 127.0.0.1:" + coordinator.port()
+                        + " rejected this worker for good: " + reason + ". Exiting with code 4");
+        assertThat(log(worker)).contains("model API at " + modelApi.url("/v1") + " serves '" + MODEL + "'")
+                .doesNotContain("wrong-token").doesNotContain("reconnecting").doesNotContain("retrying");
+        assertThat(peer.framesUntilEndOfStream()).isEmpty();
+        assertThat(coordinator.takePendingConnection()).as("a second connection to the coordinator").isFalse();
+    }
+
+    @Test
+    void noModelCheckSkipsTheCheckAndRegistersWhateverTheModelApiAnswers() throws Exception {
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        Process worker = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api",
+                modelApi.url("/v2"), "--model", MODEL, "--id", "it-no-check", "--no-model-check",
+                "--heartbeat-timeout", "60s");
+
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        assertThat(peer.register().workerId()).isEqualTo("it-no-check");
+        assertThat(modelApi.requests).isEmpty();
+        worker.destroy();
+        assertThat(peer.framesUntilEndOfStream()).containsExactly(new Message.Drain());
+        peer.close();
+        assertExitCode(worker, 0);
+        assertThat(log(worker)).contains("model API check skipped (--no-model-check)").doesNotContain("ERROR");
+    }
+
+    // ---- helpers ----
+
+    private Process startWorker(String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", JAR.toString()));
+        command.addAll(List.of(args));
+        Path logFile = LOGS.resolve(getClass().getSimpleName() + "-" + testName + "-" + processes.size() + ".log");
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(logFile.toFile());
+        builder.environment().remove("OPENAI_API_KEY");
+        builder.environment().remove("PANOPTES_TOKEN");
+        Process p = builder.start();
+        processes.add(p);
+        logFiles.put(p, logFile);
+        return p;
+    }
+
+    private String log(Process p) throws IOException {
+        return Files.readString(logFiles.get(p), StandardCharsets.UTF_8);
+    }
+
+    private List<String> errorLines(Process p) throws IOException {
+        return log(p).lines().filter(l -> l.contains(" ERROR ")).toList();
+    }
+
+    private void assertExitCode(Process p, int expected) throws Exception {
+        boolean exited = p.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertThat(exited).as("worker exited within %s s; its output:%n%s", PATIENCE.toSeconds(), log(p)).isTrue();
+        assertThat(p.exitValue()).as("exit code; output:%n%s", log(p)).isEqualTo(expected);
+    }
+
+    private static int count(String text, String needle) {
+        int n = 0;
+        for (int i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+
+    private <T extends AutoCloseable> T closeLater(T c) {
+        toClose.add(c);
+        return c;
+    }
+
+    /**
+     * A model API that serves {@value #MODEL} under {@code /v1}, as vLLM would: its model list
+     * at {@code GET /v1/models}, and FastAPI's 404 ({@code {"detail":"Not Found"}}) for every
+     * other path. Records each request as "METHOD path".
+     */
+    static final class ModelApi implements AutoCloseable {
+        private final HttpServer server;
+        private final ExecutorService threads = Executors.newCachedThreadPool();
+        final List<String> requests = new CopyOnWriteArrayList<>();
+
+        private ModelApi(HttpServer server) {
+            this.server = server;
+            server.createContext("/", this::handle);
+            server.setExecutor(threads);
+            server.start();
+        }
+
+        static ModelApi start() {
+            try {
+                return new ModelApi(HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0));
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot start the scripted model API", e);
+            }
+        }
+
+        /** {@code http://127.0.0.1:port} followed by {@code path}. */
+        String url(String path) {
+            return "http://127.0.0.1:" + server.getAddress().getPort() + path;
+        }
+
+        private void handle(HttpExchange exchange) throws IOException {
+            try (exchange) {
+                exchange.getRequestBody().readAllBytes();
+                String method = exchange.getRequestMethod();
+                String path = exchange.getRequestURI().getPath();
+                requests.add(method + " " + path);
+                if (method.equals("GET") && path.equals("/v1/models")) {
+                    send(exchange, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL
+                            + "\",\"object\":\"model\",\"owned_by\":\"vllm\"}]}");
+                } else {
+                    send(exchange, 404, "{\"detail\":\"Not Found\"}");
+                }
+            }
+        }
+
+        private static void send(HttpExchange exchange, int status, String json) throws IOException {
+            byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "application/json");
+            exchange.sendResponseHeaders(status, bytes.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(bytes);
+            }
+        }
+
+        @Override
+        public void close() {
+            server.stop(0);
+            threads.shutdownNow();
+        }
+    }
+}
