@@ -1,6 +1,7 @@
 package dev.panoptes.worker;
 
 import dev.panoptes.control.ControlException;
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -55,6 +57,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * Answers of jobs still running when the connection is lost are abandoned: they are never written
  * to a dead socket, and a new connection is a new session with its own stream.
  *
+ * <p><b>Failures and cancels.</b> Every {@code failed} frame says whose failure it is
+ * ({@code scope}: the job's, this worker's, or the moment's), from the runner's
+ * {@link ControlException#scope()}. A {@code cancel} from the coordinator interrupts the job's
+ * thread (or keeps a job not yet started from starting) and the job is answered with
+ * {@code failed}, so that its slot frees on both sides.
+ *
  * <p><b>Liveness.</b> The socket's read timeout is the heartbeat timeout: when nothing at all
  * arrives from the coordinator for that long, {@code serve()} ends with a
  * {@link SocketTimeoutException}.
@@ -83,6 +91,8 @@ public final class WorkerSession implements Closeable {
     // Jobs assigned and not yet answered, with a count in case a coordinator repeats an id.
     // Guarded by its own monitor, which drain() waits on.
     private final Map<JobId, Integer> held = new LinkedHashMap<>();
+    /** Jobs assigned and not yet answered, by id, so that a cancel can find the thread running one. */
+    private final ConcurrentHashMap<JobId, RunningJob> runningJobs = new ConcurrentHashMap<>();
 
     // Owned by the serving thread.
     private ScheduledFuture<?> heartbeatTask;
@@ -270,6 +280,8 @@ public final class WorkerSession implements Closeable {
         accepted = true;
         if (message instanceof Message.Assign assign) {
             onAssign(assign.job());
+        } else if (message instanceof Message.Cancel cancel) {
+            onCancel(cancel);
         } else if (message instanceof Message.Heartbeat) {
             log.trace("worker={} - heartbeat from coordinator {}", workerId, coordinator);
         } else if (message instanceof Message.Registered registered) {
@@ -306,11 +318,14 @@ public final class WorkerSession implements Closeable {
 
     private void onAssign(Job job) {
         int holding = hold(job.id());
+        RunningJob running = new RunningJob(job);
+        runningJobs.put(job.id(), running);
         try {
-            jobThreads.execute(() -> runAndAnswer(job));
+            jobThreads.execute(() -> runAndAnswer(running));
         } catch (RejectedExecutionException e) {
             // The session is closing; the coordinator fails the job retryably with the others.
             log.debug("worker={} job={} - not started: the session is closing", workerId, job.id());
+            runningJobs.remove(job.id(), running);
             release(job.id());
             return;
         }
@@ -320,6 +335,60 @@ public final class WorkerSession implements Closeable {
                     holding, capacity);
         } else {
             log.debug("worker={} job={} - assigned ({} of {} slots busy)", workerId, job.id(), holding, capacity);
+        }
+    }
+
+    /**
+     * The coordinator gave up on a job (its deadline passed): stop it, so that its slot frees.
+     * A job not started yet is answered at once when its turn comes; a running one is
+     * interrupted and answered as soon as its runner gives up.
+     */
+    private void onCancel(Message.Cancel cancel) {
+        RunningJob running = runningJobs.get(cancel.jobId());
+        if (running == null) {
+            log.debug("worker={} job={} - cancel for a job not running here (answered already)", workerId,
+                    cancel.jobId());
+            return;
+        }
+        log.info("worker={} job={} - cancelled by coordinator {}: {}; stopping it", workerId, cancel.jobId(),
+                coordinator, cancel.reason() == null ? "no reason given" : cancel.reason());
+        running.cancel();
+    }
+
+    /** A job assigned to this session, and the thread running it, so that a cancel can reach it. */
+    private static final class RunningJob {
+        final Job job;
+        /** Guarded by this. */
+        private Thread thread;
+        /** Guarded by this. */
+        private boolean cancelled;
+
+        RunningJob(Job job) {
+            this.job = job;
+        }
+
+        /** @return false when the job was cancelled before it started: it must not run */
+        synchronized boolean start() {
+            if (cancelled) {
+                return false;
+            }
+            thread = Thread.currentThread();
+            return true;
+        }
+
+        synchronized void finish() {
+            thread = null;
+        }
+
+        synchronized void cancel() {
+            cancelled = true;
+            if (thread != null) {
+                thread.interrupt();
+            }
+        }
+
+        synchronized boolean isCancelled() {
+            return cancelled;
         }
     }
 
@@ -346,33 +415,44 @@ public final class WorkerSession implements Closeable {
 
     // ---- job threads ----
 
-    private void runAndAnswer(Job job) {
+    private void runAndAnswer(RunningJob running) {
+        Job job = running.job;
         long startNanos = System.nanoTime();
         Message answer;
-        try {
-            answer = answerFor(job, runner.run(job));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            if (closed) {
-                log.debug("worker={} job={} - abandoned: the session closed while it ran", workerId, job.id());
-                release(job.id());
-                return;
+        if (!running.start()) {
+            answer = cancelledAnswer(job);
+        } else {
+            try {
+                answer = answerFor(job, runner.run(job));
+            } catch (InterruptedException e) {
+                if (closed) {
+                    log.debug("worker={} job={} - abandoned: the session closed while it ran", workerId, job.id());
+                    runningJobs.remove(job.id(), running);
+                    release(job.id());
+                    return;
+                }
+                answer = running.isCancelled() ? cancelledAnswer(job)
+                        : Message.Failed.of(job.id(), "job " + job.id() + " was interrupted on worker " + workerId,
+                                FailureScope.TRANSIENT);
+            } catch (ControlException e) {
+                answer = Message.Failed.of(job.id(), messageOf(e), e.scope());
+            } catch (RuntimeException | Error e) {
+                // One bad job never ends the session: a bug in the runner is answered like any
+                // other failure that may pass elsewhere.
+                log.error("worker={} job={} - the job runner failed unexpectedly", workerId, job.id(), e);
+                answer = Message.Failed.of(job.id(), "worker " + workerId + " failed on job " + job.id() + ": "
+                        + messageOf(e), FailureScope.TRANSIENT);
+            } finally {
+                running.finish();
+                // A cancel's interrupt is for that job only, not for the next one on this thread.
+                Thread.interrupted();
             }
-            answer = new Message.Failed(job.id(), "job " + job.id() + " was interrupted on worker " + workerId,
-                    true);
-        } catch (ControlException e) {
-            answer = new Message.Failed(job.id(), messageOf(e), e.isRetryable());
-        } catch (RuntimeException | Error e) {
-            // One bad job never ends the session: a bug in the runner is answered like any
-            // other failure that may pass elsewhere.
-            log.error("worker={} job={} - the job runner failed unexpectedly", workerId, job.id(), e);
-            answer = new Message.Failed(job.id(), "worker " + workerId + " failed on job " + job.id() + ": "
-                    + messageOf(e), true);
         }
+        runningJobs.remove(job.id(), running);
         long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
         if (answer instanceof Message.Failed failed) {
             log.warn("worker={} job={} - failed after {}ms ({}): {}", workerId, job.id(), elapsedMs,
-                    failed.retryable() ? "retryable" : "not retryable", failed.error());
+                    describeScope(failed.effectiveScope()), failed.error());
         } else {
             log.debug("worker={} job={} - done in {}ms", workerId, job.id(), elapsedMs);
         }
@@ -420,16 +500,32 @@ public final class WorkerSession implements Closeable {
     private record Answer(JobId jobId, Message message) {
     }
 
+    private Message cancelledAnswer(Job job) {
+        return Message.Failed.of(job.id(), "job " + job.id() + " was stopped on worker " + workerId
+                + ": the coordinator cancelled it", FailureScope.TRANSIENT);
+    }
+
+    private static String describeScope(FailureScope scope) {
+        switch (scope) {
+            case JOB:
+                return "the job's own failure, not retryable";
+            case WORKER:
+                return "this worker's own failure: check its model API settings";
+            default:
+                return "retryable";
+        }
+    }
+
     private Message answerFor(Job job, JobOutcome outcome) {
         if (outcome == null) {
-            return new Message.Failed(job.id(), "the job runner of worker " + workerId + " returned no outcome for job "
-                    + job.id(), true);
+            return Message.Failed.of(job.id(), "the job runner of worker " + workerId + " returned no outcome for job "
+                    + job.id(), FailureScope.TRANSIENT);
         }
         try {
             return new Message.Result(outcome.requireAnswers(job));
         } catch (IllegalArgumentException e) {
-            return new Message.Failed(job.id(), "worker " + workerId + " produced a wrong outcome: " + e.getMessage(),
-                    true);
+            return Message.Failed.of(job.id(), "worker " + workerId + " produced a wrong outcome: " + e.getMessage(),
+                    FailureScope.TRANSIENT);
         }
     }
 
@@ -469,8 +565,8 @@ public final class WorkerSession implements Closeable {
                     try {
                         stream.send(a.message());
                     } catch (ProtocolException e) {
-                        stream.send(new Message.Failed(a.jobId(), "the answer of worker " + workerId + " to job "
-                                + a.jobId() + " cannot be sent: " + e.getMessage(), false));
+                        stream.send(Message.Failed.of(a.jobId(), "the answer of worker " + workerId + " to job "
+                                + a.jobId() + " cannot be sent: " + e.getMessage(), FailureScope.JOB));
                     }
                 }
             }

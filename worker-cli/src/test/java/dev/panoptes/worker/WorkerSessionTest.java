@@ -1,6 +1,7 @@
 package dev.panoptes.worker;
 
 import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobId;
@@ -10,6 +11,7 @@ import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.WorkerException;
+import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageStream;
 import dev.panoptes.eval.EvalJobRunner;
@@ -27,11 +29,13 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -101,6 +105,68 @@ class WorkerSessionTest {
         model.release("slow");
         assertThat(peer.expect(Message.Result.class).outcome().jobId()).isEqualTo(JobId.of("slow-job"));
         assertThat(model.maxInFlight()).isEqualTo(2);
+    }
+
+    @Test
+    void aCancelStopsTheRunningJobAndAnswersItSoThatItsSlotFrees() throws Exception {
+        CountDownLatch started = new CountDownLatch(1);
+        AtomicBoolean interrupted = new AtomicBoolean();
+        serveWorker("w1", 1, job -> {
+            if (job.id().value().equals("wedged")) {
+                started.countDown();
+                try {
+                    new CountDownLatch(1).await();
+                } catch (InterruptedException e) {
+                    interrupted.set(true);
+                    throw e;
+                }
+            }
+            return TestJobs.echo(job);
+        }, OPTIONS);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Assign(TestJobs.job("wedged", "p")));
+        peer.send(new Message.Assign(TestJobs.job("queued", "p")));
+        assertThat(started.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+
+        peer.send(new Message.Cancel(JobId.of("queued"), "deadline passed"));
+        peer.send(new Message.Cancel(JobId.of("wedged"), "deadline passed"));
+
+        Message.Failed first = peer.expect(Message.Failed.class);
+        Message.Failed second = peer.expect(Message.Failed.class);
+        assertThat(List.of(first.jobId().value(), second.jobId().value())).containsExactly("wedged", "queued");
+        assertThat(first.error()).contains("the coordinator cancelled it");
+        assertThat(first.scope()).isEqualTo(FailureScope.TRANSIENT);
+        assertThat(interrupted).isTrue();
+        // The pool thread is clean for the next job.
+        peer.send(new Message.Assign(TestJobs.job("next", "p")));
+        assertThat(peer.expect(Message.Result.class).outcome().jobId().value()).isEqualTo("next");
+    }
+
+    @Test
+    void aFailedFrameCarriesTheScopeOfTheFailure() throws Exception {
+        serveWorker("w1", 1, job -> {
+            switch (job.id().value()) {
+                case "bad-url":
+                    throw new WorkerFaultException("the model API answered HTTP 404");
+                case "bad-prompt":
+                    throw new JobFailedException("HTTP 400: prompt too long");
+                default:
+                    throw new WorkerException("HTTP 503");
+            }
+        }, OPTIONS);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        for (String id : List.of("bad-url", "bad-prompt", "busy")) {
+            peer.send(new Message.Assign(TestJobs.job(id, "p")));
+            Message.Failed failed = peer.expect(Message.Failed.class);
+            assertThat(failed.jobId().value()).isEqualTo(id);
+            assertThat(failed.scope()).isEqualTo(switch (id) {
+                case "bad-url" -> FailureScope.WORKER;
+                case "bad-prompt" -> FailureScope.JOB;
+                default -> FailureScope.TRANSIENT;
+            });
+            // Retryable stays what an older coordinator expects: only the job's own failure is final.
+            assertThat(failed.retryable()).isEqualTo(!id.equals("bad-prompt"));
+        }
     }
 
     @Test
@@ -344,8 +410,8 @@ class WorkerSessionTest {
 
     @Test
     void neverWritesTheLateAnswerOfAJobAbandonedWithItsConnection() throws Exception {
-        java.util.concurrent.CountDownLatch finishAbandoned = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch abandonedStarted = new java.util.concurrent.CountDownLatch(1);
+        CountDownLatch finishAbandoned = new CountDownLatch(1);
+        CountDownLatch abandonedStarted = new CountDownLatch(1);
         CompletableFuture<Void> abandonedReturned = new CompletableFuture<>();
         JobRunner runner = job -> {
             if (job.id().value().equals("abandoned")) {
@@ -421,7 +487,7 @@ class WorkerSessionTest {
     }
 
     /** Models a runner that finishes its call even when interrupted, as blocking I/O may. */
-    private static void awaitIgnoringInterrupts(java.util.concurrent.CountDownLatch latch) {
+    private static void awaitIgnoringInterrupts(CountDownLatch latch) {
         boolean interrupted = false;
         while (true) {
             try {
