@@ -73,6 +73,13 @@ public class WorkerSet implements WorkerSource {
         }
     }
 
+    /** True when this very handle is a member now. */
+    public boolean contains(WorkerHandle worker) {
+        synchronized (lock) {
+            return index.contains(worker);
+        }
+    }
+
     /** True when there is no member now. */
     public boolean isEmpty() {
         return size() == 0;

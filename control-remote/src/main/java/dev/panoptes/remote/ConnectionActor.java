@@ -591,14 +591,15 @@ final class ConnectionActor {
         if (draining) {
             return;
         }
-        draining = true;
         log.info("worker={} job=- - draining: no new jobs; waiting for its {} pending answers", workerId(),
                 jobs.pendingCount());
+        // Out of the pool before it refuses anything, so that a scheduler does not pick it again.
         try {
             context.events.onDraining(worker);
         } catch (RuntimeException e) {
             log.warn("worker={} job=- - the draining handler failed; carrying on", workerId(), e);
         }
+        draining = true;
         failQueuedWhileDraining();
     }
 

@@ -40,7 +40,8 @@ import java.util.concurrent.TimeUnit;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
             "0:every job completed",
-            "1:failed at run time (for example the address, or the --db, is in use)",
+            "1:failed at run time (for example the address, or the --db, is in use; or the coordinator's worker"
+                    + " server failed mid-run: run the same command again to resume)",
             "2:invalid command line or suite file",
             "3:the run ended with jobs that failed for good (listed in the summary)",
             "130:interrupted (Ctrl-C); run the same command again to resume"
@@ -119,6 +120,12 @@ final class CoordinatorCommand implements Callable<Integer> {
             description = "Drop a worker silent for this long. Default: 3 x --heartbeat-interval (15s).")
     private Duration heartbeatTimeout;
 
+    @Option(names = "--job-timeout", order = 135, paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "How long one attempt of a job may take before it is cancelled on its worker and sent"
+                    + " to another. Default: --job-size x 5m (the model client's budget for one model call,"
+                    + " retries included).")
+    private Duration jobTimeout;
+
     private final Map<String, String> env;
 
     CoordinatorCommand(Map<String, String> env) {
@@ -189,6 +196,9 @@ final class CoordinatorCommand implements Callable<Integer> {
             throw invalid("--heartbeat-timeout", "must be longer than --heartbeat-interval ("
                     + DurationConverter.format(heartbeatInterval) + "), got " + DurationConverter.format(heartbeatTimeout));
         }
+        if (jobTimeout != null && jobTimeout.toMillis() < 1) {
+            throw invalid("--job-timeout", "must be at least 1ms, got " + DurationConverter.format(jobTimeout));
+        }
         Path parent = db.toAbsolutePath().getParent();
         if (parent != null && !Files.isDirectory(parent)) {
             throw invalid("--db", "the folder " + parent + " does not exist");
@@ -197,7 +207,7 @@ final class CoordinatorCommand implements Callable<Integer> {
         return new CoordinatorSettings(listen, suite, db, jobSize, runLabel,
                 secret == null || secret.isBlank() ? null : secret,
                 new SpecParams(system, temperature, maxTokens, seed), maxAttempts, waitForWorkers, heartbeatInterval,
-                heartbeatTimeout);
+                heartbeatTimeout, jobTimeout);
     }
 
     private ParameterException invalid(String option, String why) {

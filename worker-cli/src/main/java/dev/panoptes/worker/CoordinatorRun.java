@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.WorkerSourceFailedException;
 import dev.panoptes.control.schedule.ProgressListener;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.schedule.Scheduler;
@@ -10,7 +11,6 @@ import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
 import dev.panoptes.control.suite.SuiteReader;
-import dev.panoptes.remote.RemoteWorker;
 import dev.panoptes.remote.ServerOptions;
 import dev.panoptes.remote.SharedPool;
 import dev.panoptes.remote.WorkerServer;
@@ -20,10 +20,10 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.Consumer;
 
 /**
@@ -41,6 +41,8 @@ final class CoordinatorRun {
     static final int EXIT_INCOMPLETE = 3;
     /** Exit code when the run was interrupted (Ctrl-C), as shells report SIGINT. */
     static final int EXIT_INTERRUPTED = 130;
+    /** Exit code when the run stopped because the coordinator itself failed (its worker server died). */
+    static final int EXIT_FAILED = 1;
 
     private final CoordinatorSettings settings;
     private final PrintWriter out;
@@ -50,6 +52,8 @@ final class CoordinatorRun {
     private Consumer<InetSocketAddress> onListening = address -> { };
     private final List<ProgressListener> extraListeners = new ArrayList<>();
     private volatile RunSummary summary;
+    /** The console while the run is on, else null. */
+    private volatile ProgressPrinter console;
 
     /**
      * @param workerCommand how a user starts a worker, printed with the listening address
@@ -102,26 +106,30 @@ final class CoordinatorRun {
     private int runLocked(DatabaseLock lock) throws IOException, SuiteFormatException {
         Suite suite = new SuiteReader().read(settings.suite());
         JobPlan plan = JobPlan.of(suite, settings.params(), settings.jobSize(), settings.label());
-        err.printf("suite %s: %d vignettes in %d jobs of up to %d (run %s)%n", settings.suite(),
-                plan.vignetteCount(), plan.jobs().size(), settings.jobSize(), plan.runId());
         SharedPool pool = new SharedPool();
         FleetReporter fleet;
+        // Everything for the console goes through the printer's own thread from here on: a
+        // console that stops taking output must not stall the run.
         // The server binds before the store opens, so that an address in use or a host that does
         // not resolve leaves no empty database behind.
-        try (ProgressPrinter progress = new ProgressPrinter(err, terminal, pool);
+        try (ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
              WorkerServer server = WorkerServer.start(serverOptions(), pool, fleet = new FleetReporter(progress));
              ResultStore store = JdbcResultStore.openSqlite(settings.db())) {
+            progress.message(String.format(Locale.ROOT, "suite %s: %d vignettes in %d jobs of up to %d (run %s)",
+                    settings.suite(), plan.vignetteCount(), plan.jobs().size(), settings.jobSize(), plan.runId()));
             InetSocketAddress address = server.address();
             lock.listening(address);
-            err.printf("listening for workers on %s; results go to %s%n", hostPort(address), settings.db());
-            err.printf("start workers with:%n  %s --coordinator %s --model-api URL --model NAME%s%n", workerCommand,
-                    hostPort(address), settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\"");
-            err.flush();
+            progress.message("listening for workers on " + hostPort(address) + "; results go to " + settings.db()
+                    + "; each attempt of a job may take " + DurationConverter.format(settings.jobTimeout())
+                    + " (--job-timeout)");
+            progress.message("start workers with:\n  " + workerCommand + " --coordinator " + hostPort(address)
+                    + " --model-api URL --model NAME" + (settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\""));
             onListening.accept(address);
             SchedulerOptions options = SchedulerOptions.defaults()
                     .withMaxAttempts(settings.maxAttempts())
                     .withWaitForWorkers(settings.waitForWorkers())
-                    .withListener(fanOut(progress, address));
+                    .withJobTimeout(settings.jobTimeout())
+                    .withListener(fanOut(progress, fleet, address));
             RunReport report;
             try {
                 report = new Scheduler(pool, store, options).run(plan.jobs());
@@ -129,6 +137,11 @@ final class CoordinatorRun {
                 progress.message("interrupted: " + store.recordCount() + " records are kept in " + settings.db()
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
+            } catch (WorkerSourceFailedException e) {
+                progress.message("the run stopped: " + e.getCause().getMessage() + "; " + store.recordCount()
+                        + " records are kept in " + settings.db() + "; run the same command again to resume");
+                log.debug("the worker server failed", e);
+                return EXIT_FAILED;
             }
             progress.finish();
             fleet.quiet();
@@ -136,6 +149,22 @@ final class CoordinatorRun {
             out.print(summary.render());
             out.flush();
             return summary.allCompleted() ? 0 : EXIT_INCOMPLETE;
+        } finally {
+            console = null;
+        }
+    }
+
+    /**
+     * Prints a line on the run's console: through the progress printer while the run is on
+     * (never blocking), straight to standard error otherwise. Any thread.
+     */
+    void say(String text) {
+        ProgressPrinter printer = console;
+        if (printer != null) {
+            printer.message(text);
+        } else {
+            err.println(text);
+            err.flush();
         }
     }
 
@@ -150,14 +179,14 @@ final class CoordinatorRun {
         return b.build();
     }
 
-    private ProgressListener fanOut(ProgressPrinter progress, InetSocketAddress address) {
+    private ProgressListener fanOut(ProgressPrinter progress, FleetReporter fleet, InetSocketAddress address) {
         List<ProgressListener> all = new ArrayList<>();
         all.add(progress);
         all.add(new ProgressListener() {
             @Override
             public void onWaitingForWorkers(Duration waited) {
                 progress.message("no worker connected for " + waited.toSeconds() + " s; are workers pointed at "
-                        + hostPort(address) + "?");
+                        + hostPort(address) + "?" + fleet.rejectionsNote());
             }
         });
         all.addAll(extraListeners);
@@ -166,41 +195,5 @@ final class CoordinatorRun {
 
     static String hostPort(InetSocketAddress address) {
         return address.getHostString() + ":" + address.getPort();
-    }
-
-    /** Tells the person at the console about workers joining, being refused and leaving. */
-    private static final class FleetReporter implements WorkerServer.Listener {
-        private final ProgressPrinter progress;
-        /** Set once the run is over: the workers dropped by the server's shutdown are not news. */
-        private volatile boolean quiet;
-
-        FleetReporter(ProgressPrinter progress) {
-            this.progress = progress;
-        }
-
-        @Override
-        public void onRegistered(RemoteWorker worker) {
-            progress.message("worker " + worker.id() + " registered from " + worker.remoteAddress() + " (capacity "
-                    + worker.capacity() + ")");
-        }
-
-        @Override
-        public void onRejected(SocketAddress remote, String reason) {
-            progress.message("worker rejected from " + remote + ": " + reason);
-        }
-
-        void quiet() {
-            quiet = true;
-        }
-
-        @Override
-        public void onLost(RemoteWorker worker, Throwable cause) {
-            if (quiet) {
-                return;
-            }
-            String why = cause == null ? "connection closed" : cause.getMessage();
-            progress.message("worker " + worker.id() + " lost: " + why);
-            log.debug("worker={} - lost", worker.id(), cause);
-        }
     }
 }

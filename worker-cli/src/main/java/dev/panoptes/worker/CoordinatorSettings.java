@@ -1,6 +1,7 @@
 package dev.panoptes.worker;
 
 import dev.panoptes.control.SpecParams;
+import dev.panoptes.eval.HttpModelClient;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -21,16 +22,28 @@ import java.util.Objects;
  * @param waitForWorkers    how long the run may have no worker before giving up
  * @param heartbeatInterval how often the coordinator heartbeats
  * @param heartbeatTimeout  silence after which a worker is dropped
+ * @param jobTimeout        the deadline of one attempt of a job; null for the default,
+ *                          {@link #defaultJobTimeout(int)}
  */
 record CoordinatorSettings(InetSocketAddress listen, Path suite, Path db, int jobSize, String label, String token,
                            SpecParams params, int maxAttempts, Duration waitForWorkers, Duration heartbeatInterval,
-                           Duration heartbeatTimeout) {
+                           Duration heartbeatTimeout, Duration jobTimeout) {
     CoordinatorSettings {
         Objects.requireNonNull(listen, "listen");
         Objects.requireNonNull(suite, "suite");
         Objects.requireNonNull(db, "db");
         Objects.requireNonNull(params, "params");
         label = label == null ? "" : label;
+        jobTimeout = jobTimeout == null ? defaultJobTimeout(jobSize) : jobTimeout;
+    }
+
+    /**
+     * One model call's budget per vignette, retries included ({@link HttpModelClient#DEFAULT_RETRY_BUDGET},
+     * what the worker's client allows itself), since a job's vignettes are called one after
+     * another: an attempt that takes longer than that is stuck, not slow.
+     */
+    static Duration defaultJobTimeout(int jobSize) {
+        return HttpModelClient.DEFAULT_RETRY_BUDGET.multipliedBy(Math.max(1, jobSize));
     }
 
     /** Never prints the token. */

@@ -28,6 +28,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * {@code java -jar worker.jar demo}: the whole system on one machine with nothing to set up. A
@@ -41,7 +42,9 @@ import java.util.concurrent.atomic.AtomicInteger;
         mixinStandardHelpOptions = true,
         description = {
             "Runs the whole system on this machine: a stub model API, a coordinator and worker processes,"
-                    + " over real TCP. One worker is killed with SIGKILL mid-run to show its jobs being redelivered."
+                    + " over real TCP. One worker is killed with SIGKILL mid-run to show its jobs being redelivered,"
+                    + " and one more is started with a wrong --model-api to show it being quarantined while the"
+                    + " others finish the run."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:every job completed", "1:failed at run time", "2:invalid command line",
@@ -72,6 +75,10 @@ final class DemoCommand implements Callable<Integer> {
     @Option(names = "--no-kill", order = 40, description = "Do not kill a worker mid-run.")
     private boolean noKill;
 
+    @Option(names = "--no-misconfigured", order = 45,
+            description = "Do not start the extra worker whose --model-api is wrong.")
+    private boolean noMisconfigured;
+
     @Option(names = "--db", order = 50, paramLabel = "FILE",
             description = "Where to store results. Default: a new file in a temporary folder.")
     private Path db;
@@ -101,19 +108,29 @@ final class DemoCommand implements Callable<Integer> {
         Path results = db != null ? db : dir.resolve("demo.db");
         InetAddress loopback = InetAddress.getLoopbackAddress();
         CoordinatorSettings settings = new CoordinatorSettings(new InetSocketAddress(loopback, 0), suite, results, 4,
-                "", null, SpecParams.NONE, 3, Duration.ofSeconds(60), Duration.ofSeconds(1), Duration.ofSeconds(3));
+                "", null, SpecParams.NONE, 3, Duration.ofSeconds(60), Duration.ofSeconds(1), Duration.ofSeconds(3),
+                Duration.ofSeconds(30));
         List<Process> processes = new ArrayList<>();
         try (StubModelServer model = StubModelServer.start(new InetSocketAddress(loopback, 0), latency, 64)) {
             err.printf("demo: stub model API at %s (model %s, %d ms per prompt)%n", model.baseUrl(), MODEL,
                     latency.toMillis());
-            Victim victim = new Victim(processes, err);
-            CoordinatorRun run = new CoordinatorRun(settings, out, err, System.console() != null, Jars.selfCommand())
-                    .onListening(address -> startWorkers(address, model, dir, processes, err))
-                    .alsoNotify(noKill ? ProgressListener.NONE : victim);
+            CoordinatorRun run = new CoordinatorRun(settings, out, err, System.console() != null, Jars.selfCommand());
+            Victim victim = new Victim(processes, run::say);
+            MisconfiguredWatch watch = new MisconfiguredWatch();
+            run.onListening(address -> startWorkers(address, model, dir, processes, err))
+                    .alsoNotify(noKill ? ProgressListener.NONE : victim)
+                    .alsoNotify(watch);
             int code = CoordinatorCommand.runInterruptibly(run);
             if (victim.killed.get()) {
                 out.printf("  demo-worker-1 was killed with SIGKILL mid-run: the %d jobs it held were sent to other"
                         + " workers%n", victim.redelivered.get());
+            }
+            if (!noMisconfigured) {
+                out.printf("  %s was started with a wrong --model-api (.../v2, and --no-model-check, without which it"
+                        + " would have refused to start): its model API answered 404, %s, and its %d failed jobs cost"
+                        + " them no attempt%n", MisconfiguredWatch.ID, watch.quarantined.get()
+                        ? "it was quarantined" : "it was never quarantined (the run ended first)",
+                        watch.failures.get());
             }
             out.printf("%nResults: %s results --db %s --format csv%n", Jars.selfCommand(), results);
             out.printf("Worker logs: %s%n", dir);
@@ -130,25 +147,56 @@ final class DemoCommand implements Callable<Integer> {
     private void startWorkers(InetSocketAddress coordinator, StubModelServer model, Path dir, List<Process> processes,
                               PrintWriter err) {
         for (int i = 1; i <= workers; i++) {
-            List<String> command = new ArrayList<>(Jars.javaCommand());
-            command.addAll(List.of("--coordinator", CoordinatorRun.hostPort(coordinator),
-                    "--model-api", model.baseUrl().toString(), "--model", MODEL,
-                    "--id", "demo-worker-" + i, "--capacity", Integer.toString(capacity),
-                    "--heartbeat", "1s", "--grace", "5s"));
-            Path log = dir.resolve("demo-worker-" + i + ".log");
-            try {
-                Process p = new ProcessBuilder(command)
-                        .redirectErrorStream(true)
-                        .redirectOutput(log.toFile())
-                        .start();
-                processes.add(p);
-                err.printf("demo: started worker process demo-worker-%d (pid %d), log %s%n", i, p.pid(), log);
-            } catch (IOException e) {
-                throw new IllegalStateException("cannot start worker process demo-worker-" + i + ": " + e.getMessage(),
-                        e);
-            }
+            startWorker("demo-worker-" + i, model.baseUrl().toString(), List.of(), coordinator, dir, processes, err);
+        }
+        if (!noMisconfigured) {
+            // The issue this shows: one typo on one box. The check at startup would catch it, so
+            // it is skipped here to show what the coordinator does when a model API breaks later.
+            String wrongApi = model.baseUrl().toString().replaceAll("/v1$", "/v2");
+            startWorker(MisconfiguredWatch.ID, wrongApi, List.of("--no-model-check"), coordinator, dir, processes, err);
         }
         err.flush();
+    }
+
+    private void startWorker(String id, String modelApi, List<String> extra, InetSocketAddress coordinator, Path dir,
+                             List<Process> processes, PrintWriter err) {
+        List<String> command = new ArrayList<>(Jars.javaCommand());
+        command.addAll(List.of("--coordinator", CoordinatorRun.hostPort(coordinator), "--model-api", modelApi,
+                "--model", MODEL, "--id", id, "--capacity", Integer.toString(capacity), "--heartbeat", "1s",
+                "--grace", "5s"));
+        command.addAll(extra);
+        Path log = dir.resolve(id + ".log");
+        try {
+            Process p = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
+            processes.add(p);
+            err.printf("demo: started worker process %s (pid %d), log %s%n", id, p.pid(), log);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot start worker process " + id + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Notes what happened to the misconfigured worker, for the closing lines. Scheduler thread. */
+    private static final class MisconfiguredWatch implements ProgressListener {
+        static final String ID = "demo-worker-misconfigured";
+        final AtomicBoolean quarantined = new AtomicBoolean();
+        final AtomicInteger failures = new AtomicInteger();
+
+        @Override
+        public void onRetry(Job job, WorkerHandle worker, Throwable cause, int attempt, Duration delay) {
+            if (worker.id().equals(ID)) {
+                failures.incrementAndGet();
+            }
+        }
+
+        @Override
+        public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration duration) {
+            if (worker.id().equals(ID)) {
+                quarantined.set(true);
+            }
+        }
     }
 
     private static void stopWorkers(List<Process> processes) throws InterruptedException {
@@ -172,14 +220,14 @@ final class DemoCommand implements Callable<Integer> {
         final AtomicBoolean killed = new AtomicBoolean();
         final AtomicInteger redelivered = new AtomicInteger();
         private final List<Process> processes;
-        private final PrintWriter err;
+        private final Consumer<String> console;
         private final Map<String, Integer> held = new HashMap<>();
         private int total;
         private int done;
 
-        Victim(List<Process> processes, PrintWriter err) {
+        Victim(List<Process> processes, Consumer<String> console) {
             this.processes = processes;
-            this.err = err;
+            this.console = console;
         }
 
         @Override
@@ -222,8 +270,8 @@ final class DemoCommand implements Callable<Integer> {
             Process victim = processes.get(0);
             killed.set(true);
             victim.destroyForcibly();
-            err.printf("demo: killed %s (pid %d) with SIGKILL while it was running jobs%n", VICTIM, victim.pid());
-            err.flush();
+            console.accept("demo: killed " + VICTIM + " (pid " + victim.pid() + ") with SIGKILL while it was running"
+                    + " jobs");
         }
     }
 }

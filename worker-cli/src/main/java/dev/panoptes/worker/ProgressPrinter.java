@@ -10,44 +10,59 @@ import dev.panoptes.control.store.ResultStore;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Locale;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Shows a run's progress: done/total, workers connected, redeliveries, rate and ETA. On a
- * terminal it rewrites one line in place a few times a second; otherwise (a pipe, a CI log) it
- * prints a plain line every few seconds.
+ * The coordinator's console: a run's progress (done/total, workers connected and quarantined,
+ * redeliveries, rate and ETA) and its messages, on standard error. On a terminal it rewrites
+ * one progress line in place a few times a second; otherwise (a pipe, a CI log) it prints a
+ * plain progress line every few seconds, and each message on its own line as it comes.
  *
- * <p>The scheduler's callbacks only bump counters; a timer thread does the printing, so a slow
- * terminal never slows the run.
+ * <p><b>Threads.</b> Only its own thread, {@code console}, writes: the scheduler's callbacks
+ * only bump counters, and {@link #message} only queues a line, so a console that stops taking
+ * output (a full pipe, Ctrl-S) never stalls the run, the scheduler or any I/O. If it stays
+ * stalled, lines beyond {@value #MAX_QUEUED_LINES} are dropped and counted, and
+ * {@link #finish()} and {@link #close()} give up waiting for it after a moment.
  */
 final class ProgressPrinter implements ProgressListener, AutoCloseable {
+    static final int MAX_QUEUED_LINES = 1_000;
+    /** How long finish() and close() wait for a stalled console before going on without it. */
+    private static final long DRAIN_TIMEOUT_MS = 2_000;
+    private static final String STOP = new String("stop");
+
     private final PrintWriter out;
     private final boolean terminal;
     private final WorkerSet workers;
-    private final ScheduledExecutorService timer;
+    private final long periodNanos;
+    private final BlockingQueue<String> lines = new ArrayBlockingQueue<>(MAX_QUEUED_LINES + 1);
+    private final Thread console;
     private final AtomicInteger total = new AtomicInteger();
     private final AtomicInteger done = new AtomicInteger();
     private final AtomicInteger skipped = new AtomicInteger();
     private final AtomicInteger failed = new AtomicInteger();
+    /** Workers quarantined now; counted in the progress line while they are still connected. */
+    private final Set<WorkerHandle> quarantined = ConcurrentHashMap.newKeySet();
     private final AtomicLong redeliveries = new AtomicLong();
+    private final AtomicLong dropped = new AtomicLong();
     private final long startNanos = System.nanoTime();
-    private volatile int lastLength;
+    private volatile boolean ticking = true;
+    /** Owned by the console thread: the length of the progress line on screen, for rewriting. */
+    private int lastLength;
 
     ProgressPrinter(PrintWriter out, boolean terminal, WorkerSet workers) {
         this.out = out;
         this.terminal = terminal;
         this.workers = workers;
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "progress");
-            t.setDaemon(true);
-            return t;
-        });
-        long periodMs = terminal ? 250 : 5000;
-        timer.scheduleAtFixedRate(this::print, periodMs, periodMs, TimeUnit.MILLISECONDS);
+        this.periodNanos = TimeUnit.MILLISECONDS.toNanos(terminal ? 250 : 5000);
+        this.console = new Thread(this::printLoop, "console");
+        console.setDaemon(true);
+        console.start();
     }
 
     @Override
@@ -74,6 +89,25 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
         failed.incrementAndGet();
     }
 
+    @Override
+    public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration duration) {
+        quarantined.add(worker);
+        message("worker " + worker.id() + " quarantined: " + failuresInARow + " failures in a row were its own, not"
+                + " its jobs'; no new jobs for " + DurationConverter.format(duration) + ". Last: " + reason);
+    }
+
+    @Override
+    public void onProbation(WorkerHandle worker) {
+        quarantined.remove(worker);
+        message("worker " + worker.id() + " is out of quarantine: one job at a time until one succeeds");
+    }
+
+    @Override
+    public void onAllWorkersQuarantined(Duration waited, int workerCount) {
+        message("every connected worker (" + workerCount + ") has been quarantined for " + waited.toSeconds()
+                + " s; waiting for one to recover or for another worker to connect");
+    }
+
     /** One progress line, as printed. */
     String line() {
         int d = done.get();
@@ -81,13 +115,86 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
         double seconds = (System.nanoTime() - startNanos) / 1e9;
         double rate = seconds > 0 ? (d - skipped.get()) / seconds : 0;
         String eta = rate > 0 && d < t ? String.format(Locale.ROOT, "%.0f s", (t - d) / rate) : "-";
-        return String.format(Locale.ROOT, "progress: %d/%d jobs (%.0f%%), %d failed, %d workers, %d redelivered, "
+        int q = 0;
+        for (WorkerHandle w : quarantined) {
+            if (workers.contains(w)) {
+                q++;
+            }
+        }
+        return String.format(Locale.ROOT, "progress: %d/%d jobs (%.0f%%), %d failed, %d workers%s, %d redelivered, "
                         + "%.1f jobs/s, ETA %s", d, t, t == 0 ? 100.0 : 100.0 * d / t, failed.get(), workers.size(),
-                redeliveries.get(), rate, eta);
+                q > 0 ? " (" + q + " quarantined)" : "", redeliveries.get(), rate, eta);
     }
 
-    private synchronized void print() {
-        String line = line();
+    /**
+     * Prints a message on its own line, without garbling the progress line. Never blocks: the
+     * line is queued for the console thread. Any thread.
+     */
+    void message(String text) {
+        if (!lines.offer(text)) {
+            dropped.incrementAndGet();
+        }
+    }
+
+    /**
+     * Stops updating, prints the final progress line and waits (briefly) until every queued
+     * line is out; idempotent.
+     */
+    void finish() {
+        stop(true);
+    }
+
+    /** Stops updating without a final line (the run failed or was interrupted); idempotent. */
+    @Override
+    public void close() {
+        stop(false);
+    }
+
+    private void stop(boolean finalLine) {
+        if (!ticking) {
+            return;
+        }
+        ticking = false;
+        if (finalLine) {
+            message(line());
+        }
+        lines.offer(STOP);
+        try {
+            console.join(DRAIN_TIMEOUT_MS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void printLoop() {
+        long nextTick = System.nanoTime() + periodNanos;
+        while (true) {
+            String text;
+            try {
+                text = lines.poll(Math.max(0, nextTick - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                return;
+            }
+            long lost = dropped.getAndSet(0);
+            if (lost > 0) {
+                printMessage("(" + lost + " console lines dropped while the console was not taking output)");
+            }
+            if (text == STOP) {
+                endProgressLine();
+                return;
+            }
+            if (text != null) {
+                printMessage(text);
+            } else if (ticking) {
+                printProgress(line());
+                nextTick = System.nanoTime() + periodNanos;
+            } else {
+                nextTick = System.nanoTime() + periodNanos;
+            }
+        }
+    }
+
+    private void printProgress(String line) {
         if (terminal) {
             int pad = Math.max(0, lastLength - line.length());
             out.print("\r" + line + " ".repeat(pad));
@@ -98,8 +205,7 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
         out.flush();
     }
 
-    /** Prints a message on its own line without garbling the progress line. */
-    synchronized void message(String text) {
+    private void printMessage(String text) {
         if (terminal && lastLength > 0) {
             out.print("\r" + " ".repeat(lastLength) + "\r");
             lastLength = 0;
@@ -108,32 +214,11 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
         out.flush();
     }
 
-    /** Stops updating and prints the final line; idempotent. */
-    void finish() {
-        if (timer.isShutdown()) {
-            return;
-        }
-        timer.shutdownNow();
-        print();
-        if (terminal) {
-            synchronized (this) {
-                out.println();
-                out.flush();
-                lastLength = 0;
-            }
-        }
-    }
-
-    /** Stops updating without a final line (the run failed or was interrupted); idempotent. */
-    @Override
-    public void close() {
-        timer.shutdownNow();
-        synchronized (this) {
-            if (terminal && lastLength > 0) {
-                out.println();
-                out.flush();
-                lastLength = 0;
-            }
+    private void endProgressLine() {
+        if (terminal && lastLength > 0) {
+            out.println();
+            out.flush();
+            lastLength = 0;
         }
     }
 }

@@ -34,10 +34,12 @@ import java.util.Map;
  * @param graded            stored records whose vignette has an expected answer
  * @param correct           of those, how many match it exactly (after trimming)
  * @param elapsed           wall-clock time of this run
+ * @param quarantined       workers quarantined during this run
  */
 public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunReport.FailedJob> failures,
                          int vignettes, long vignettesStored, long redeliveries, long duplicates, Usage tokens,
-                         long latencyP50Ms, long latencyP95Ms, long graded, long correct, Duration elapsed) {
+                         long latencyP50Ms, long latencyP95Ms, long graded, long correct, Duration elapsed,
+                         List<RunReport.Quarantined> quarantined) {
 
     /** Computes the summary of a run from its plan, its report and the store. */
     public static RunSummary of(JobPlan plan, RunReport report, ResultStore store) {
@@ -57,7 +59,7 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         return new RunSummary(plan.jobs().size(), report.completed() + report.skipped(), report.skipped(),
                 report.failed(), plan.vignetteCount(), tally.stored, report.redeliveries(), report.duplicates(),
                 tally.tokens, percentile(latencies, 50), percentile(latencies, 95), tally.graded, tally.correct,
-                report.elapsed());
+                report.elapsed(), report.quarantined());
     }
 
     private static Vignette vignette(Job job, String vignetteId) {
@@ -123,6 +125,10 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         if (graded > 0) {
             sb.append(String.format(Locale.ROOT, "  accuracy:    %.1f%% exact match (%d of %d)%n",
                     100.0 * correct / graded, correct, graded));
+        }
+        for (RunReport.Quarantined q : quarantined) {
+            sb.append(String.format(Locale.ROOT, "  quarantined: worker %s, %d %s; its last failure: %s%n", q.workerId(),
+                    q.times(), q.times() == 1 ? "time" : "times", q.lastReason()));
         }
         if (!failures.isEmpty()) {
             sb.append("  failed jobs:\n");

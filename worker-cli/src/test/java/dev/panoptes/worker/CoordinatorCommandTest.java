@@ -45,7 +45,7 @@ class CoordinatorCommandTest {
                 "--db", dir.resolve("x.db").toString(), "--job-size", "16", "--token", "s3cret", "--system", "terse",
                 "--temperature", "0.5", "--max-tokens", "64", "--seed", "7", "--run-label", "gpt-4o",
                 "--max-attempts", "5", "--wait-for-workers", "30s", "--heartbeat-interval", "2s",
-                "--heartbeat-timeout", "7s");
+                "--heartbeat-timeout", "7s", "--job-timeout", "90s");
 
         CoordinatorSettings s = command.settings();
 
@@ -61,6 +61,7 @@ class CoordinatorCommandTest {
         assertThat(s.waitForWorkers()).isEqualTo(Duration.ofSeconds(30));
         assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofSeconds(2));
         assertThat(s.heartbeatTimeout()).isEqualTo(Duration.ofSeconds(7));
+        assertThat(s.jobTimeout()).isEqualTo(Duration.ofSeconds(90));
         assertThat(s.toString()).doesNotContain("s3cret");
     }
 
@@ -78,6 +79,8 @@ class CoordinatorCommandTest {
         assertThat(s.jobSize()).isEqualTo(8);
         assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
         assertThat(s.heartbeatTimeout()).isNull();
+        // Eight vignettes called one after another, each within the model client's 5 minute budget.
+        assertThat(s.jobTimeout()).isEqualTo(Duration.ofMinutes(40));
     }
 
     @Test
@@ -106,9 +109,10 @@ class CoordinatorCommandTest {
                 List.of("--suite", suite.toString(), "--temperature", "3"),
                 List.of("--suite", suite.toString(), "--listen", "nowhere"),
                 List.of("--suite", suite.toString(), "--heartbeat-interval", "5s", "--heartbeat-timeout", "5s"),
-                List.of("--suite", suite.toString(), "--db", dir.resolve("no/such/dir/r.db").toString()));
+                List.of("--suite", suite.toString(), "--db", dir.resolve("no/such/dir/r.db").toString()),
+                List.of("--suite", suite.toString(), "--job-timeout", "0s"));
         List<String> options = List.of("--suite", "--job-size", "--max-attempts", "--temperature", "--listen",
-                "--heartbeat-timeout", "--db");
+                "--heartbeat-timeout", "--db", "--job-timeout");
         for (int i = 0; i < cases.size(); i++) {
             StringWriter caseErr = new StringWriter();
             String[] args = java.util.stream.Stream.concat(java.util.stream.Stream.of("coordinator"),

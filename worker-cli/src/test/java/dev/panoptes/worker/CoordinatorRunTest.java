@@ -4,6 +4,7 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobRunner;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.TestJobs;
+import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.schedule.ProgressListener;
 import dev.panoptes.control.store.JdbcResultStore;
@@ -197,6 +198,71 @@ class CoordinatorRunTest {
         assertThat(third.summary().jobsSkipped()).isEqualTo(4);
     }
 
+    @Test
+    void aMisconfiguredWorkerIsQuarantinedAndNamedWhileTheOthersCompleteTheRun() throws Exception {
+        Path suite = suite(40);
+        CoordinatorRun run = run(settings(suite, null, Duration.ofSeconds(30)))
+                .onListening(address -> {
+                    startWorker(address, "gpu-07", null, job -> {
+                        throw new WorkerFaultException("the model API at http://gpu-07:8000/v2 answered HTTP 404 for"
+                                + " model 'llama-3.1-8b'");
+                    });
+                    startWorker(address, "gpu-01", null, job -> {
+                        // Busy long enough that the broken worker is offered more than two jobs.
+                        new CountDownLatch(1).await(50, TimeUnit.MILLISECONDS);
+                        return TestJobs.echo(job);
+                    });
+                });
+
+        assertThat(run.run()).isZero();
+
+        assertThat(err.toString()).contains("worker gpu-07 quarantined: 3 failures in a row were its own, not its"
+                + " jobs'; no new jobs for 30s. Last: ").contains("answered HTTP 404 for model 'llama-3.1-8b'");
+        assertThat(out.toString()).contains("Run complete").contains("40 of 40 stored")
+                .contains("quarantined: worker gpu-07, 1 time; its last failure: ");
+        assertThat(run.summary().failures()).isEmpty();
+    }
+
+    @Test
+    void aConsoleThatStopsTakingOutputStallsNeitherTheRunNorItsWorkers() throws Exception {
+        CountDownLatch unblock = new CountDownLatch(1);
+        PrintWriter stalled = new PrintWriter(new java.io.OutputStream() {
+            @Override
+            public void write(int b) {
+                awaitQuietly();
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) {
+                awaitQuietly();
+            }
+
+            private void awaitQuietly() {
+                try {
+                    unblock.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }, true);
+        Path suite = suite(40);
+        // Heartbeats every 200 ms and a 2 s timeout: a stalled selector thread would lose the worker.
+        CoordinatorRun run = new CoordinatorRun(settings(suite, null, Duration.ofSeconds(30)),
+                new PrintWriter(out, true), stalled, false, "java -jar worker.jar")
+                .onListening(address -> startWorker(address, "w1", null, job -> {
+                    // Slow enough that the run outlives the heartbeat timeout.
+                    new CountDownLatch(1).await(500, TimeUnit.MILLISECONDS);
+                    return TestJobs.echo(job);
+                }));
+        try {
+            assertThat(run.run()).isZero();
+            assertThat(out.toString()).contains("Run complete").contains("40 of 40 stored");
+            assertThat(run.summary().elapsed()).isGreaterThan(Duration.ofSeconds(2));
+        } finally {
+            unblock.countDown();
+        }
+    }
+
     private CoordinatorRun run(CoordinatorSettings settings) {
         return new CoordinatorRun(settings, new PrintWriter(out, true), new PrintWriter(err, true), false,
                 "java -jar worker.jar");
@@ -205,7 +271,7 @@ class CoordinatorRunTest {
     private CoordinatorSettings settings(Path suite, String token, Duration waitForWorkers) {
         return new CoordinatorSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), suite,
                 dir.resolve("r.db"), 4, "", token, SpecParams.NONE, 3, waitForWorkers, Duration.ofMillis(200),
-                Duration.ofSeconds(2));
+                Duration.ofSeconds(2), null);
     }
 
     private WorkerLoop startWorker(InetSocketAddress coordinator, String id, String token, JobRunner runner) {

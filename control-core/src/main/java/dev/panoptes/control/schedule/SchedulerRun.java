@@ -42,6 +42,9 @@ import java.util.concurrent.TimeUnit;
 final class SchedulerRun {
     private static final Logger log = LoggerFactory.getLogger(SchedulerRun.class);
     private static final long WAITING_REPORT_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** Refused dispatches of one job in a row that are retried at once; later ones wait a little. */
+    private static final int REFUSALS_BEFORE_PAUSE = 3;
+    private static final long REFUSAL_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     /** One job's progress through a run. */
     private static final class JobState {
@@ -54,6 +57,8 @@ final class SchedulerRun {
         int attempts;
         /** Worker-scoped failures so far. */
         int workerFaults;
+        /** Dispatches in a row that never reached their worker. */
+        int refusalsInARow;
         long dueNanos;
 
         JobState(Job job) {
@@ -133,6 +138,11 @@ final class SchedulerRun {
         source.addListener(wake);
         try {
             while (outstanding > 0) {
+                if (Thread.interrupted()) {
+                    // Checked here, not only where the loop waits: a run that always has something
+                    // to dispatch would otherwise never notice.
+                    throw new InterruptedException("the run was interrupted with " + outstanding + " jobs not done");
+                }
                 runEvents();
                 checkSource();
                 long now = System.nanoTime();
@@ -344,9 +354,18 @@ final class SchedulerRun {
             // It never reached the worker: nothing happened that should cost the job an attempt.
             state.attempts--;
             state.failedOn.add(worker);
-            retryNow(state, worker, cause, reason);
+            if (++state.refusalsInARow <= REFUSALS_BEFORE_PAUSE) {
+                retryNow(state, worker, cause, reason);
+            } else {
+                // A handle that refuses everything and stays in the source (a local worker closed
+                // but not removed, say) must not make the run spin: pause the job a little.
+                state.dueNanos = System.nanoTime() + REFUSAL_PAUSE_NANOS;
+                delayed.add(state);
+                listener.onRetry(state.job, worker, cause, state.attempts, Duration.ofNanos(REFUSAL_PAUSE_NANOS));
+            }
             return;
         }
+        state.refusalsInARow = 0;
         FailureScope scope = cause instanceof ControlException ce ? ce.scope() : FailureScope.TRANSIENT;
         switch (scope) {
             case JOB:
@@ -417,7 +436,7 @@ final class SchedulerRun {
     private void strike(WorkerHandle worker, String reason) {
         Quarantine.Verdict verdict = quarantine.strike(worker, reason, System.nanoTime());
         if (verdict.quarantined()) {
-            log.warn("worker={} - quarantined: {} failures in a row were its own, not its jobs' (last: {});"
+            log.info("worker={} - quarantined: {} failures in a row were its own, not its jobs' (last: {});"
                     + " no new jobs for {} s", worker.id(), verdict.strikes(), reason,
                     verdict.duration().toSeconds());
             listener.onQuarantined(worker, reason, verdict.strikes(), verdict.duration());
@@ -469,7 +488,7 @@ final class SchedulerRun {
             noUsableWorkerSinceNanos = now;
             lastWaitingReportNanos = now;
             if (allQuarantined) {
-                log.warn("{} jobs are waiting and every connected worker ({}) is quarantined; waiting up to {} s",
+                log.info("{} jobs are waiting and every connected worker ({}) is quarantined; waiting up to {} s",
                         outstanding, workers.size(), options.waitForWorkers().toSeconds());
             } else {
                 log.info("{} jobs are waiting and no worker is connected; waiting up to {} s", outstanding,

@@ -32,6 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 class SchedulerTest {
     private final LocalPool pool = new LocalPool();
@@ -362,6 +363,69 @@ class SchedulerTest {
         assertThat(refused.get()).isPositive();
         assertThat(report.allCompleted()).isTrue();
         assertThat(report.failed()).isEmpty();
+    }
+
+    @Test
+    void aHandleThatRefusesEverythingAndStaysInTheSourceDoesNotMakeTheRunSpin() throws Exception {
+        List<Long> refusedAtNanos = new CopyOnWriteArrayList<>();
+        pool.add(new WorkerHandle() {
+            @Override
+            public String id() {
+                return "closed-but-listed";
+            }
+
+            @Override
+            public int capacity() {
+                return 1;
+            }
+
+            @Override
+            public CompletableFuture<JobOutcome> dispatch(Job job) {
+                refusedAtNanos.add(System.nanoTime());
+                if (refusedAtNanos.size() == 10) {
+                    pool.start("good", 1, TestJobs.echoRunner());
+                }
+                return CompletableFuture.failedFuture(new DispatchRefusedException("local worker is closed"));
+            }
+        });
+
+        RunReport report = new Scheduler(pool, store, fast).run(TestJobs.jobs("j", 1));
+
+        assertThat(report.allCompleted()).isTrue();
+        // The only worker refuses: a few quick retries, then about one every 50 ms. Ten take
+        // hundreds of milliseconds, where a spinning run takes microseconds and burns a core.
+        long spanMs = TimeUnit.NANOSECONDS.toMillis(refusedAtNanos.get(9) - refusedAtNanos.get(0));
+        assertThat(spanMs).isGreaterThanOrEqualTo(200);
+    }
+
+    @Test
+    void interruptingARunThatIsBusyDispatchingEndsIt() throws Exception {
+        AtomicInteger refused = new AtomicInteger();
+        pool.add(new WorkerHandle() {
+            @Override
+            public String id() {
+                return "refuses";
+            }
+
+            @Override
+            public int capacity() {
+                return 1;
+            }
+
+            @Override
+            public CompletableFuture<JobOutcome> dispatch(Job job) {
+                refused.incrementAndGet();
+                // What an interrupted RemoteWorker.dispatch does: fail, and keep the interrupt flag set.
+                Thread.currentThread().interrupt();
+                return CompletableFuture.failedFuture(new DispatchRefusedException("interrupted while queueing"));
+            }
+        });
+        Future<RunReport> run = background.submit(() -> new Scheduler(pool, store, fast).run(TestJobs.jobs("j", 3)));
+
+        await().atMost(Duration.ofSeconds(10)).until(run::isDone);
+
+        assertThatThrownBy(run::get).cause().isInstanceOf(InterruptedException.class);
+        assertThat(refused.get()).isLessThan(5);
     }
 
     @Test
