@@ -90,7 +90,9 @@ public final class EvalJobRunner implements JobRunner {
     private static ControlException rescoped(String where, ControlException e) {
         switch (e.scope()) {
             case WORKER:
-                return new WorkerFaultException(where + " failed, this worker is at fault: " + e.getMessage(), e);
+                // The vignette says nothing about a worker's fault (any one would have failed), so
+                // the cause comes first: it is what a quarantine line shows.
+                return new WorkerFaultException(e.getMessage() + " (this worker's fault, met at " + where + ")", e);
             case JOB:
                 return new JobFailedException(where + " failed permanently: " + e.getMessage(), e);
             default:

@@ -124,9 +124,10 @@ class EvalJobRunnerTest {
         Throwable thrown = catchThrowable(() -> new EvalJobRunner(client).run(threeVignettes("job-9")));
 
         assertThat(thrown).isInstanceOf(WorkerFaultException.class)
-                .hasMessageStartingWith("job job-9: vignette 'de' (2 of 3) failed, this worker is at fault: the model"
-                        + " API at " + server.baseUrl() + " answered HTTP 404 for model 'gpt-test'")
-                .hasMessageEndingWith("check --model-api and --model")
+                .hasMessageStartingWith("the model API at " + server.baseUrl() + " answered HTTP 404 for model"
+                        + " 'gpt-test'")
+                .hasMessageContaining("check --model-api and --model")
+                .hasMessageEndingWith("(this worker's fault, met at job job-9: vignette 'de' (2 of 3))")
                 .hasCauseInstanceOf(WorkerFaultException.class);
         assertThat(((WorkerFaultException) thrown).scope()).isEqualTo(FailureScope.WORKER);
         // Not retried by the client: one call for "fr", one for "de", none for "it".

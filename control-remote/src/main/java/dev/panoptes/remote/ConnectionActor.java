@@ -536,8 +536,8 @@ final class ConnectionActor {
                         + failed.jobId() + " (the job's own failure, not retried): " + failed.error());
                 break;
             case WORKER:
-                error = new WorkerFaultException("worker " + workerId() + " at " + remote + " could not run job "
-                        + failed.jobId() + " (the worker's own failure; sent to another worker): " + failed.error());
+                // The worker's own words first: they are what a quarantine line shows.
+                error = new WorkerFaultException("worker " + workerId() + " at " + remote + ": " + failed.error());
                 break;
             default:
                 error = new WorkerException("worker " + workerId() + " at " + remote + " could not complete job "

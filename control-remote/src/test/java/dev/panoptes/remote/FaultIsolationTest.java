@@ -206,7 +206,7 @@ class FaultIsolationTest {
 
             assertThat(failureOf(job)).isInstanceOf(JobFailedException.class).hasMessageContaining("prompt too long");
             assertThat(failureOf(own)).isInstanceOf(WorkerFaultException.class)
-                    .hasMessageContaining("the worker's own failure").hasMessageContaining("404 for model 'llama'");
+                    .hasMessageStartingWith("worker w1 at ").hasMessageContaining(": HTTP 404 for model 'llama'");
             assertThat(failureOf(moment)).isExactlyInstanceOf(WorkerException.class);
             assertThat(failureOf(old).scope()).isEqualTo(FailureScope.TRANSIENT);
         }
