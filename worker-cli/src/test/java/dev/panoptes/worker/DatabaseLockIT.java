@@ -8,20 +8,13 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /**
  * One coordinator per database, with the built {@code worker.jar} as real processes: a second
@@ -30,26 +23,20 @@ import static org.awaitility.Awaitility.await;
  */
 @Timeout(60)
 class DatabaseLockIT {
-    private static final Path JAR = Path.of(System.getProperty("worker.jar", "target/worker.jar"));
-    private static final Path LOGS = Path.of("target", "it-logs");
-    private static final Pattern LISTENING = Pattern.compile("listening for workers on (127\\.0\\.0\\.1:\\d+);");
 
     @TempDir
     Path dir;
 
-    private final List<Process> processes = new ArrayList<>();
-    private final Map<Process, Path> logFiles = new ConcurrentHashMap<>();
-    private final String testName;
+    private final JarProcesses jars;
 
     DatabaseLockIT(TestInfo info) throws IOException {
-        this.testName = info.getTestMethod().orElseThrow().getName();
-        assertThat(JAR).as("the shaded jar, built by `mvn package`").isRegularFile();
-        Files.createDirectories(LOGS);
+        jars = new JarProcesses(getClass().getSimpleName() + "-" + info.getTestMethod().orElseThrow().getName(),
+                PATIENCE);
     }
 
     @AfterEach
     void tearDown() {
-        processes.forEach(Process::destroyForcibly);
+        jars.close();
     }
 
     @Test
@@ -84,34 +71,19 @@ class DatabaseLockIT {
     }
 
     private Process startCoordinator(Path suite, Path db) throws IOException {
-        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", JAR.toString(), "coordinator", "--suite", suite.toString(), "--db", db.toString(),
-                "--listen", "127.0.0.1:0", "--wait-for-workers", "5m");
-        Path logFile = LOGS.resolve(testName + "-" + processes.size() + ".log");
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(logFile.toFile());
-        builder.environment().remove("PANOPTES_TOKEN");
-        Process p = builder.start();
-        processes.add(p);
-        logFiles.put(p, logFile);
-        return p;
+        return jars.start("coordinator", "--suite", suite.toString(), "--db", db.toString(), "--listen",
+                "127.0.0.1:0", "--wait-for-workers", "5m");
     }
 
-    /** Waits for the coordinator to say where it listens, and returns that {@code host:port}. */
     private String awaitListening(Process p) throws IOException {
-        await().atMost(PATIENCE).until(() -> LISTENING.matcher(log(p)).find() || !p.isAlive());
-        Matcher m = LISTENING.matcher(log(p));
-        assertThat(m.find()).as("the coordinator listens; its output:%n%s", log(p)).isTrue();
-        return m.group(1);
+        return jars.awaitListening(p);
     }
 
     private String log(Process p) throws IOException {
-        return Files.readString(logFiles.get(p), StandardCharsets.UTF_8);
+        return jars.log(p);
     }
 
     private void assertExitCode(Process p, int expected) throws Exception {
-        boolean exited = p.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS);
-        assertThat(exited).as("exited within %s s; its output:%n%s", PATIENCE.toSeconds(), log(p)).isTrue();
-        assertThat(p.exitValue()).as("exit code; output:%n%s", log(p)).isEqualTo(expected);
+        jars.assertExitCode(p, expected);
     }
 }

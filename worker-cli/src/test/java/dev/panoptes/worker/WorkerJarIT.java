@@ -21,8 +21,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -45,26 +43,19 @@ import static org.awaitility.Awaitility.await;
  */
 @Timeout(60)
 class WorkerJarIT {
-    private static final Path JAR = Path.of(System.getProperty("worker.jar", "target/worker.jar"));
-    private static final Path LOGS = Path.of("target", "it-logs");
 
     private final List<AutoCloseable> toClose = new ArrayList<>();
-    private final List<Process> processes = new ArrayList<>();
-    private final Map<Process, Path> logFiles = new ConcurrentHashMap<>();
     private final StubModelApi modelApi = closeLater(StubModelApi.start());
-    private final String testName;
+    private final JarProcesses jars;
 
     WorkerJarIT(TestInfo info) throws IOException {
-        this.testName = info.getTestMethod().orElseThrow().getName();
-        assertThat(JAR).as("the shaded jar, built by `mvn package`").isRegularFile();
-        Files.createDirectories(LOGS);
+        jars = new JarProcesses(getClass().getSimpleName() + "-" + info.getTestMethod().orElseThrow().getName(),
+                PATIENCE);
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (Process p : processes) {
-            p.destroyForcibly();
-        }
+        jars.close();
         for (AutoCloseable c : toClose) {
             c.close();
         }
@@ -190,23 +181,11 @@ class WorkerJarIT {
     // ---- helpers ----
 
     private Process startWorker(Map<String, String> env, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", JAR.toString()));
-        command.addAll(List.of(args));
-        Path logFile = LOGS.resolve(testName + "-" + processes.size() + ".log");
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(logFile.toFile());
-        builder.environment().remove("OPENAI_API_KEY");
-        builder.environment().remove("PANOPTES_TOKEN");
-        builder.environment().putAll(env);
-        Process p = builder.start();
-        processes.add(p);
-        logFiles.put(p, logFile);
-        return p;
+        return jars.start(env, args);
     }
 
     private String log(Process p) throws IOException {
-        return Files.readString(logFiles.get(p), StandardCharsets.UTF_8);
+        return jars.log(p);
     }
 
     private void assertExitCode(Process p, int expected) throws Exception {

@@ -13,12 +13,8 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -35,27 +31,20 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(60)
 class WorkerStartupIT {
-    private static final Path JAR = Path.of(System.getProperty("worker.jar", "target/worker.jar"));
-    private static final Path LOGS = Path.of("target", "it-logs");
     private static final String MODEL = "stub-model";
 
     private final List<AutoCloseable> toClose = new ArrayList<>();
-    private final List<Process> processes = new ArrayList<>();
-    private final Map<Process, Path> logFiles = new ConcurrentHashMap<>();
     private final ModelApi modelApi = closeLater(ModelApi.start());
-    private final String testName;
+    private final JarProcesses jars;
 
     WorkerStartupIT(TestInfo info) throws IOException {
-        this.testName = info.getTestMethod().orElseThrow().getName();
-        assertThat(JAR).as("the shaded jar, built by `mvn package`").isRegularFile();
-        Files.createDirectories(LOGS);
+        jars = new JarProcesses(getClass().getSimpleName() + "-" + info.getTestMethod().orElseThrow().getName(),
+                PATIENCE);
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        for (Process p : processes) {
-            p.destroyForcibly();
-        }
+        jars.close();
         for (AutoCloseable c : toClose) {
             c.close();
         }
@@ -140,22 +129,11 @@ class WorkerStartupIT {
     // ---- helpers ----
 
     private Process startWorker(String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", JAR.toString()));
-        command.addAll(List.of(args));
-        Path logFile = LOGS.resolve(getClass().getSimpleName() + "-" + testName + "-" + processes.size() + ".log");
-        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(logFile.toFile());
-        builder.environment().remove("OPENAI_API_KEY");
-        builder.environment().remove("PANOPTES_TOKEN");
-        Process p = builder.start();
-        processes.add(p);
-        logFiles.put(p, logFile);
-        return p;
+        return jars.start(args);
     }
 
     private String log(Process p) throws IOException {
-        return Files.readString(logFiles.get(p), StandardCharsets.UTF_8);
+        return jars.log(p);
     }
 
     private List<String> errorLines(Process p) throws IOException {

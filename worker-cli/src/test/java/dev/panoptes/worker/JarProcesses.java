@@ -1,0 +1,105 @@
+package dev.panoptes.worker;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The built {@code worker.jar} run as real processes for one integration test: each process's
+ * output goes to its own file under {@code target/it-logs}, named for the test, so that a failed
+ * assertion can show it and a person can read it afterwards. {@link #close()} kills what is left.
+ *
+ * <p>The environment variables that would change the jar's behaviour
+ * ({@code OPENAI_API_KEY}, {@code PANOPTES_TOKEN}) are removed unless a test sets them.
+ */
+final class JarProcesses implements AutoCloseable {
+    static final Path JAR = Path.of(System.getProperty("worker.jar", "target/worker.jar"));
+    private static final Path LOGS = Path.of("target", "it-logs");
+    private static final Pattern LISTENING = Pattern.compile("listening for workers on (127\\.0\\.0\\.1:\\d+);");
+
+    private final String name;
+    private final Duration patience;
+    private final List<Process> processes = new ArrayList<>();
+    private final Map<Process, Path> logFiles = new ConcurrentHashMap<>();
+
+    /**
+     * @param name     names the log files, e.g. the test class and method
+     * @param patience how long to wait for output or an exit before failing
+     */
+    JarProcesses(String name, Duration patience) throws IOException {
+        assertThat(JAR).as("the shaded jar, built by `mvn package`").isRegularFile();
+        Files.createDirectories(LOGS);
+        this.name = name;
+        this.patience = patience;
+    }
+
+    /** Starts {@code java -jar worker.jar args...}. */
+    Process start(String... args) throws IOException {
+        return start(Map.of(), args);
+    }
+
+    /** Starts {@code java -jar worker.jar args...} with these environment variables set. */
+    Process start(Map<String, String> env, String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar", JAR.toString()));
+        command.addAll(List.of(args));
+        Path logFile = LOGS.resolve(name + "-" + processes.size() + ".log");
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+                .redirectOutput(logFile.toFile());
+        builder.environment().remove("OPENAI_API_KEY");
+        builder.environment().remove("PANOPTES_TOKEN");
+        builder.environment().putAll(env);
+        Process p = builder.start();
+        processes.add(p);
+        logFiles.put(p, logFile);
+        return p;
+    }
+
+    /** Everything the process printed so far, standard output and error together. */
+    String log(Process p) throws IOException {
+        return Files.readString(logFiles.get(p), StandardCharsets.UTF_8);
+    }
+
+    /** Waits until the process prints {@code text} (failing if it exits first). */
+    void awaitOutput(Process p, String text) {
+        await().atMost(patience).until(() -> log(p).contains(text) || !p.isAlive());
+        try {
+            assertThat(log(p)).as("output of a process that should print '%s'", text).contains(text);
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Waits for a coordinator to say where it listens, and returns that {@code host:port}. */
+    String awaitListening(Process coordinator) throws IOException {
+        await().atMost(patience).until(() -> LISTENING.matcher(log(coordinator)).find() || !coordinator.isAlive());
+        Matcher m = LISTENING.matcher(log(coordinator));
+        assertThat(m.find()).as("the coordinator listens; its output:%n%s", log(coordinator)).isTrue();
+        return m.group(1);
+    }
+
+    /** Waits for the process to exit and checks its code, showing its output when it is wrong. */
+    void assertExitCode(Process p, int expected) throws Exception {
+        boolean exited = p.waitFor(patience.toSeconds(), TimeUnit.SECONDS);
+        assertThat(exited).as("exited within %s s; its output:%n%s", patience.toSeconds(), log(p)).isTrue();
+        assertThat(p.exitValue()).as("exit code; output:%n%s", log(p)).isEqualTo(expected);
+    }
+
+    /** Kills every process still running. */
+    @Override
+    public void close() {
+        processes.forEach(Process::destroyForcibly);
+    }
+}
