@@ -3,15 +3,21 @@
  * local ones.
  *
  * <p>{@link dev.panoptes.remote.WorkerServer} listens, runs the {@code register} handshake of
- * PROTOCOL.md and keeps a {@link dev.panoptes.remote.SharedPool} in step with the registered
- * workers. Each connection is a {@code ConnectionActor} pinned to one of a few selector
- * threads ({@code SelectorLoop}); only that thread touches its socket and state. Callers reach
- * it through {@link dev.panoptes.remote.RemoteWorker#dispatch}, which puts the job on the
- * actor's bounded queue and wakes the selector. Answers complete the callers' futures on a
- * separate completion executor, so that no callback runs on, or stalls, a selector thread.
+ * docs/PROTOCOL.md and keeps a {@link dev.panoptes.remote.SharedPool} in step with the registered
+ * workers. Each connection is a {@code ConnectionActor} pinned to one of a few selector threads
+ * ({@code SelectorLoop}); only that thread touches its socket, its job table
+ * ({@code PendingJobs}) and its clocks ({@code Liveness}). Callers reach it through
+ * {@link dev.panoptes.remote.RemoteWorker#dispatch}, which encodes the job on the caller's thread,
+ * puts it on the actor's bounded queue and wakes the selector. Answers complete the callers'
+ * futures on a separate completion executor, and the server's listener hears of workers on its
+ * own thread, so that no callback runs on, or stalls, a selector thread.
  *
- * <p>Every way a connection can end (end of stream, I/O error, protocol error, heartbeat
- * timeout, server close) fails every job pending or queued on it with a retryable
- * {@link dev.panoptes.control.WorkerException} whose message starts "worker connection lost".
+ * <p>Every way a connection can end (end of stream, I/O error, protocol error, heartbeat or
+ * write-stall timeout, a cancelled job never let go of, server close) removes the worker from the
+ * pool and then fails every job pending on it with a retryable
+ * {@link dev.panoptes.control.WorkerException} whose message starts "worker connection lost", and
+ * every job still queued for it with a {@link dev.panoptes.control.DispatchRefusedException}: it
+ * never reached the worker. A selector thread that dies closes the whole server and marks its
+ * pool failed.
  */
 package dev.panoptes.remote;
