@@ -68,6 +68,7 @@ final class ConnectionActor {
     private final ServerContext context;
     private final SocketChannel channel;
     private final SocketAddress remote;
+    private final JobFailures failures;
 
     // ---- any thread: written by the selector thread (or once by the closer), read anywhere
     /** The first cause of the close; non-null exactly when the connection is closed or closing. */
@@ -97,7 +98,7 @@ final class ConnectionActor {
 
         @Override
         public void refuse(Dispatch d, PendingJobs.Refusal why) {
-            loop.fail(d.reply(), refusal(d.job().id(), why));
+            loop.fail(d.reply(), failures.refused(d.job().id(), why, jobs.pendingCount()));
         }
     };
     private SelectionKey key;
@@ -113,6 +114,7 @@ final class ConnectionActor {
         this.context = context;
         this.channel = channel;
         this.remote = remote;
+        this.failures = new JobFailures(remote);
         // Small until the peer has registered: an unauthenticated peer gets nothing big from us.
         this.decoder = new FrameDecoder(context.codec, context.options.handshakeFrameBytes());
         this.liveness = new Liveness(context);
@@ -134,11 +136,11 @@ final class ConnectionActor {
      */
     CompletableFuture<JobOutcome> enqueue(Job job) {
         if (closeCause.get() != null) {
-            return CompletableFuture.failedFuture(notSent(job.id(), "its connection is closed ("
-                    + describe(closeCause.get()) + ")"));
+            return CompletableFuture.failedFuture(failures.notSent(job.id(), "its connection is closed ("
+                    + JobFailures.describe(closeCause.get()) + ")"));
         }
         if (draining) {
-            return CompletableFuture.failedFuture(drainingFailure(job.id()));
+            return CompletableFuture.failedFuture(failures.draining(job.id()));
         }
         byte[] frame;
         try {
@@ -153,9 +155,9 @@ final class ConnectionActor {
             // Called from a callback on a selector thread: waiting for room would stall every
             // connection of that thread, or wait for itself. Refuse instead.
             if (!table.offer(dispatch)) {
-                reply.completeExceptionally(notSent(job.id(), "its dispatch queue is full (" + table.queuedCount()
-                        + " queued, " + table.pendingCount() + " pending) and dispatch was called on a selector"
-                        + " thread, which must not block; dispatch from another thread"));
+                reply.completeExceptionally(failures.notSent(job.id(), "its dispatch queue is full ("
+                        + table.queuedCount() + " queued, " + table.pendingCount() + " pending) and dispatch was"
+                        + " called on a selector thread, which must not block; dispatch from another thread"));
                 return reply;
             }
         } else {
@@ -163,9 +165,9 @@ final class ConnectionActor {
                 table.put(dispatch);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                reply.completeExceptionally(notSent(job.id(), "the caller was interrupted while waiting for room in"
-                        + " its dispatch queue (" + table.queuedCount() + " queued, " + table.pendingCount()
-                        + " pending)"));
+                reply.completeExceptionally(failures.notSent(job.id(), "the caller was interrupted while waiting"
+                        + " for room in its dispatch queue (" + table.queuedCount() + " queued, "
+                        + table.pendingCount() + " pending)"));
                 return reply;
             }
         }
@@ -229,14 +231,13 @@ final class ConnectionActor {
     private void failQueuedOnCallerThread() {
         Throwable cause = closeCause.get();
         for (Dispatch d : jobs.takeQueued()) {
-            d.reply().completeExceptionally(notSent(d.job().id(), "its connection closed ("
-                    + describe(cause) + ")"));
+            d.reply().completeExceptionally(failures.notSent(d.job().id(), "its connection closed ("
+                    + JobFailures.describe(cause) + ")"));
         }
     }
 
     private String workerId() {
-        RemoteWorker w = worker;
-        return w == null ? "-" : w.id();
+        return failures.workerId();
     }
 
     // ------------------------------------------------------------------ selector thread only
@@ -425,16 +426,18 @@ final class ConnectionActor {
             List<Dispatch> inFlight = jobs.takeAssigned();
             List<Dispatch> queued = jobs.takeQueued();
             for (Dispatch d : inFlight) {
-                loop.fail(d.reply(), lost(d.job().id(), first));
+                loop.fail(d.reply(), failures.lost(d.job().id(), first));
             }
             for (Dispatch d : queued) {
-                loop.fail(d.reply(), notSent(d.job().id(), "its connection closed (" + describe(first) + ")"));
+                loop.fail(d.reply(), failures.notSent(d.job().id(), "its connection closed ("
+                        + JobFailures.describe(first) + ")"));
             }
             log.info("worker={} job=- - connection from {} lost after {} ms; failed {} pending and {} queued jobs"
-                    + " retryably: {}", workerId(), remote, upMs, inFlight.size(), queued.size(), describe(first));
+                    + " retryably: {}", workerId(), remote, upMs, inFlight.size(), queued.size(),
+                    JobFailures.describe(first));
         } else if (!rejectionReported) {
             rejectionReported = true;
-            String reason = "connection closed before registering: " + describe(first);
+            String reason = "connection closed before registering: " + JobFailures.describe(first);
             log.info("worker=- job=- - {} from {} after {} ms", reason, remote, upMs);
             reportRejected(reason);
         }
@@ -463,6 +466,7 @@ final class ConnectionActor {
         // Buffers and queues are for registered workers only.
         jobs = new PendingJobs(capacity, context.options.dispatchQueueCapacity());
         worker = new RemoteWorker(this, register.workerId(), capacity, register.labels());
+        failures.registered(register.workerId());
         decoder.limit(context.options.maxFrameBytes());
         phase = Phase.OPEN;
         out.appendFrame(context.registeredFrame);
@@ -512,9 +516,7 @@ final class ConnectionActor {
         } catch (IllegalArgumentException e) {
             log.warn("worker={} job={} - the worker's result does not answer the job: {}; failing it retryably",
                     workerId(), outcome.jobId(), e.getMessage());
-            loop.fail(d.reply(), new WorkerException("worker " + workerId() + " at " + remote
-                    + " sent a result that does not answer job " + d.job().id() + ": " + e.getMessage()
-                    + "; another worker may do better", e));
+            loop.fail(d.reply(), failures.wrongResult(d.job().id(), e));
             return;
         }
         if (log.isDebugEnabled()) {
@@ -529,21 +531,7 @@ final class ConnectionActor {
         if (d == null) {
             return;
         }
-        ControlException error;
-        switch (failed.effectiveScope()) {
-            case JOB:
-                error = new JobFailedException("worker " + workerId() + " at " + remote + " failed job "
-                        + failed.jobId() + " (the job's own failure, not retried): " + failed.error());
-                break;
-            case WORKER:
-                // The worker's own words first: they are what a quarantine line shows.
-                error = new WorkerFaultException("worker " + workerId() + " at " + remote + ": " + failed.error());
-                break;
-            default:
-                error = new WorkerException("worker " + workerId() + " at " + remote + " could not complete job "
-                        + failed.jobId() + " (retryable): " + failed.error());
-                break;
-        }
+        ControlException error = failures.failedFrame(failed);
         if (log.isDebugEnabled()) {
             log.debug("worker={} job={} - failed ({}): {}", workerId(), failed.jobId(),
                     failed.effectiveScope().wireName(), failed.error());
@@ -605,7 +593,7 @@ final class ConnectionActor {
 
     private void failQueuedWhileDraining() {
         for (Dispatch d : jobs.takeQueued()) {
-            loop.fail(d.reply(), drainingFailure(d.job().id()));
+            loop.fail(d.reply(), failures.draining(d.job().id()));
         }
     }
 
@@ -616,20 +604,6 @@ final class ConnectionActor {
             return;
         }
         jobs.drain(assigner);
-    }
-
-    private ControlException refusal(JobId id, PendingJobs.Refusal why) {
-        switch (why) {
-            case DUPLICATE:
-                return new JobFailedException("job " + id + " is already pending on worker " + workerId() + " at "
-                        + remote + " (" + jobs.pendingCount() + " pending): the same job id was dispatched twice to"
-                        + " one connection; this second dispatch was refused and the first one goes on");
-            case STILL_CANCELLING:
-                return notSent(id, "an earlier attempt of the same job was cancelled there and the worker has not"
-                        + " let go of it yet");
-            default:
-                return notSent(id, "assigning the jobs queued with it failed");
-        }
     }
 
     private void scheduleFlush() {
@@ -693,26 +667,6 @@ final class ConnectionActor {
         } catch (RuntimeException e) {
             log.warn("worker=- job=- - the rejection handler failed; carrying on", e);
         }
-    }
-
-    private WorkerException lost(JobId jobId, Throwable cause) {
-        return new WorkerException("worker connection lost: worker " + workerId() + " at " + remote
-                + " went away before answering job " + jobId + " (" + describe(cause) + "); the job may be sent again",
-                cause);
-    }
-
-    private DispatchRefusedException notSent(JobId jobId, String why) {
-        return new DispatchRefusedException("job " + jobId + " was not sent to worker " + workerId() + " at " + remote
-                + ": " + why);
-    }
-
-    private DispatchRefusedException drainingFailure(JobId jobId) {
-        return notSent(jobId, "it is draining (shutting down) and takes no new jobs");
-    }
-
-    private static String describe(Throwable cause) {
-        String message = cause.getMessage();
-        return message == null ? cause.getClass().getSimpleName() : message;
     }
 
     @Override

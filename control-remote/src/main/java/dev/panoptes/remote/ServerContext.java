@@ -10,6 +10,7 @@ import dev.panoptes.control.wire.MessageCodec;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.SocketAddress;
 import java.util.Arrays;
 
@@ -40,17 +41,32 @@ final class ServerContext {
         void onLost(RemoteWorker worker, Throwable cause);
     }
 
-    /** A thread's scratch space for encoding: reused, so that an assign costs one exact-size array. */
-    private static final class Scratch extends ByteArrayOutputStream {
-        /** A scratch grown past this is dropped after use, so one huge job does not pin memory in a thread. */
+    /**
+     * A dispatching thread's encoder: a scratch buffer and a JSON generator bound to it, both
+     * reused, so that an assign costs one exact-size array and no generator setup (making a
+     * generator per job, with its buffer-recycler lookup and context, was most of the cost of
+     * encoding a small job).
+     */
+    private static final class Encoder extends ByteArrayOutputStream {
+        /** An encoder grown past this is dropped after use, so one huge job does not pin memory in a thread. */
         static final int RETAIN_BYTES = 64 * 1024;
 
-        Scratch() {
+        final JsonGenerator generator;
+
+        Encoder(JsonFactory json) {
             super(1024);
+            try {
+                generator = json.createGenerator(this, JsonEncoding.UTF8);
+            } catch (IOException e) {
+                // An in-memory stream cannot fail to open.
+                throw new UncheckedIOException(e);
+            }
+            // One frame per root value: no separator between them.
+            generator.setRootValueSeparator(null);
         }
 
         byte[] frame() {
-            int bodyBytes = count - MessageCodec.LENGTH_PREFIX_BYTES;
+            int bodyBytes = bodyBytes();
             buf[0] = (byte) (bodyBytes >>> 24);
             buf[1] = (byte) (bodyBytes >>> 16);
             buf[2] = (byte) (bodyBytes >>> 8);
@@ -67,7 +83,6 @@ final class ServerContext {
         }
     }
 
-    private static final ThreadLocal<Scratch> SCRATCH = ThreadLocal.withInitial(Scratch::new);
     private static final byte[] NO_PREFIX = new byte[MessageCodec.LENGTH_PREFIX_BYTES];
 
     final ServerOptions options;
@@ -81,6 +96,8 @@ final class ServerContext {
     final byte[] heartbeatFrame;
     final byte[] registeredFrame;
     private final JsonFactory json;
+    /** Per dispatching thread; per server, since the codec (and its frame limit) is. */
+    private final ThreadLocal<Encoder> encoders;
 
     ServerContext(ServerOptions options, Events events) {
         this.options = options;
@@ -94,6 +111,7 @@ final class ServerContext {
         this.heartbeatFrame = codec.encodeFrame(Message.Heartbeat.COORDINATOR);
         this.registeredFrame = codec.encodeFrame(new Message.Registered(heartbeatIntervalMs));
         this.json = codec.mapper().getFactory();
+        this.encoders = ThreadLocal.withInitial(() -> new Encoder(json));
     }
 
     /**
@@ -106,17 +124,19 @@ final class ServerContext {
      *                            field) or its frame would exceed the frame limit
      */
     byte[] encodeAssign(Job job, String workerId) {
-        Scratch out = SCRATCH.get();
+        Encoder out = encoders.get();
         out.reset();
         out.write(NO_PREFIX, 0, NO_PREFIX.length);
+        boolean clean = false;
         try {
-            try (JsonGenerator g = json.createGenerator(out, JsonEncoding.UTF8)) {
-                g.writeStartObject();
-                g.writeStringField("type", "assign");
-                g.writeFieldName("job");
-                codec.writeJob(g, job);
-                g.writeEndObject();
-            }
+            JsonGenerator g = out.generator;
+            g.writeStartObject();
+            g.writeStringField("type", "assign");
+            g.writeFieldName("job");
+            codec.writeJob(g, job);
+            g.writeEndObject();
+            g.flush();
+            clean = true;
             if (out.bodyBytes() > options.maxFrameBytes()) {
                 throw new JobFailedException("cannot send job " + job.id() + " to worker " + workerId
                         + ": its assign frame of " + out.bodyBytes() + " bytes exceeds the frame limit of "
@@ -132,8 +152,9 @@ final class ServerContext {
             throw new JobFailedException("cannot send job " + job.id() + " to worker " + workerId
                     + ": it cannot be encoded: " + (e.getMessage() == null ? e.toString() : e.getMessage()), e);
         } finally {
-            if (out.oversized()) {
-                SCRATCH.remove();
+            // A generator that failed mid-object is in no state to write the next one.
+            if (!clean || out.oversized()) {
+                encoders.remove();
             }
         }
     }
