@@ -18,7 +18,6 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
@@ -41,46 +40,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class SchedulerRun {
     private static final Logger log = LoggerFactory.getLogger(SchedulerRun.class);
-    private static final long WAITING_REPORT_NANOS = TimeUnit.SECONDS.toNanos(5);
     /** Refused dispatches of one job in a row that are retried at once; later ones wait a little. */
     private static final int REFUSALS_BEFORE_PAUSE = 3;
     private static final long REFUSAL_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-
-    /** One job's progress through a run. */
-    private static final class JobState {
-        final Job job;
-        /** Workers it failed on, by identity: a reconnected worker is a new handle and may be tried. */
-        final Set<WorkerHandle> failedOn = Collections.newSetFromMap(new IdentityHashMap<>());
-        /** Dispatches made, counted or not. */
-        int dispatches;
-        /** Attempts that count against {@link SchedulerOptions#maxAttempts()}. */
-        int attempts;
-        /** Worker-scoped failures so far. */
-        int workerFaults;
-        /** Dispatches in a row that never reached their worker. */
-        int refusalsInARow;
-        long dueNanos;
-
-        JobState(Job job) {
-            this.job = job;
-        }
-    }
-
-    /** One dispatch of a job to a worker, and its deadline. */
-    private static final class Attempt {
-        final JobState state;
-        final WorkerHandle worker;
-        final long deadlineNanos;
-        CompletableFuture<JobOutcome> reply;
-        boolean answered;
-        boolean timedOut;
-
-        Attempt(JobState state, WorkerHandle worker, long deadlineNanos) {
-            this.state = state;
-            this.worker = worker;
-            this.deadlineNanos = deadlineNanos;
-        }
-    }
 
     private final WorkerSource source;
     private final ResultStore store;
@@ -88,6 +50,7 @@ final class SchedulerRun {
     private final ProgressListener listener;
     private final List<Job> jobs;
     private final Quarantine quarantine;
+    private final WorkerWait workerWait;
     private final long jobTimeoutNanos;
     private final BlockingQueue<Runnable> events = new LinkedBlockingQueue<>();
     private final Runnable wake = () -> events.add(() -> { });
@@ -97,7 +60,7 @@ final class SchedulerRun {
      * Attempts in deadline order. The timeout is the same for all, so dispatch order is deadline
      * order and a deque does; answered attempts leave from the head as they reach it.
      */
-    private final ArrayDeque<Attempt> deadlines = new ArrayDeque<>();
+    private final ArrayDeque<JobState.Attempt> deadlines = new ArrayDeque<>();
     private final Map<WorkerHandle, int[]> inFlight = new IdentityHashMap<>();
     private final List<RunReport.FailedJob> failed = new ArrayList<>();
     private final Map<String, Integer> completedByWorker = new HashMap<>();
@@ -110,8 +73,6 @@ final class SchedulerRun {
     private long redeliveries;
     private long duplicates;
     private int cursor;
-    private long noUsableWorkerSinceNanos = -1;
-    private long lastWaitingReportNanos;
 
     SchedulerRun(WorkerSource source, ResultStore store, SchedulerOptions options, List<Job> jobs) {
         this.source = source;
@@ -120,6 +81,7 @@ final class SchedulerRun {
         this.listener = options.listener();
         this.jobs = jobs;
         this.quarantine = new Quarantine(options);
+        this.workerWait = new WorkerWait(options);
         this.jobTimeoutNanos = options.jobTimeout().toNanos();
     }
 
@@ -196,7 +158,7 @@ final class SchedulerRun {
 
     /** Cancels every attempt past its deadline; its answer (the cancellation) arrives as an event. */
     private void expireDeadlines(long now) {
-        Attempt a;
+        JobState.Attempt a;
         while ((a = deadlines.peekFirst()) != null && (a.answered || a.deadlineNanos - now <= 0)) {
             deadlines.pollFirst();
             if (!a.answered) {
@@ -219,15 +181,12 @@ final class SchedulerRun {
         if (!delayed.isEmpty()) {
             wait = Math.min(wait, Math.max(0, delayed.peek().dueNanos - now));
         }
-        Attempt oldest = deadlines.peekFirst();
+        JobState.Attempt oldest = deadlines.peekFirst();
         if (oldest != null) {
             wait = Math.min(wait, Math.max(0, oldest.deadlineNanos - now));
         }
         wait = Math.min(wait, quarantine.nanosToNextRelease(now));
-        if (noUsableWorkerSinceNanos >= 0) {
-            long deadline = noUsableWorkerSinceNanos + options.waitForWorkers().toNanos();
-            wait = Math.min(wait, Math.max(0, deadline - now));
-        }
+        wait = Math.min(wait, workerWait.nanosToLimit(now));
         return Math.max(wait, 1);
     }
 
@@ -308,7 +267,7 @@ final class SchedulerRun {
         inFlightTotal++;
         log.debug("worker={} job={} - dispatching, attempt {}", worker.id(), state.job.id(), state.attempts);
         listener.onDispatched(state.job, worker, state.attempts);
-        Attempt attempt = new Attempt(state, worker, System.nanoTime() + jobTimeoutNanos);
+        JobState.Attempt attempt = new JobState.Attempt(state, worker, System.nanoTime() + jobTimeoutNanos);
         CompletableFuture<JobOutcome> reply;
         try {
             reply = worker.dispatch(state.job);
@@ -323,7 +282,7 @@ final class SchedulerRun {
         reply.whenComplete((outcome, error) -> events.add(() -> onAnswer(attempt, outcome, error)));
     }
 
-    private void onAnswer(Attempt attempt, JobOutcome outcome, Throwable error) {
+    private void onAnswer(JobState.Attempt attempt, JobOutcome outcome, Throwable error) {
         attempt.answered = true;
         JobState state = attempt.state;
         WorkerHandle worker = attempt.worker;
@@ -469,53 +428,20 @@ final class SchedulerRun {
      */
     private boolean giveUpWithoutWorkers(long now) {
         if (ready.isEmpty() || inFlightTotal > 0) {
-            noUsableWorkerSinceNanos = -1;
+            workerWait.notWaiting();
             return false;
         }
         List<WorkerHandle> workers = source.snapshot();
-        int quarantined = 0;
         for (WorkerHandle w : workers) {
-            if (quarantine.isQuarantined(w)) {
-                quarantined++;
+            if (!quarantine.isQuarantined(w)) {
+                workerWait.notWaiting();
+                return false;
             }
         }
-        if (quarantined < workers.size()) {
-            noUsableWorkerSinceNanos = -1;
+        String reason = workerWait.waiting(now, workers, quarantine, outstanding);
+        if (reason == null) {
             return false;
         }
-        boolean allQuarantined = !workers.isEmpty();
-        if (noUsableWorkerSinceNanos < 0) {
-            noUsableWorkerSinceNanos = now;
-            lastWaitingReportNanos = now;
-            if (allQuarantined) {
-                log.info("{} jobs are waiting and every connected worker ({}) is quarantined; waiting up to {} s",
-                        outstanding, workers.size(), options.waitForWorkers().toSeconds());
-            } else {
-                log.info("{} jobs are waiting and no worker is connected; waiting up to {} s", outstanding,
-                        options.waitForWorkers().toSeconds());
-            }
-        }
-        long waited = now - noUsableWorkerSinceNanos;
-        if (now - lastWaitingReportNanos >= WAITING_REPORT_NANOS) {
-            lastWaitingReportNanos = now;
-            log.info("still no usable worker after {} s ({} connected, all quarantined); {} jobs waiting",
-                    TimeUnit.NANOSECONDS.toSeconds(waited), workers.size(), outstanding);
-            if (allQuarantined) {
-                listener.onAllWorkersQuarantined(Duration.ofNanos(waited), workers.size());
-            } else {
-                listener.onWaitingForWorkers(Duration.ofNanos(waited));
-            }
-        }
-        if (waited < options.waitForWorkers().toNanos()) {
-            return false;
-        }
-        String limits = Duration.ofNanos(waited).toMillis() + " ms (limit " + options.waitForWorkers().toMillis()
-                + " ms)";
-        String reason = allQuarantined
-                ? "every connected worker was quarantined for " + limits + " (last failure of "
-                        + workers.get(0).id() + ": " + quarantine.lastReason(workers.get(0))
-                        + "); fix the workers' model API settings or start other workers"
-                : "no worker connected for " + limits + "; start workers pointed at the coordinator";
         List<JobState> remaining = new ArrayList<>(ready);
         remaining.addAll(delayed);
         ready.clear();
