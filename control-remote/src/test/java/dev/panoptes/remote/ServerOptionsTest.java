@@ -24,6 +24,8 @@ class ServerOptionsTest {
         assertThat(o.selectorThreads()).isBetween(1, 2);
         assertThat(o.completionThreads()).isEqualTo(2);
         assertThat(o.dispatchQueueCapacity()).isEqualTo(1024);
+        assertThat(o.writeStallTimeout()).isEqualTo(Duration.ofSeconds(15));
+        assertThat(o.handshakeFrameBytes()).isEqualTo(64 * 1024);
     }
 
     @Test
@@ -59,9 +61,20 @@ class ServerOptionsTest {
                 .hasMessageContaining("handshakeTimeout must be at least 1 ms");
         assertThatThrownBy(() -> ServerOptions.builder().heartbeatInterval(Duration.ofMillis(-5)).build())
                 .hasMessageContaining("heartbeatInterval must be at least 1 ms");
+        assertThatThrownBy(() -> ServerOptions.builder().writeStallTimeout(Duration.ZERO).build())
+                .hasMessageContaining("writeStallTimeout must be at least 1 ms");
+        assertThatThrownBy(() -> ServerOptions.builder().handshakeFrameBytes(100).build())
+                .hasMessageContaining("handshakeFrameBytes must be at least 1024, got 100");
         assertThatThrownBy(() -> ServerOptions.builder().token("").build())
                 .hasMessageContaining("token must not be empty");
         assertThatThrownBy(() -> ServerOptions.builder().bind(null)).isInstanceOf(NullPointerException.class);
+    }
+
+    @Test
+    void theHandshakeFrameLimitNeverExceedsTheFrameLimit() {
+        assertThat(ServerOptions.builder().maxFrameBytes(2048).build().handshakeFrameBytes()).isEqualTo(2048);
+        assertThat(ServerOptions.builder().writeStallTimeout(Duration.ofSeconds(2)).build().writeStallTimeout())
+                .isEqualTo(Duration.ofSeconds(2));
     }
 
     @Test

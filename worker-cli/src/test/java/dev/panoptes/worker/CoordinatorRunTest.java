@@ -128,6 +128,8 @@ class CoordinatorRunTest {
 
         assertThat(err.toString()).contains("worker rejected from").containsIgnoringCase("token")
                 .doesNotContain("right-token").doesNotContain("wrong-token");
+        // Once: the worker stops after a rejection only its operator can fix, and is not retried.
+        assertThat(err.toString().lines().filter(l -> l.startsWith("worker rejected from"))).hasSize(1);
         assertThat(out.toString()).contains("Run INCOMPLETE").contains("no worker connected");
     }
 
