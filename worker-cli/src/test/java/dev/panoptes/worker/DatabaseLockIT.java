@@ -35,7 +35,7 @@ class DatabaseLockIT {
     }
 
     @AfterEach
-    void tearDown() {
+    void tearDown() throws Exception {
         jars.close();
     }
 

@@ -24,8 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * End to end with real processes: {@code java -jar worker.jar demo} runs a coordinator, a stub
- * model API and three worker processes of the built jar over TCP, and kills one worker with
- * SIGKILL mid-run. Every vignette must end stored exactly once, and the redeliveries must show.
+ * model API and four worker processes of the built jar over TCP (one with a wrong model API), and
+ * kills one worker with SIGKILL mid-run. Every vignette must end stored exactly once, by the
+ * healthy workers, and the redeliveries must show.
  */
 @Timeout(120)
 class DemoIT {
@@ -51,6 +52,9 @@ class DemoIT {
         Matcher redelivered = Pattern.compile("redelivered: (\\d+) jobs").matcher(printed);
         assertThat(redelivered.find()).as(printed).isTrue();
         assertThat(Integer.parseInt(redelivered.group(1))).as("jobs redelivered").isPositive();
+        // The second act: a worker with a wrong --model-api loses no job and fails none.
+        assertThat(printed).contains("demo-worker-misconfigured was started with a wrong --model-api")
+                .contains("its model API answered 404").contains("75 of 75 complete, 0 failed");
 
         Suite suite;
         try (InputStream in = DemoCommand.class.getResourceAsStream(DemoCommand.SUITE_RESOURCE)) {
@@ -65,7 +69,7 @@ class DemoIT {
         assertThat(records).hasSize(suite.vignettes().size());
         assertThat(vignettes).hasSize(suite.vignettes().size());
         assertThat(records).allSatisfy(r -> {
-            assertThat(r.workerId()).startsWith("demo-worker-");
+            assertThat(r.workerId()).startsWith("demo-worker-").isNotEqualTo("demo-worker-misconfigured");
             assertThat(r.record().response()).isEqualTo(StubModelServer.answer(promptOf(suite, r)));
         });
     }

@@ -37,7 +37,6 @@ class FaultIsolationIT {
     Path dir;
 
     private final JarProcesses jars;
-    private final List<AutoCloseable> toClose = new ArrayList<>();
 
     FaultIsolationIT(TestInfo info) throws IOException {
         jars = new JarProcesses(getClass().getSimpleName() + "-" + info.getTestMethod().orElseThrow().getName(),
@@ -47,15 +46,12 @@ class FaultIsolationIT {
     @AfterEach
     void tearDown() throws Exception {
         jars.close();
-        for (AutoCloseable c : toClose) {
-            c.close();
-        }
     }
 
     @Test
     void aRunWithThreeHealthyWorkersAndOneWhoseModelApiAnswers404CompletesStoringEveryVignetteOnce()
             throws Exception {
-        StubModelServer model = closeLater(StubModelServer.start(loopback(), Duration.ofMillis(20), 32));
+        StubModelServer model = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMillis(20), 32));
         Path db = dir.resolve("run.db");
         Process coordinator = startCoordinator(db);
         String address = jars.awaitListening(coordinator);
@@ -78,9 +74,9 @@ class FaultIsolationIT {
 
     @Test
     void aWorkerThatHeartbeatsButNeverAnswersDelaysTheRunByAboutTheJobTimeoutOnly() throws Exception {
-        StubModelServer model = closeLater(StubModelServer.start(loopback(), Duration.ofMillis(20), 32));
+        StubModelServer model = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMillis(20), 32));
         // Lists its model and accepts every call, then never answers one: wedged GPU, say.
-        StubModelServer wedged = closeLater(StubModelServer.start(loopback(), Duration.ofMinutes(10), 8));
+        StubModelServer wedged = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMinutes(10), 8));
         Path db = dir.resolve("run.db");
         Process coordinator = startCoordinator(db, "--job-timeout", "2s");
         String address = jars.awaitListening(coordinator);
@@ -141,8 +137,4 @@ class FaultIsolationIT {
         return new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
     }
 
-    private <T extends AutoCloseable> T closeLater(T c) {
-        toClose.add(c);
-        return c;
-    }
 }

@@ -19,7 +19,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * The built {@code worker.jar} run as real processes for one integration test: each process's
  * output goes to its own file under {@code target/it-logs}, named for the test, so that a failed
- * assertion can show it and a person can read it afterwards. {@link #close()} kills what is left.
+ * assertion can show it and a person can read it afterwards. {@link #close()} kills what is left
+ * and closes what the test handed to {@link #closeLater}.
  *
  * <p>The environment variables that would change the jar's behaviour
  * ({@code OPENAI_API_KEY}, {@code PANOPTES_TOKEN}) are removed unless a test sets them.
@@ -33,6 +34,7 @@ final class JarProcesses implements AutoCloseable {
     private final Duration patience;
     private final List<Process> processes = new ArrayList<>();
     private final Map<Process, Path> logFiles = new ConcurrentHashMap<>();
+    private final List<AutoCloseable> resources = new ArrayList<>();
 
     /**
      * @param name     names the log files, e.g. the test class and method
@@ -97,9 +99,39 @@ final class JarProcesses implements AutoCloseable {
         assertThat(p.exitValue()).as("exit code; output:%n%s", log(p)).isEqualTo(expected);
     }
 
-    /** Kills every process still running. */
+    /** How many times {@code needle} occurs in {@code text}, overlapping or not. */
+    static int occurrences(String text, String needle) {
+        int n = 0;
+        for (int i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+
+    /** Closes {@code resource} (a fake coordinator, a stub model API) after the processes, in {@link #close()}. */
+    <T extends AutoCloseable> T closeLater(T resource) {
+        resources.add(resource);
+        return resource;
+    }
+
+    /** Kills every process still running, then closes the resources given to {@link #closeLater}. */
     @Override
-    public void close() {
+    public void close() throws IOException {
         processes.forEach(Process::destroyForcibly);
+        IOException first = null;
+        for (AutoCloseable r : resources) {
+            try {
+                r.close();
+            } catch (Exception e) {
+                if (first == null) {
+                    first = new IOException("closing " + r + " failed", e);
+                } else {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
     }
 }

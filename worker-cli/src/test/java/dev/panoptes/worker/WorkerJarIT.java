@@ -21,7 +21,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -44,26 +43,23 @@ import static org.awaitility.Awaitility.await;
 @Timeout(60)
 class WorkerJarIT {
 
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-    private final StubModelApi modelApi = closeLater(StubModelApi.start());
+    private final StubModelApi modelApi;
     private final JarProcesses jars;
 
     WorkerJarIT(TestInfo info) throws IOException {
         jars = new JarProcesses(getClass().getSimpleName() + "-" + info.getTestMethod().orElseThrow().getName(),
                 PATIENCE);
+        modelApi = jars.closeLater(StubModelApi.start());
     }
 
     @AfterEach
     void tearDown() throws Exception {
         jars.close();
-        for (AutoCloseable c : toClose) {
-            c.close();
-        }
     }
 
     @Test
     void registersAndAnswersAJobThroughTheModelApiWithSecretsFromTheEnvironment() throws Exception {
-        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.start());
         Process worker = startWorker(Map.of("OPENAI_API_KEY", "sk-it-secret", "PANOPTES_TOKEN", "tok-it-secret"),
                 "--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api", modelApi.baseUrl(),
                 "--model", "stub-model", "--id", "it-worker-1", "--capacity", "2", "--heartbeat-timeout", "60s");
@@ -98,7 +94,7 @@ class WorkerJarIT {
 
     @Test
     void onSigtermSendsDrainAnswersTheJobItHoldsAndExitsZero() throws Exception {
-        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.start());
         Process worker = startWorker(Map.of(), "--coordinator", "127.0.0.1:" + coordinator.port(),
                 "--model-api", modelApi.baseUrl(), "--model", "stub-model", "--id", "it-worker-2",
                 "--heartbeat-timeout", "60s", "--grace", "30s");
@@ -133,7 +129,7 @@ class WorkerJarIT {
                 modelApi.baseUrl(), "--model", "stub-model", "--id", "it-worker-3", "--heartbeat-timeout", "60s");
         await().atMost(PATIENCE).until(() -> log(worker).contains("cannot connect to coordinator 127.0.0.1:" + port));
 
-        FakeCoordinator coordinator = closeLater(FakeCoordinator.startOn(port));
+        FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.startOn(port));
         FakeCoordinator.Peer peer = coordinator.acceptRegistered();
 
         assertThat(peer.register().workerId()).isEqualTo("it-worker-3");
@@ -146,7 +142,7 @@ class WorkerJarIT {
 
     @Test
     void logsARetryableRejectionOnEveryAttemptAndKeepsTrying() throws Exception {
-        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.start());
         Process worker = startWorker(Map.of(), "--coordinator", "127.0.0.1:" + coordinator.port(),
                 "--model-api", modelApi.baseUrl(), "--model", "stub-model", "--token", "some-token");
         String reason = "the coordinator is not taking workers yet";
@@ -158,7 +154,7 @@ class WorkerJarIT {
             peer.close();
         }
 
-        await().atMost(PATIENCE).until(() -> count(log(worker), "rejected the registration for now: " + reason) >= 2);
+        await().atMost(PATIENCE).until(() -> JarProcesses.occurrences(log(worker), "rejected the registration for now: " + reason) >= 2);
         assertThat(log(worker)).doesNotContain("some-token");
         worker.destroy();
         assertExitCode(worker, 0);
@@ -189,22 +185,7 @@ class WorkerJarIT {
     }
 
     private void assertExitCode(Process p, int expected) throws Exception {
-        boolean exited = p.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS);
-        assertThat(exited).as("worker exited within %s s; its output:%n%s", PATIENCE.toSeconds(), log(p)).isTrue();
-        assertThat(p.exitValue()).as("exit code; output:%n%s", log(p)).isEqualTo(expected);
-    }
-
-    private static int count(String text, String needle) {
-        int n = 0;
-        for (int i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
-            n++;
-        }
-        return n;
-    }
-
-    private <T extends AutoCloseable> T closeLater(T c) {
-        toClose.add(c);
-        return c;
+        jars.assertExitCode(p, expected);
     }
 
     /**

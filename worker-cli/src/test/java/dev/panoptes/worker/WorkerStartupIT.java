@@ -13,12 +13,10 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 
 import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,26 +31,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WorkerStartupIT {
     private static final String MODEL = "stub-model";
 
-    private final List<AutoCloseable> toClose = new ArrayList<>();
-    private final ModelApi modelApi = closeLater(ModelApi.start());
+    private final ModelApi modelApi;
     private final JarProcesses jars;
 
     WorkerStartupIT(TestInfo info) throws IOException {
         jars = new JarProcesses(getClass().getSimpleName() + "-" + info.getTestMethod().orElseThrow().getName(),
                 PATIENCE);
+        modelApi = jars.closeLater(ModelApi.start());
     }
 
     @AfterEach
     void tearDown() throws Exception {
         jars.close();
-        for (AutoCloseable c : toClose) {
-            c.close();
-        }
     }
 
     @Test
     void aWrongModelApiPathExits3WithOneClearLineAndNeverConnectsToTheCoordinator() throws Exception {
-        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.start());
         String wrongPath = modelApi.url("/v2");
         Process worker = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api", wrongPath,
                 "--model", MODEL, "--id", "it-bad-path");
@@ -72,7 +67,7 @@ class WorkerStartupIT {
 
     @Test
     void aModelTheApiDoesNotListExits3NamingTheModelAndWhatItServes() throws Exception {
-        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.start());
         Process worker = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api",
                 modelApi.url("/v1"), "--model", "llama-3.1-8b", "--id", "it-bad-model");
 
@@ -88,7 +83,7 @@ class WorkerStartupIT {
 
     @Test
     void aWrongTokenExits4PrintingTheCoordinatorsReasonOnce() throws Exception {
-        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.start());
         String reason = "wrong token; check --token on the worker against the coordinator's";
         Process worker = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api",
                 modelApi.url("/v1"), "--model", MODEL, "--id", "it-bad-token", "--token", "wrong-token");
@@ -97,7 +92,7 @@ class WorkerStartupIT {
         peer.send(new Message.Rejected(reason, false));
         assertExitCode(worker, 4);
 
-        assertThat(count(log(worker), reason)).as("times the reason is printed; output:%n%s", log(worker))
+        assertThat(JarProcesses.occurrences(log(worker), reason)).as("times the reason is printed; output:%n%s", log(worker))
                 .isEqualTo(1);
         assertThat(errorLines(worker)).singleElement().asString()
                 .endsWith("ERROR WorkerProcess - worker=it-bad-token - coordinator 127.0.0.1:" + coordinator.port()
@@ -110,7 +105,7 @@ class WorkerStartupIT {
 
     @Test
     void noModelCheckSkipsTheCheckAndRegistersWhateverTheModelApiAnswers() throws Exception {
-        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.start());
         Process worker = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api",
                 modelApi.url("/v2"), "--model", MODEL, "--id", "it-no-check", "--no-model-check",
                 "--heartbeat-timeout", "60s");
@@ -141,22 +136,7 @@ class WorkerStartupIT {
     }
 
     private void assertExitCode(Process p, int expected) throws Exception {
-        boolean exited = p.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS);
-        assertThat(exited).as("worker exited within %s s; its output:%n%s", PATIENCE.toSeconds(), log(p)).isTrue();
-        assertThat(p.exitValue()).as("exit code; output:%n%s", log(p)).isEqualTo(expected);
-    }
-
-    private static int count(String text, String needle) {
-        int n = 0;
-        for (int i = text.indexOf(needle); i >= 0; i = text.indexOf(needle, i + 1)) {
-            n++;
-        }
-        return n;
-    }
-
-    private <T extends AutoCloseable> T closeLater(T c) {
-        toClose.add(c);
-        return c;
+        jars.assertExitCode(p, expected);
     }
 
     /**
