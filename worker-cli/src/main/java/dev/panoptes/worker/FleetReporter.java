@@ -83,13 +83,13 @@ final class FleetReporter implements WorkerServer.Listener {
         quiet = true;
     }
 
-    /** "; 3 connections were refused so far (last from 10.0.0.7: wrong token ...)", or "" when none. */
+    /** " 3 connections were refused so far (last from 10.0.0.7: wrong token ...)", or "" when none. */
     String rejectionsNote() {
         long n = rejections.get();
         if (n == 0) {
             return "";
         }
-        return "; " + n + (n == 1 ? " connection was" : " connections were") + " refused so far (last "
+        return " " + n + (n == 1 ? " connection was" : " connections were") + " refused so far (last "
                 + lastRejection.get() + ")";
     }
 }

@@ -83,7 +83,7 @@ class ConsoleTest {
         printer.finish();
 
         assertThat(text.toString().lines().filter(l -> l.startsWith("worker rejected from"))).hasSize(2);
-        assertThat(fleet.rejectionsNote()).isEqualTo("; 6 connections were refused so far (last from 10.0.0.7:"
+        assertThat(fleet.rejectionsNote()).isEqualTo(" 6 connections were refused so far (last from 10.0.0.7:"
                 + " wrong token; check --token)");
     }
 
