@@ -35,6 +35,11 @@ public final class TestJobs {
         return new JobOutcome(job.id(), records);
     }
 
+    /** An asynchronous runner answering every job with {@link #echo(Job)} at once, on the caller's thread. */
+    public static AsyncJobRunner asyncEchoRunner() {
+        return job -> java.util.concurrent.CompletableFuture.completedFuture(echo(job));
+    }
+
     /** A runner answering every job with {@link #echo(Job)}. */
     public static JobRunner echoRunner() {
         return TestJobs::echo;

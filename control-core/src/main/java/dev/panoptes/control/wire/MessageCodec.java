@@ -110,14 +110,25 @@ public final class MessageCodec {
 
     private void writeJson(Message message, OutputStream out) {
         try (JsonGenerator g = factory.createGenerator(out, JsonEncoding.UTF8)) {
-            g.writeStartObject();
-            g.writeStringField("type", message.type());
-            writeFields(g, message);
-            g.writeEndObject();
+            writeMessage(g, message);
         } catch (IOException e) {
             // Only an in-memory stream is ever written to.
             throw new UncheckedIOException("could not encode a " + message.type() + " message", e);
         }
+    }
+
+    /**
+     * Writes one message as the JSON object a frame's body holds, exactly as
+     * {@link #encode(Message)} does, to a generator the caller owns (a {@link FrameEncoder}'s).
+     *
+     * @throws IOException when the generator's target fails
+     * @throws IllegalArgumentException when a vignette's metadata cannot be written as JSON
+     */
+    public void writeMessage(JsonGenerator g, Message message) throws IOException {
+        g.writeStartObject();
+        g.writeStringField("type", message.type());
+        writeFields(g, message);
+        g.writeEndObject();
     }
 
     // Java 17 has no pattern switch; the chain below covers every permitted subtype.

@@ -448,8 +448,8 @@ class SchedulerTest {
         assertThat(report.allCompleted()).isTrue();
         assertThat(report.completedByWorker()).containsOnlyKeys("good");
         assertThat(report.redeliveries()).isPositive();
-        // The job the stuck worker took was interrupted there, so its thread is free again.
-        assertThat(interrupts.get()).isPositive();
+        // The job the stuck worker took was interrupted there (in its own time), so its thread is free again.
+        await().atMost(Duration.ofSeconds(10)).until(() -> interrupts.get() > 0);
     }
 
     @Test
