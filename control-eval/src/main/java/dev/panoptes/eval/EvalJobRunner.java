@@ -1,5 +1,6 @@
 package dev.panoptes.eval;
 
+import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.control.ControlException;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.FailureScope;
@@ -17,6 +18,9 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * The eval workload: runs each vignette of a job's spec through a {@link ModelClient}, one call
@@ -31,10 +35,16 @@ import java.util.Objects;
  * or anything unexpected happened. Either way the message names the job and the vignette, and
  * the client's exception is the cause.
  *
+ * <p>Two ways to run a job: {@link #run} blocks the calling thread through the whole job (for
+ * a {@link JobRunner} worker, one thread per job); {@link #start} returns at once and chains the
+ * vignettes through {@link ModelClient#completeAsync}, each call starting from the completion of
+ * the one before, on the client's own threads (for an {@link AsyncJobRunner} worker, no thread
+ * per job). Both answer and fail alike.
+ *
  * <p>Thread-safe when its client is, as {@link HttpModelClient} is: a worker runs several jobs
  * through one runner at once.
  */
-public final class EvalJobRunner implements JobRunner {
+public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     private static final Logger log = LoggerFactory.getLogger(EvalJobRunner.class);
 
     private final ModelClient client;
@@ -66,8 +76,7 @@ public final class EvalJobRunner implements JobRunner {
             if (Thread.interrupted()) {
                 throw new InterruptedException("job " + job.id() + " interrupted before vignette '" + v.id() + "'");
             }
-            String where = "job " + job.id() + ": vignette '" + v.id() + "' (" + (i + 1) + " of " + vignettes.size()
-                    + ")";
+            String where = where(job, i);
             ModelResponse r;
             try {
                 r = client.complete(new ModelRequest(v.prompt(), spec.params()));
@@ -86,6 +95,36 @@ public final class EvalJobRunner implements JobRunner {
         return new JobOutcome(job.id(), records);
     }
 
+    /**
+     * Starts the job's vignettes in spec order, each once the one before has answered, and
+     * returns at once. Any thread; never blocks, provided the client's
+     * {@link ModelClient#completeAsync} does not ({@link HttpModelClient}'s does not). Nothing runs
+     * on the common pool: the stages are chained without an executor, so each vignette starts on
+     * the thread that completed the one before (the client's), and the returned future completes
+     * there too.
+     *
+     * <p>Cancelling the returned future cancels the vignette's call in flight, which
+     * {@link HttpModelClient} aborts, and no further vignette is sent.
+     *
+     * @return completes with one record per vignette, in spec order; or exceptionally with a
+     *         {@link JobFailedException}, {@link WorkerFaultException} or {@link WorkerException}
+     *         naming the job and vignette, exactly as {@link #run} throws them
+     */
+    @Override
+    public CompletableFuture<JobOutcome> start(Job job) {
+        Objects.requireNonNull(job, "job");
+        AsyncJob running = new AsyncJob(job);
+        running.advance();
+        return running;
+    }
+
+    /** A job's place where a vignette failed, as messages name it. */
+    private static String where(Job job, int index) {
+        List<Vignette> vignettes = job.spec().vignettes();
+        return "job " + job.id() + ": vignette '" + vignettes.get(index).id() + "' (" + (index + 1) + " of "
+                + vignettes.size() + ")";
+    }
+
     /** The client's failure with the job and vignette in front, of the same scope. */
     private static ControlException rescoped(String where, ControlException e) {
         switch (e.scope()) {
@@ -100,8 +139,132 @@ public final class EvalJobRunner implements JobRunner {
         }
     }
 
+    /** A failure of the call for a vignette, as the job fails with it. */
+    private static ControlException translated(String where, Throwable failure) {
+        Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
+                : failure;
+        if (t instanceof ControlException e) {
+            return rescoped(where, e);
+        }
+        if (t instanceof CancellationException) {
+            return new WorkerException(where + ": the model call was cancelled", t);
+        }
+        return new WorkerException(where + " failed unexpectedly: " + t, t);
+    }
+
     @Override
     public String toString() {
         return "EvalJobRunner[" + client + "]";
+    }
+
+    /**
+     * One job started with {@link #start}: its records so far, and the call in flight. The
+     * vignettes run one at a time, so only one thread at a time touches {@code records} and
+     * {@code next}; the call in flight is read by whoever cancels.
+     */
+    private final class AsyncJob extends CompletableFuture<JobOutcome> {
+        private final Job job;
+        private final List<Vignette> vignettes;
+        private final List<ResponseRecord> records;
+        /** The next vignette to send. */
+        private int next;
+        /** The call in flight, for a cancel to abort. */
+        private volatile CompletableFuture<ModelResponse> current;
+
+        AsyncJob(Job job) {
+            this.job = job;
+            this.vignettes = job.spec().vignettes();
+            this.records = new ArrayList<>(vignettes.size());
+        }
+
+        /**
+         * Sends vignettes until one has not answered yet, whose completion calls this again. A
+         * loop rather than a recursion, for clients whose futures are already complete.
+         */
+        void advance() {
+            while (!isDone()) {
+                if (next == vignettes.size()) {
+                    complete(new JobOutcome(job.id(), records));
+                    return;
+                }
+                int index = next;
+                Vignette v = vignettes.get(index);
+                CompletableFuture<ModelResponse> call;
+                try {
+                    call = client.completeAsync(new ModelRequest(v.prompt(), job.spec().params()));
+                } catch (RuntimeException e) {
+                    completeExceptionally(translated(where(job, index), e));
+                    return;
+                }
+                if (call == null) {
+                    completeExceptionally(new WorkerException(where(job, index)
+                            + ": the model client returned no future"));
+                    return;
+                }
+                current = call;
+                if (isDone()) {
+                    // Cancelled while the call started: it may not have seen the call to abort.
+                    call.cancel(true);
+                    return;
+                }
+                if (!call.isDone()) {
+                    call.whenComplete((r, t) -> {
+                        if (answered(index, r, t)) {
+                            advance();
+                        }
+                    });
+                    return;
+                }
+                Throwable failure = failureOf(call);
+                if (!answered(index, failure == null ? call.getNow(null) : null, failure)) {
+                    return;
+                }
+            }
+        }
+
+        /** Records a vignette's answer; false when the job is over (failed here, or cancelled). */
+        private boolean answered(int index, ModelResponse r, Throwable failure) {
+            current = null;
+            if (isDone()) {
+                return false;
+            }
+            String where = where(job, index);
+            if (failure != null) {
+                completeExceptionally(translated(where, failure));
+                return false;
+            }
+            if (r == null) {
+                completeExceptionally(new WorkerException(where + ": the model client returned no response"));
+                return false;
+            }
+            log.debug("{} answered by {} in {} ms", where, r.model(), r.latencyMs());
+            records.add(new ResponseRecord(vignettes.get(index).id(), r.text(), r.model(), r.finishReason(),
+                    r.latencyMs(), r.usage()));
+            next = index + 1;
+            return true;
+        }
+
+        /** Cancels the job and the vignette's call in flight. */
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            CompletableFuture<ModelResponse> call = current;
+            if (call != null) {
+                call.cancel(mayInterruptIfRunning);
+            }
+            return cancelled;
+        }
+    }
+
+    /** What a completed future failed with, or null when it succeeded. */
+    private static Throwable failureOf(CompletableFuture<?> done) {
+        try {
+            done.join();
+            return null;
+        } catch (CompletionException e) {
+            return e.getCause() == null ? e : e.getCause();
+        } catch (CancellationException e) {
+            return e;
+        }
     }
 }

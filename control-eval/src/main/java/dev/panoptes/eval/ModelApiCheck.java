@@ -3,12 +3,11 @@ package dev.panoptes.eval;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 
+import org.apache.hc.client5.http.ConnectTimeoutException;
+
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpConnectTimeoutException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,8 +45,9 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Sends at most two requests per {@link #run()} and never retries itself: the caller decides
  * how long to keep asking after {@link Verdict#TRANSIENT}. Never prints the API key. Thread-safe
- * (it holds no state of its own), like the client it borrows its HTTP connection pool, key and
- * base URL from.
+ * (it holds no state of its own), like the client it borrows its connections, threads, key and
+ * base URL from: its requests run on that client's threads, never on the common pool, and the
+ * calling thread only waits for them.
  */
 public final class ModelApiCheck {
     /** 30 s per request, or the client's request timeout when shorter. */
@@ -92,18 +92,18 @@ public final class ModelApiCheck {
             throw new IllegalStateException("model client for " + client.baseUrl() + " is closed");
         }
         URI models = URI.create(client.baseUrl() + "/models");
-        Answer listing = exchange(client.newRequest(models, timeout).GET().build());
+        Reply listing = exchange("GET", models, null);
         if (listing.failure != null) {
             return withoutAnswer(listing.failure);
         }
-        int status = listing.response.statusCode();
+        int status = listing.response.status();
         if (status >= 200 && status <= 299) {
             Optional<List<String>> ids = modelIds(listing.response.body());
             if (ids.isPresent() && !ids.get().isEmpty()) {
                 return judgeListing(ids.get());
             }
         } else if (status == 401 || status == 403) {
-            return fatal(client.workerFaultText(status, listing.response.headers(), serverSaid(listing.response)));
+            return fatal(client.workerFaultText(status, listing.response::header, serverSaid(listing.response)));
         } else if (status >= 500 && status <= 599) {
             return transientResult("the model API at " + client.baseUrl() + " answered GET /models with HTTP " + status
                     + ": " + serverSaid(listing.response));
@@ -121,15 +121,11 @@ public final class ModelApiCheck {
         // Should a server run an empty conversation anyway, one token is all it costs.
         body.put("max_tokens", 1);
         body.put("stream", false);
-        HttpRequest request = client.newRequest(client.endpoint(), timeout)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
-                .build();
-        Answer probe = exchange(request);
+        Reply probe = exchange("POST", client.endpoint(), body.toString().getBytes(StandardCharsets.UTF_8));
         if (probe.failure != null) {
             return withoutAnswer(probe.failure);
         }
-        int status = probe.response.statusCode();
+        int status = probe.response.status();
         if (status == 404) {
             return fatal("the model API at " + client.baseUrl() + " answered HTTP 404 to POST " + client.endpoint()
                     + " for model '" + client.model() + "': " + serverSaid(probe.response) + "; either --model-api is"
@@ -137,7 +133,7 @@ public final class ModelApiCheck {
                     + " or the server does not serve model '" + client.model() + "' (check --model)");
         }
         if (status == 401 || status == 403 || status == 405 || (status >= 300 && status <= 399)) {
-            return fatal(client.workerFaultText(status, probe.response.headers(), serverSaid(probe.response)));
+            return fatal(client.workerFaultText(status, probe.response::header, serverSaid(probe.response)));
         }
         return new Result(Verdict.OK, "model API at " + client.baseUrl() + " " + listingProblem + "; its chat"
                 + " completions endpoint answered a probe with HTTP " + status + ", so model '" + client.model()
@@ -161,10 +157,10 @@ public final class ModelApiCheck {
         if (Retries.isDnsFailure(failure) || Retries.isTlsFailure(failure)) {
             return fatal(client.transportText(failure, timeout));
         }
-        if (failure instanceof HttpConnectTimeoutException) {
+        if (failure instanceof ConnectTimeoutException) {
             return transientResult("the model API at " + client.baseUrl() + ": " + client.transportText(failure, timeout));
         }
-        if (failure instanceof TimeoutException || failure instanceof HttpTimeoutException) {
+        if (failure instanceof TimeoutException) {
             return transientResult("the model API at " + client.baseUrl() + " did not answer within "
                     + Texts.duration(timeout));
         }
@@ -194,24 +190,28 @@ public final class ModelApiCheck {
         return Optional.of(ids);
     }
 
-    private String serverSaid(HttpResponse<String> response) {
+    private String serverSaid(HttpModelClient.Answer response) {
         return HttpModelClient.serverSaid(ApiError.parse(client.mapper(), response.body()), response.body());
     }
 
-    private Answer exchange(HttpRequest request) throws InterruptedException {
-        CompletableFuture<HttpResponse<String>> future =
-                client.http().sendAsync(request, HttpResponse.BodyHandlers.ofString());
+    /**
+     * One request on the client's connections, waited for: its answer, or what it failed with (a
+     * {@link TimeoutException} when the timeout passed).
+     */
+    private Reply exchange(String method, URI uri, byte[] body) throws InterruptedException {
+        CompletableFuture<HttpModelClient.Answer> future = client.send(method, uri, body, timeout);
         try {
-            // The request timeout stops waiting for the headers; this bounds the body too.
-            return new Answer(future.get(timeout.toNanos(), TimeUnit.NANOSECONDS), null);
+            // The exchange ends itself at the timeout; the margin only guards against a client
+            // closed under it.
+            return new Reply(future.get(timeout.toNanos() + TimeUnit.SECONDS.toNanos(5), TimeUnit.NANOSECONDS), null);
         } catch (InterruptedException e) {
             future.cancel(true);
             throw e;
         } catch (TimeoutException e) {
             future.cancel(true);
-            return new Answer(null, e);
+            return new Reply(null, e);
         } catch (ExecutionException e) {
-            return new Answer(null, e.getCause() == null ? e : e.getCause());
+            return new Reply(null, e.getCause() == null ? e : e.getCause());
         }
     }
 
@@ -233,7 +233,7 @@ public final class ModelApiCheck {
     }
 
     /** One exchange: a response, or what the exchange failed with. */
-    private record Answer(HttpResponse<String> response, Throwable failure) {
+    private record Reply(HttpModelClient.Answer response, Throwable failure) {
     }
 
     /** What the check concluded. */

@@ -1,5 +1,7 @@
 package dev.panoptes.eval;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * One call to a chat model per prompt. Implementations are thread-safe: a worker shares one
  * client among all the jobs it runs at once. {@link HttpModelClient} is the implementation for
@@ -8,10 +10,17 @@ package dev.panoptes.eval;
  * <p>Implementations retry transient failures themselves, so a failure that reaches the caller
  * is final for this call, and its {@link dev.panoptes.control.ControlException#scope() scope}
  * says whose fault it is: the job's, this worker's, or the moment's.
+ *
+ * <p>Two ways to call: {@link #complete} blocks the calling thread until the answer;
+ * {@link #completeAsync} returns at once, for callers that may not block (an
+ * {@link dev.panoptes.control.AsyncJobRunner}). Only the second is worth having for
+ * implementations that can call without a thread per call, as {@link HttpModelClient} does; the
+ * default {@link #completeAsync} runs {@link #complete} on the calling thread.
  */
 public interface ModelClient {
     /**
-     * Sends one prompt and waits for the model's answer.
+     * Sends one prompt and waits for the model's answer. Any thread, which it blocks; not a
+     * thread the client completes its calls on.
      *
      * @return the answer, with the model's own name, finish reason, usage and the call's latency
      * @throws dev.panoptes.control.JobFailedException   when the request can never succeed,
@@ -33,4 +42,15 @@ public interface ModelClient {
      * @throws InterruptedException                    when the calling thread is interrupted
      */
     ModelResponse complete(ModelRequest request) throws InterruptedException;
+
+    /**
+     * Sends one prompt; the answer comes later. Returns at once, completes the future on threads
+     * of the client's own (never on {@link java.util.concurrent.ForkJoinPool#commonPool()}), and
+     * aborts the call, with any retries it would make, when the future is cancelled. A worker's
+     * session calls it from its one I/O thread, so it must never block. Any thread.
+     *
+     * @return completes with the answer, or exceptionally with the exceptions {@link #complete}
+     *         documents
+     */
+    CompletableFuture<ModelResponse> completeAsync(ModelRequest request);
 }

@@ -4,8 +4,8 @@ import dev.panoptes.control.FailureScope;
 
 import javax.net.ssl.SSLException;
 import java.net.ConnectException;
+import java.io.InterruptedIOException;
 import java.net.UnknownHostException;
-import java.net.http.HttpHeaders;
 import java.net.http.HttpTimeoutException;
 import java.nio.channels.UnresolvedAddressException;
 import java.time.Duration;
@@ -14,6 +14,8 @@ import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.util.Optional;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -72,16 +74,19 @@ final class Retries {
      *       ({@link ConnectException} that is not a timeout): this worker's URL or its server is
      *       wrong or down, and other workers' may not be;</li>
      *   <li>{@link FailureScope#TRANSIENT}: everything else, such as connect and request timeouts
-     *       and connections reset or closed mid-answer.</li>
+     *       (a {@link TimeoutException}, an {@link InterruptedIOException} such as Apache
+     *       HttpClient's {@code ConnectTimeoutException}, or the JDK client's
+     *       {@link HttpTimeoutException}) and connections reset or closed mid-answer.</li>
      * </ul>
      */
     static FailureScope transportScope(Throwable failure) {
         if (isDnsFailure(failure) || isTlsFailure(failure)) {
             return FailureScope.WORKER;
         }
-        // The JDK reports a connect timeout as an HttpConnectTimeoutException caused by a
-        // ConnectException: a timeout is the moment's fault, so it is tested first.
-        if (failure instanceof HttpTimeoutException) {
+        // A connect timeout may be reported with a ConnectException as its cause (the JDK's
+        // client does): a timeout is the moment's fault, so it is tested first.
+        if (failure instanceof HttpTimeoutException || failure instanceof InterruptedIOException
+                || failure instanceof TimeoutException) {
             return FailureScope.TRANSIENT;
         }
         return inChain(failure, ConnectException.class) != null ? FailureScope.WORKER : FailureScope.TRANSIENT;
@@ -132,17 +137,18 @@ final class Retries {
      * when present and valid, else {@code Retry-After} as delta-seconds or an HTTP date. A date
      * in the past means no delay. Malformed or negative values are ignored.
      *
-     * @param now the current time, to turn an HTTP date into a delay
+     * @param headers the first value of a response header by name, case-insensitive
+     * @param now     the current time, to turn an HTTP date into a delay
      */
-    static Optional<Duration> retryAfter(HttpHeaders headers, Instant now) {
-        Optional<String> ms = headers.firstValue("retry-after-ms");
+    static Optional<Duration> retryAfter(Function<String, Optional<String>> headers, Instant now) {
+        Optional<String> ms = headers.apply("retry-after-ms");
         if (ms.isPresent()) {
             Optional<Duration> d = parseNumber(ms.get(), 1_000_000L);
             if (d.isPresent()) {
                 return d;
             }
         }
-        Optional<String> ra = headers.firstValue("retry-after");
+        Optional<String> ra = headers.apply("retry-after");
         if (ra.isEmpty()) {
             return Optional.empty();
         }

@@ -21,13 +21,20 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 class EvalJobRunnerTest {
     private final FakeOpenAiServer server = new FakeOpenAiServer();
@@ -138,7 +145,7 @@ class EvalJobRunnerTest {
     void keepsTheScopeOfWhateverTheClientThrows() {
         for (ControlException failure : List.of(new WorkerFaultException("its key was refused"),
                 new JobFailedException("the prompt is too long"), new WorkerException("the server was busy"))) {
-            ModelClient stub = request -> {
+            ImmediateModel stub = request -> {
                 throw failure;
             };
 
@@ -154,7 +161,7 @@ class EvalJobRunnerTest {
 
     @Test
     void copiesEveryFieldOfTheModelsAnswer() throws Exception {
-        ModelClient stub = request -> new ModelResponse("re: " + request.prompt(), "stop", "m1", null, 42);
+        ImmediateModel stub = request -> new ModelResponse("re: " + request.prompt(), "stop", "m1", null, 42);
 
         JobOutcome outcome = new EvalJobRunner(stub).run(TestJobs.job("j", "a", "b"));
 
@@ -166,7 +173,7 @@ class EvalJobRunnerTest {
     @Test
     void anUnexpectedExceptionFailsTheJobRetryably() {
         IllegalStateException bug = new IllegalStateException("boom");
-        ModelClient stub = request -> {
+        ImmediateModel stub = request -> {
             throw bug;
         };
 
@@ -174,14 +181,14 @@ class EvalJobRunnerTest {
                 .isExactlyInstanceOf(WorkerException.class)
                 .hasMessageContaining("job j-9").hasMessageContaining("vignette 'v0'").hasMessageContaining("boom")
                 .hasCause(bug);
-        assertThatThrownBy(() -> new EvalJobRunner(request -> null).run(TestJobs.job("j-10", "a")))
+        assertThatThrownBy(() -> new EvalJobRunner((ImmediateModel) request -> null).run(TestJobs.job("j-10", "a")))
                 .isInstanceOf(WorkerException.class).hasMessageContaining("job j-10");
     }
 
     @Test
     void anInterruptStopsTheJob() {
         AtomicInteger calls = new AtomicInteger();
-        ModelClient interrupted = request -> {
+        ImmediateModel interrupted = request -> {
             calls.incrementAndGet();
             throw new InterruptedException("shutting down");
         };
@@ -190,7 +197,7 @@ class EvalJobRunnerTest {
         assertThat(calls).hasValue(1);
 
         List<String> seen = new ArrayList<>();
-        ModelClient recording = request -> {
+        ImmediateModel recording = request -> {
             seen.add(request.prompt());
             return new ModelResponse("x", null, null, null, 0);
         };
@@ -205,12 +212,154 @@ class EvalJobRunnerTest {
     }
 
     @Test
+    void startAnswersEachVignetteInSpecOrderLikeRun() throws Exception {
+        server.enqueue(Reply.completion("gpt-test-0613", "Paris", "stop", 20, 1),
+                Reply.completion("gpt-test-0613", "Berlin", "stop", 21, 2),
+                Reply.completion("gpt-test-0613", null, "length", 22, 16));
+        Job job = threeVignettes("job-async");
+
+        JobOutcome outcome = new EvalJobRunner(client).start(job).toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+        outcome.requireAnswers(job);
+        assertThat(outcome.records()).extracting(ResponseRecord::vignetteId).containsExactly("fr", "de", "it");
+        assertThat(outcome.records()).extracting(ResponseRecord::response).containsExactly("Paris", "Berlin", "");
+        assertThat(outcome.records()).extracting(ResponseRecord::usage)
+                .containsExactly(new Usage(20, 1), new Usage(21, 2), new Usage(22, 16));
+        assertThat(server.prompts())
+                .containsExactly("Capital of France?", "Capital of Germany?", "Capital of Italy?");
+        // One after another: each vignette was sent once the one before had answered.
+        List<FakeOpenAiServer.Recorded> requests = server.requests();
+        assertThat(requests.get(0).receivedNanos()).isLessThan(requests.get(1).receivedNanos());
+        assertThat(requests.get(1).receivedNanos()).isLessThan(requests.get(2).receivedNanos());
+    }
+
+    @Test
+    void startFailsAsRunThrowsForEachScope() {
+        // Each failure, and the attempts the client makes at it (two when it retries).
+        Map<Reply, Integer> failures = new LinkedHashMap<>();
+        failures.put(Reply.openAiError(400, "This model's maximum context length is 16 tokens.",
+                "invalid_request_error", "context_length_exceeded"), 1);
+        failures.put(Reply.status(404, "{\"object\":\"error\",\"message\":\"The model `gpt-test` does not"
+                + " exist.\"}"), 1);
+        failures.put(Reply.status(503, "{\"error\":{\"message\":\"overloaded\"}}"), 2);
+        for (Map.Entry<Reply, Integer> f : failures.entrySet()) {
+            Reply[] script = new Reply[1 + f.getValue()];
+            script[0] = Reply.ok("Paris");
+            Arrays.fill(script, 1, script.length, f.getKey());
+            // The same script for run and for start.
+            server.enqueue(script);
+            Throwable blocking = catchThrowable(() -> new EvalJobRunner(client).run(threeVignettes("job-s")));
+            server.enqueue(script);
+            Throwable async = catchThrowable(() -> new EvalJobRunner(client).start(threeVignettes("job-s"))
+                    .toCompletableFuture().get(10, TimeUnit.SECONDS));
+
+            assertThat(async).isInstanceOf(ExecutionException.class);
+            Throwable cause = async.getCause();
+            assertThat(cause).isExactlyInstanceOf(blocking.getClass())
+                    .hasMessageContaining("job job-s").hasMessageContaining("vignette 'de' (2 of 3)");
+            // The same message, but for the time the retries took.
+            assertThat(withoutTimes(cause.getMessage())).isEqualTo(withoutTimes(blocking.getMessage()));
+            assertThat(cause.getCause()).isExactlyInstanceOf(blocking.getCause().getClass());
+            assertThat(((ControlException) cause).scope()).isEqualTo(((ControlException) blocking).scope());
+        }
+    }
+
+    private static String withoutTimes(String message) {
+        return message.replaceAll(" in \\d+(\\.\\d+)? m?s,", " in (time),");
+    }
+
+    @Test
+    void startTranslatesWhatAStubThrowsLikeRun() throws Exception {
+        IllegalStateException bug = new IllegalStateException("boom");
+        ImmediateModel throwing = request -> {
+            throw bug;
+        };
+        Throwable failed = catchThrowable(() -> new EvalJobRunner(throwing).start(TestJobs.job("j-9", "a"))
+                .toCompletableFuture().join());
+        assertThat(failed).isInstanceOf(CompletionException.class).cause()
+                .isExactlyInstanceOf(WorkerException.class)
+                .hasMessageContaining("job j-9").hasMessageContaining("vignette 'v0'").hasMessageContaining("boom")
+                .hasCause(bug);
+
+        WorkerFaultException fault = new WorkerFaultException("its key was refused");
+        ImmediateModel failing = request -> {
+            throw fault;
+        };
+        Throwable rescoped = catchThrowable(() -> new EvalJobRunner(failing).start(TestJobs.job("j-s", "a"))
+                .toCompletableFuture().join());
+        assertThat(rescoped.getCause()).isExactlyInstanceOf(WorkerFaultException.class).hasCause(fault)
+                .hasMessage("its key was refused (this worker's fault, met at job j-s: vignette 'v0' (1 of 1))");
+    }
+
+    @Test
+    void startReturnsAtOnceAndACancelAbortsTheVignetteInFlight() throws Exception {
+        try (SilentServer silent = new SilentServer();
+             HttpModelClient silentClient = HttpModelClient.builder(silent.baseUrl(), "gpt-test")
+                     .requestTimeout(Duration.ofSeconds(30)).build()) {
+            CompletableFuture<JobOutcome> job = new EvalJobRunner(silentClient).start(threeVignettes("job-c"))
+                    .toCompletableFuture();
+            assertThat(job).isNotDone();
+            await().atMost(Duration.ofSeconds(5)).until(() -> silent.connections() == 1);
+            // Cancel once the request is out: a call cancelled before it is sent may well keep its
+            // fresh connection for the next call, and that would be no fault.
+            await().atMost(Duration.ofSeconds(5)).until(() -> silent.requestArrived(0));
+
+            assertThat(job.cancel(true)).isTrue();
+
+            assertThat(job).isCancelled();
+            // The call of vignette 'fr' is aborted: its connection closed, nothing left to time out.
+            await().atMost(Duration.ofSeconds(5)).until(() -> silent.clientHungUp(0));
+            assertThat(silentClient.callsInFlight()).isZero();
+            assertThat(silentClient.pendingTimers()).isZero();
+            await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(2))
+                    .until(() -> silent.connections() == 1);
+        }
+    }
+
+    @Test
+    void startChainsThousandsOfVignettesAnsweredAtOnceWithoutDeepStacks() throws Exception {
+        String[] prompts = new String[20_000];
+        for (int i = 0; i < prompts.length; i++) {
+            prompts[i] = "p" + i;
+        }
+        ImmediateModel immediate = request -> new ModelResponse("re: " + request.prompt(), "stop", "m", null, 0);
+
+        JobOutcome outcome = new EvalJobRunner(immediate).start(TestJobs.job("j-long", prompts)).toCompletableFuture()
+                .get(30, TimeUnit.SECONDS);
+
+        assertThat(outcome.records()).hasSize(prompts.length);
+        assertThat(outcome.records().get(19_999).response()).isEqualTo("re: p19999");
+    }
+
+    @Test
     void runsInALocalWorker() throws Exception {
         server.otherwise(Reply.ok("answer"));
         try (LocalWorker worker = new LocalWorker("w", 2, new EvalJobRunner(client))) {
             Job job = threeVignettes("job-local");
             JobOutcome outcome = worker.dispatch(job).get(10, TimeUnit.SECONDS);
             assertThat(outcome.records()).hasSize(3).extracting(ResponseRecord::response).containsOnly("answer");
+        }
+    }
+
+    /**
+     * A model client written as a lambda that answers at once: {@code completeAsync} runs
+     * {@code complete} on the caller's thread and returns a future already done (fine for a stub
+     * that never waits; a real client must not block there).
+     */
+    @FunctionalInterface
+    interface ImmediateModel extends ModelClient {
+        @Override
+        default CompletableFuture<ModelResponse> completeAsync(ModelRequest request) {
+            try {
+                return CompletableFuture.completedFuture(complete(request));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                CompletableFuture<ModelResponse> cancelled = new CompletableFuture<>();
+                cancelled.cancel(false);
+                return cancelled;
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
         }
     }
 }

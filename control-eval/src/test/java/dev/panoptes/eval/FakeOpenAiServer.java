@@ -5,7 +5,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
 
+import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -21,44 +24,77 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A scripted OpenAI-compatible server on 127.0.0.1 for tests: it answers a request with the
  * {@link #on(String, String, Reply) reply routed} to its method and path when there is one, else
  * with the next queued {@link Reply} (then with the {@link #otherwise(Reply) fallback} reply, then
  * with a 418 saying the script ran out), and records every request it received, headers and body,
- * with the time it arrived.
+ * with the time it arrived. It answers up to {@value #THREADS} requests at once, on threads it
+ * starts when it starts.
  */
 final class FakeOpenAiServer implements AutoCloseable {
     static final ObjectMapper JSON = new ObjectMapper();
 
+    /** Requests the server handles at once. */
+    static final int THREADS = 64;
+
     private final HttpServer server;
-    private final ExecutorService executor = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "fake-openai");
-        t.setDaemon(true);
-        return t;
-    });
+    /**
+     * A fixed pool, started whole at once, so that the server starts no thread while a test
+     * counts the threads the client starts.
+     */
+    private final ThreadPoolExecutor executor = new ThreadPoolExecutor(THREADS, THREADS, 0, TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(), r -> {
+                Thread t = new Thread(r, "fake-openai");
+                t.setDaemon(true);
+                return t;
+            });
     private final ConcurrentLinkedQueue<Reply> script = new ConcurrentLinkedQueue<>();
     private volatile Reply fallback;
     private final Map<String, Reply> routes = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<Recorded> requests = new CopyOnWriteArrayList<>();
 
     FakeOpenAiServer() {
+        this(null);
+    }
+
+    /** A server speaking https with {@code tls}'s certificate, or plain http when it is null. */
+    FakeOpenAiServer(SSLContext tls) {
         try {
-            server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+            InetSocketAddress loopback = new InetSocketAddress(InetAddress.getLoopbackAddress(), 0);
+            if (tls == null) {
+                server = HttpServer.create(loopback, 0);
+            } else {
+                HttpsServer https = HttpsServer.create(loopback, 0);
+                https.setHttpsConfigurator(new HttpsConfigurator(tls));
+                server = https;
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         server.createContext("/", this::handle);
+        executor.prestartAllCoreThreads();
         server.setExecutor(executor);
         server.start();
     }
 
-    /** {@code http://127.0.0.1:port/v1}, the base URL a client is given. */
+    /** {@code http://127.0.0.1:port/v1} (or https), the base URL a client is given. */
     URI baseUrl() {
-        return URI.create("http://127.0.0.1:" + server.getAddress().getPort() + "/v1");
+        return baseUrl("127.0.0.1");
+    }
+
+    /** The base URL with another name for this host, such as {@code localhost}. */
+    URI baseUrl(String host) {
+        String scheme = server instanceof HttpsServer ? "https" : "http";
+        return URI.create(scheme + "://" + host + ":" + server.getAddress().getPort() + "/v1");
+    }
+
+    int port() {
+        return server.getAddress().getPort();
     }
 
     /** Queues replies, answered in order. */
@@ -106,7 +142,7 @@ final class FakeOpenAiServer implements AutoCloseable {
             exchange.getRequestHeaders().forEach((k, v) -> headers.put(k, List.copyOf(v)));
             requests.add(new Recorded(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
                     Collections.unmodifiableMap(headers), new String(body, StandardCharsets.UTF_8),
-                    System.nanoTime(), exchange.getRemoteAddress().getPort()));
+                    System.nanoTime(), exchange.getRemoteAddress().getPort(), exchange.getRequestURI()));
             Reply reply = routes.get(exchange.getRequestMethod() + " " + exchange.getRequestURI().getPath());
             if (reply == null) {
                 reply = script.poll();
@@ -147,9 +183,11 @@ final class FakeOpenAiServer implements AutoCloseable {
      *
      * @param receivedNanos {@link System#nanoTime()} when it arrived
      * @param clientPort    the client's port: the same for requests sent over one connection
+     * @param target        the request target as sent: absolute ({@code http://host/...}) when
+     *                      sent to a proxy, else the path
      */
     record Recorded(String method, String path, Map<String, List<String>> headers, String body, long receivedNanos,
-                    int clientPort) {
+                    int clientPort, URI target) {
         /** The first value of a header (case-insensitive), or null. */
         String header(String name) {
             List<String> values = headers.get(name);

@@ -21,18 +21,20 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Function;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 class RetriesTest {
     private static final Instant NOW = Instant.parse("2024-01-01T00:00:00Z");
 
-    private static HttpHeaders headers(String... nameValues) {
+    /** Response headers as {@link Retries#retryAfter} reads them: by name, case-insensitive. */
+    private static Function<String, Optional<String>> headers(String... nameValues) {
         Map<String, List<String>> map = new LinkedHashMap<>();
         for (int i = 0; i < nameValues.length; i += 2) {
             map.put(nameValues[i], List.of(nameValues[i + 1]));
         }
-        return HttpHeaders.of(map, (k, v) -> true);
+        return HttpHeaders.of(map, (k, v) -> true)::firstValue;
     }
 
     @Test
@@ -75,10 +77,12 @@ class RetriesTest {
         Throwable refused = new ConnectException().initCause(new ClosedChannelException());
         Throwable unresolved = new ConnectException().initCause(new UnresolvedAddressException());
         Throwable unknownHost = new IOException("lookup failed", new UnknownHostException("no-such-host.example"));
+        Throwable apacheRefused = new org.apache.hc.client5.http.HttpHostConnectException(
+                "Connect to http://127.0.0.1:9 failed: Connection refused");
         Throwable handshake = new SSLHandshakeException("PKIX path building failed");
         Throwable plaintext = new IOException(new SSLException("Unrecognized SSL message, plaintext connection?"));
 
-        for (Throwable t : List.of(refused, unresolved, unknownHost, handshake, plaintext)) {
+        for (Throwable t : List.of(refused, unresolved, unknownHost, handshake, plaintext, apacheRefused)) {
             assertThat(Retries.transportScope(t)).as("%s", t).isEqualTo(FailureScope.WORKER);
         }
         assertThat(Retries.isDnsFailure(unresolved)).isTrue();
@@ -98,8 +102,14 @@ class RetriesTest {
         Throwable reset = new SocketException("Connection reset");
         Throwable closedEarly = new EOFException("EOF reached while reading");
         Throwable bug = new IllegalStateException("a bug in the HTTP stack");
+        // As Apache HttpClient reports them, and as this package's own timer does.
+        Throwable apacheConnectTimeout = new org.apache.hc.client5.http.ConnectTimeoutException(
+                "Connect to http://10.0.0.1:8000 timed out");
+        Throwable socketTimeout = new java.net.SocketTimeoutException("Read timed out");
+        Throwable attemptTimeout = new java.util.concurrent.TimeoutException("no complete answer within 300 ms");
 
-        for (Throwable t : List.of(connectTimeout, requestTimeout, reset, closedEarly, bug)) {
+        for (Throwable t : List.of(connectTimeout, requestTimeout, reset, closedEarly, bug, apacheConnectTimeout,
+                socketTimeout, attemptTimeout)) {
             assertThat(Retries.transportScope(t)).as("%s", t).isEqualTo(FailureScope.TRANSIENT);
         }
     }

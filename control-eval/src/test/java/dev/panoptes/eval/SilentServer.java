@@ -78,6 +78,34 @@ final class SilentServer implements AutoCloseable {
         return accepted.size();
     }
 
+    /** Whether the client has sent something (its request) on the {@code i}th connection accepted. */
+    boolean requestArrived(int i) throws IOException {
+        return accepted.get(i).getInputStream().available() > 0;
+    }
+
+    /**
+     * Whether the client closed (or reset) the {@code i}th connection accepted: reads, and
+     * discards, what it sent until the end of the stream, or for at most 50 ms. Call from one
+     * thread at a time.
+     */
+    boolean clientHungUp(int i) throws IOException {
+        Socket s = accepted.get(i);
+        s.setSoTimeout(50);
+        byte[] buffer = new byte[8192];
+        try {
+            while (true) {
+                if (s.getInputStream().read(buffer) < 0) {
+                    return true;
+                }
+            }
+        } catch (java.net.SocketTimeoutException e) {
+            return false;
+        } catch (java.net.SocketException e) {
+            // A reset: the client aborted the connection.
+            return true;
+        }
+    }
+
     @Override
     public void close() throws IOException {
         socket.close();
