@@ -11,6 +11,7 @@ import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.wire.FrameDecoder;
 import dev.panoptes.control.wire.Message;
+import dev.panoptes.control.wire.OutboundBuffer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

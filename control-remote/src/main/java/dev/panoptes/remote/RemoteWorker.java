@@ -48,8 +48,9 @@ public final class RemoteWorker implements WorkerHandle {
      * ({@link ServerOptions#dispatchQueueCapacity()}) is full: then it blocks until the worker's
      * answers make room. That is the backpressure a scheduler feels.
      *
-     * <p>The future completes, on one of the server's completion threads, with the worker's
-     * outcome (checked to answer exactly this job), or fails with:
+     * <p>The future completes, on one of the server's completion threads (or, with
+     * {@link ServerOptions#directCompletions()}, on the selector thread that read the answer), with
+     * the worker's outcome (checked to answer exactly this job), or fails with:
      * <ul>
      *   <li>a {@link dev.panoptes.control.DispatchRefusedException} (retryable; the job never
      *       reached the worker) when the connection is gone or goes before the job is sent, the

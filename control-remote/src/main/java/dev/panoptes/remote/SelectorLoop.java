@@ -39,7 +39,9 @@ import java.util.function.LongSupplier;
  * them, hand queued dispatches to their actors, check timers, flush every connection that has
  * bytes to send (so all frames of a pass leave in one write), and give the pass's future
  * completions to the completion executor as one task: a user callback never runs here, and a
- * slow one never delays I/O.
+ * slow one never delays I/O. With {@link ServerOptions#directCompletions()}, the caller has
+ * promised callbacks that never block, and the pass completes its futures itself, right after
+ * reading, so that a callback that dispatches the next job has it written in the same pass.
  *
  * <p>One bad connection closes that connection, whatever it throws (an {@link Error} too); the
  * loop goes on. An {@link Error} outside any one connection's handling ends the loop: every
@@ -85,6 +87,8 @@ final class SelectorLoop implements Runnable {
     private List<Completion> completions = new ArrayList<>();
     private long nowMs;
     private long nextTimerMs = Long.MAX_VALUE;
+    /** True when the last sleep's select filled the selected keys, so the next pass need not select again. */
+    private boolean selectedBySleep;
 
     /** A future to complete, and with what: exactly one of outcome and failure is set. */
     private record Completion(CompletableFuture<JobOutcome> future, JobOutcome outcome, Throwable failure) {
@@ -205,8 +209,12 @@ final class SelectorLoop implements Runnable {
             while (!stopping) {
                 long now = clockMs.getAsLong();
                 try {
-                    if (doWork(now) == 0 && !stopping) {
-                        sleep(now);
+                    doWork(now);
+                    // Straight to select after every pass, busy or not: it returns at once when
+                    // something is ready, and a busy loop that polled with selectNow first paid
+                    // two epoll_wait calls per wake-up instead of one.
+                    if (!stopping) {
+                        sleep(clockMs.getAsLong());
                     }
                 } catch (IOException | RuntimeException e) {
                     // Per-connection failures are handled inside the pass; reaching here means the
@@ -246,8 +254,17 @@ final class SelectorLoop implements Runnable {
             adoptNow(channel);
             work++;
         }
-        selector.selectNow();
+        if (!selectedBySleep) {
+            selector.selectNow();
+        }
+        // The keys a sleep just selected are handled now; a second select would only cost a syscall.
+        selectedBySleep = false;
         work += handleSelectedKeys();
+        if (context.options.directCompletions()) {
+            // Before the ready actors: a callback that dispatches the next job has it assigned,
+            // and flushed, in this same pass.
+            completeAll(takeCompletions());
+        }
         ConnectionActor actor;
         while ((actor = ready.poll()) != null) {
             actor.clearSignal();
@@ -444,12 +461,24 @@ final class SelectorLoop implements Runnable {
         return flushed;
     }
 
+    private List<Completion> takeCompletions() {
+        if (completions.isEmpty()) {
+            return List.of();
+        }
+        List<Completion> batch = completions;
+        completions = new ArrayList<>(Math.max(16, batch.size()));
+        return batch;
+    }
+
     private void submitCompletions() {
         if (completions.isEmpty()) {
             return;
         }
-        List<Completion> batch = completions;
-        completions = new ArrayList<>(Math.max(16, batch.size()));
+        List<Completion> batch = takeCompletions();
+        if (context.options.directCompletions() && !stopping) {
+            completeAll(batch);
+            return;
+        }
         try {
             completionExecutor.execute(() -> completeAll(batch));
         } catch (RejectedExecutionException e) {
@@ -498,6 +527,7 @@ final class SelectorLoop implements Runnable {
         }
         long timeoutMs = nextTimerMs == Long.MAX_VALUE ? 0 : Math.max(1, nextTimerMs - now);
         selector.select(timeoutMs);
+        selectedBySleep = true;
         wakeupPending.set(true);
     }
 

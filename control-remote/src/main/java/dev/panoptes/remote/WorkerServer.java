@@ -164,6 +164,8 @@ public final class WorkerServer implements AutoCloseable {
                 daemonThreads(threadPrefix + "completion-", completionThreads));
         this.events = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
                 daemonThreads(threadPrefix + "events-", eventThreads));
+        // Started now, not with the first worker: the server's threads are the same from start to end.
+        events.prestartAllCoreThreads();
         this.loops = new SelectorLoop[options.selectorThreads()];
         this.loopThreads = new Thread[loops.length];
         ServerSocketChannel channel = null;

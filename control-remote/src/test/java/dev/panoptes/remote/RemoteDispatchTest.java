@@ -20,10 +20,12 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 
 import static dev.panoptes.remote.TestCoordinator.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -357,5 +359,37 @@ class RemoteDispatchTest {
         FakeWorker fake = fake("w1", 1);
         Message first = fake.recv().orElseThrow();
         assertThat(first).isEqualTo(new Message.Registered(Duration.ofMillis(200).toMillis()));
+    }
+
+    @Test
+    void withDirectCompletionsCallbacksRunOnTheSelectorThreadAndCanDispatchTheNextJob() throws Exception {
+        try (TestCoordinator coordinator = TestCoordinator.start(b -> b.directCompletions(true));
+             FakeWorker fake = FakeWorker.register(coordinator.address(), "w1", 1)) {
+            fake.serve(FakeWorker.ECHO);
+            RemoteWorker worker = coordinator.awaitWorker("w1");
+            List<String> threads = new CopyOnWriteArrayList<>();
+            CompletableFuture<Integer> chainDone = new CompletableFuture<>();
+            // One job at a time, each dispatched from the previous one's callback, as a driver at K=1 does.
+            IntConsumer[] next = new IntConsumer[1];
+            next[0] = n -> worker.dispatch(TestJobs.job("chain-" + n, "p")).whenComplete((outcome, error) -> {
+                threads.add(Thread.currentThread().getName());
+                if (error != null) {
+                    chainDone.completeExceptionally(error);
+                } else if (n == 99) {
+                    chainDone.complete(n + 1);
+                } else {
+                    next[0].accept(n + 1);
+                }
+            });
+
+            next[0].accept(0);
+
+            assertThat(chainDone.get(10, TimeUnit.SECONDS)).isEqualTo(100);
+            // The first callback may run on this thread, when the answer beat whenComplete; every
+            // later one was attached from a selector thread's callback, before its job was sent.
+            assertThat(threads).hasSize(100);
+            assertThat(threads.subList(1, 100)).allSatisfy(name -> assertThat(name)
+                    .startsWith(coordinator.server.threadNamePrefix() + "io-"));
+        }
     }
 }

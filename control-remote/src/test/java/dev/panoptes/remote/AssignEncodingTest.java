@@ -2,13 +2,14 @@ package dev.panoptes.remote;
 
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
-import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobFailedException;
+import dev.panoptes.control.JobId;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
+import dev.panoptes.control.wire.OutboundBuffer;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
@@ -24,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The write buffer on its own: partial writes, batching, growth and the frame limit. */
-class OutboundBufferTest {
+class AssignEncodingTest {
     private final MessageCodec codec = new MessageCodec();
 
     /** A channel that takes at most {@code perWrite} bytes per call, and none while closed off. */
