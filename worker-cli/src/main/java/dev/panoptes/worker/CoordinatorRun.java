@@ -172,7 +172,9 @@ final class CoordinatorRun {
         ServerOptions.Builder b = ServerOptions.builder()
                 .bind(settings.listen())
                 .token(settings.token())
-                .heartbeatInterval(settings.heartbeatInterval());
+                .heartbeatInterval(settings.heartbeatInterval())
+                // The scheduler's callback only queues an event for its own thread: it never blocks.
+                .directCompletions(true);
         if (settings.heartbeatTimeout() != null) {
             b.heartbeatTimeout(settings.heartbeatTimeout());
         }

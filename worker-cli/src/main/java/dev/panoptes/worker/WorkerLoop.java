@@ -1,14 +1,15 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.control.JobRunner;
-import dev.panoptes.control.wire.MessageStream;
+import dev.panoptes.control.PooledJobRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.net.UnknownHostException;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
@@ -37,7 +38,9 @@ public final class WorkerLoop implements AutoCloseable {
     private final InetSocketAddress coordinator;
     private final String workerId;
     private final int capacity;
-    private final JobRunner runner;
+    private final AsyncJobRunner runner;
+    /** The pool a blocking runner was wrapped in, closed when the loop ends; null for an async runner. */
+    private final PooledJobRunner ownedPool;
     private final WorkerOptions options;
     private final Backoff backoff;
 
@@ -46,7 +49,7 @@ public final class WorkerLoop implements AutoCloseable {
     private boolean stopping;
     private boolean running;
     private WorkerSession current;
-    private Socket connecting;
+    private SocketChannel connecting;
 
     private final CountDownLatch stopSignal = new CountDownLatch(1);
     private final CountDownLatch finished = new CountDownLatch(1);
@@ -56,16 +59,34 @@ public final class WorkerLoop implements AutoCloseable {
      *                    coordinator that moves to another IP under the same name is found
      * @param workerId    a valid worker id (see {@link WorkerIds})
      * @param capacity    jobs run at once, at least 1
-     * @param runner      runs each job; shared by all sessions
+     * @param runner      starts each job, on the session's I/O thread; shared by all sessions
      * @param options     token, heartbeat, connect timeout and backoff
      * @throws IllegalArgumentException when the id or capacity is invalid
      */
+    public WorkerLoop(InetSocketAddress coordinator, String workerId, int capacity, AsyncJobRunner runner,
+                      WorkerOptions options) {
+        this(coordinator, workerId, capacity, Objects.requireNonNull(runner, "runner"), null, options);
+    }
+
+    /**
+     * A loop whose blocking runner runs on a pool of {@code capacity} threads
+     * ({@link PooledJobRunner}), shared by all sessions and stopped when the loop ends.
+     *
+     * @see #WorkerLoop(InetSocketAddress, String, int, AsyncJobRunner, WorkerOptions)
+     */
     public WorkerLoop(InetSocketAddress coordinator, String workerId, int capacity, JobRunner runner,
                       WorkerOptions options) {
+        this(coordinator, workerId, capacity, null, new PooledJobRunner(Objects.requireNonNull(runner, "runner"),
+                WorkerIds.requireCapacity(workerId, capacity), "worker-job"), options);
+    }
+
+    private WorkerLoop(InetSocketAddress coordinator, String workerId, int capacity, AsyncJobRunner runner,
+                       PooledJobRunner pool, WorkerOptions options) {
         this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
         this.workerId = WorkerIds.requireValid(workerId);
         this.capacity = WorkerIds.requireCapacity(workerId, capacity);
-        this.runner = Objects.requireNonNull(runner, "runner");
+        this.runner = pool != null ? pool : runner;
+        this.ownedPool = pool;
         this.options = Objects.requireNonNull(options, "options");
         this.backoff = new Backoff(options.initialBackoff(), options.maxBackoff());
     }
@@ -142,6 +163,9 @@ public final class WorkerLoop implements AutoCloseable {
                 }
             }
         } finally {
+            if (ownedPool != null) {
+                ownedPool.close();
+            }
             finished.countDown();
         }
         log.info("worker={} - stopped", workerId);
@@ -186,7 +210,7 @@ public final class WorkerLoop implements AutoCloseable {
 
     private WorkerSession stop() {
         WorkerSession session;
-        Socket socket;
+        SocketChannel socket;
         synchronized (lock) {
             stopping = true;
             session = current;
@@ -218,16 +242,17 @@ public final class WorkerLoop implements AutoCloseable {
 
     /** Connects and wraps the socket in a session; null when the loop is stopping. */
     private WorkerSession connect() throws IOException {
-        Socket socket = new Socket();
+        SocketChannel channel = SocketChannel.open();
         synchronized (lock) {
             if (stopping) {
+                Workers.closeQuietly(channel);
                 return null;
             }
-            connecting = socket;
+            connecting = channel;
         }
         try {
-            Workers.connect(socket, coordinator, options.connectTimeout());
-            WorkerSession session = new WorkerSession(new MessageStream(socket), workerId, capacity, runner, options);
+            Workers.connect(channel, coordinator, options.connectTimeout());
+            WorkerSession session = new WorkerSession(channel, workerId, capacity, runner, options);
             synchronized (lock) {
                 if (stopping) {
                     session.close();
@@ -237,7 +262,7 @@ public final class WorkerLoop implements AutoCloseable {
             }
             return session;
         } catch (IOException | RuntimeException e) {
-            Workers.closeQuietly(socket);
+            Workers.closeQuietly(channel);
             throw e;
         } finally {
             synchronized (lock) {

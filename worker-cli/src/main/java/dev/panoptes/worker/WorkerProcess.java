@@ -1,6 +1,6 @@
 package dev.panoptes.worker;
 
-import dev.panoptes.control.JobRunner;
+import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.eval.EvalJobRunner;
 import dev.panoptes.eval.HttpModelClient;
 import dev.panoptes.eval.ModelApiCheck;
@@ -45,8 +45,10 @@ final class WorkerProcess {
      * @throws InterruptedException     when the calling thread is interrupted
      */
     static int start(WorkerSettings settings) throws InterruptedException {
+        // One keep-alive connection per job the worker may run at once: no call waits for one.
         HttpModelClient.Builder builder = HttpModelClient.builder(settings.modelApi(), settings.model())
-                .apiKey(settings.apiKey());
+                .apiKey(settings.apiKey())
+                .maxConnections(settings.capacity());
         if (settings.requestTimeout() != null) {
             builder.requestTimeout(settings.requestTimeout());
         }
@@ -65,7 +67,7 @@ final class WorkerProcess {
      *         as for {@link #start(WorkerSettings)}
      * @throws InterruptedException when the calling thread is interrupted
      */
-    static int serveUntilSignalled(WorkerSettings settings, JobRunner runner, ModelApiProbe probe)
+    static int serveUntilSignalled(WorkerSettings settings, AsyncJobRunner runner, ModelApiProbe probe)
             throws InterruptedException {
         log.info(settings.startupLine());
         WorkerLoop loop = new WorkerLoop(settings.coordinator(), settings.workerId(), settings.capacity(), runner,

@@ -1,21 +1,26 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.control.JobRunner;
-import dev.panoptes.control.wire.MessageStream;
+import dev.panoptes.control.PooledJobRunner;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
+import java.net.StandardSocketOptions;
 import java.net.SocketAddress;
 import java.net.UnknownHostException;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 
 /**
  * The worker in two calls: {@link #serveWorker} runs one session, {@link #runWorkerForever}
- * keeps reconnecting. Both block the calling thread, which becomes the session's reader.
+ * keeps reconnecting. Both block the calling thread, which becomes the session's I/O thread, and
+ * take an {@link AsyncJobRunner} (no thread per job). Their {@code Blocking} twins take a
+ * blocking {@link JobRunner}, which then runs on a pool of {@code capacity} threads
+ * ({@link PooledJobRunner}) for as long as the call lasts.
  */
 public final class Workers {
     private static final Logger log = LoggerFactory.getLogger(Workers.class);
@@ -25,14 +30,26 @@ public final class Workers {
 
     /**
      * Connects to {@code coordinator} (within a 10 s connect timeout), registers, and serves jobs
-     * until the coordinator closes the connection, with PROTOCOL.md's defaults otherwise and
-     * {@code heartbeat} as the heartbeat interval (timeout 3 x that).
+     * with a blocking runner until the coordinator closes the connection, with PROTOCOL.md's
+     * defaults otherwise and {@code heartbeat} as the heartbeat interval (timeout 3 x that).
      *
-     * @see #serveWorker(InetSocketAddress, String, int, JobRunner, WorkerOptions)
+     * @see #serveBlockingWorker(InetSocketAddress, String, int, JobRunner, WorkerOptions)
      */
-    public static void serveWorker(InetSocketAddress coordinator, String workerId, int capacity, JobRunner runner,
-                                   Duration heartbeat) throws IOException {
-        serveWorker(coordinator, workerId, capacity, runner, WorkerOptions.defaults().withHeartbeat(heartbeat));
+    public static void serveBlockingWorker(InetSocketAddress coordinator, String workerId, int capacity,
+                                           JobRunner runner, Duration heartbeat) throws IOException {
+        serveBlockingWorker(coordinator, workerId, capacity, runner, WorkerOptions.defaults().withHeartbeat(heartbeat));
+    }
+
+    /**
+     * {@link #serveWorker(InetSocketAddress, String, int, AsyncJobRunner, WorkerOptions)} with a
+     * blocking runner on a pool of {@code capacity} threads, closed when the session ends.
+     */
+    public static void serveBlockingWorker(InetSocketAddress coordinator, String workerId, int capacity,
+                                           JobRunner runner, WorkerOptions options) throws IOException {
+        WorkerIds.requireCapacity(workerId, capacity);
+        try (PooledJobRunner pool = new PooledJobRunner(runner, capacity, "worker-job")) {
+            serveWorker(coordinator, workerId, capacity, pool, options);
+        }
     }
 
     /**
@@ -45,20 +62,20 @@ public final class Workers {
      * @throws RegistrationRejectedException when the coordinator refuses the registration
      * @throws IllegalArgumentException      when the id or capacity is invalid
      */
-    public static void serveWorker(InetSocketAddress coordinator, String workerId, int capacity, JobRunner runner,
-                                   WorkerOptions options) throws IOException {
-        Socket socket = new Socket();
+    public static void serveWorker(InetSocketAddress coordinator, String workerId, int capacity,
+                                   AsyncJobRunner runner, WorkerOptions options) throws IOException {
+        SocketChannel channel = SocketChannel.open();
         WorkerSession session;
         try {
-            connect(socket, coordinator, options.connectTimeout());
-            session = new WorkerSession(new MessageStream(socket), workerId, capacity, runner, options);
+            connect(channel, coordinator, options.connectTimeout());
+            session = new WorkerSession(channel, workerId, capacity, runner, options);
         } catch (IOException e) {
-            closeQuietly(socket);
+            closeQuietly(channel);
             // The JDK's "Connection refused" names no address; the caller needs it.
             throw new IOException("cannot connect to coordinator " + describe(coordinator) + ": "
                     + (e.getMessage() == null ? e.toString() : e.getMessage()), e);
         } catch (RuntimeException e) {
-            closeQuietly(socket);
+            closeQuietly(channel);
             throw e;
         }
         try (session) {
@@ -67,31 +84,40 @@ public final class Workers {
     }
 
     /**
-     * Runs sessions forever, reconnecting with capped exponential backoff and jitter; see
-     * {@link WorkerLoop}. To stop it from another thread, build the {@link WorkerLoop} yourself.
-     *
-     * @throws RegistrationRejectedException when the coordinator rejects the registration for good
-     * @throws InterruptedException          when the calling thread is interrupted between sessions
+     * {@link #runWorkerForever(InetSocketAddress, String, int, AsyncJobRunner, WorkerOptions)} with
+     * a blocking runner on a pool of {@code capacity} threads.
      */
-    public static void runWorkerForever(InetSocketAddress coordinator, String workerId, int capacity,
-                                        JobRunner runner, WorkerOptions options) throws InterruptedException {
+    public static void runBlockingWorkerForever(InetSocketAddress coordinator, String workerId, int capacity,
+                                                JobRunner runner, WorkerOptions options) throws InterruptedException {
         new WorkerLoop(coordinator, workerId, capacity, runner, options).runForever();
     }
 
     /**
-     * Connects {@code socket} to {@code address}, resolving its host name now (so that every
-     * attempt sees current DNS), with Nagle off (frames are small and latency matters) and TCP
-     * keep-alive on.
+     * Runs sessions forever, reconnecting with capped exponential backoff and jitter; see
+     * {@link WorkerLoop}. To stop it from another thread, build the {@link WorkerLoop} yourself.
+     *
+     * @throws InterruptedException when the calling thread is interrupted between sessions
      */
-    static void connect(Socket socket, InetSocketAddress address, Duration timeout) throws IOException {
+    public static void runWorkerForever(InetSocketAddress coordinator, String workerId, int capacity,
+                                        AsyncJobRunner runner, WorkerOptions options) throws InterruptedException {
+        new WorkerLoop(coordinator, workerId, capacity, runner, options).runForever();
+    }
+
+    /**
+     * Connects {@code channel} (in blocking mode) to {@code address}, resolving its host name now
+     * (so that every attempt sees current DNS), with Nagle off (frames are small and latency
+     * matters) and TCP keep-alive on.
+     */
+    static void connect(SocketChannel channel, InetSocketAddress address, Duration timeout) throws IOException {
         InetSocketAddress resolved = new InetSocketAddress(address.getHostString(), address.getPort());
         if (resolved.isUnresolved()) {
             throw new UnknownHostException("cannot resolve coordinator host '" + address.getHostString() + "'");
         }
-        socket.setTcpNoDelay(true);
-        socket.setKeepAlive(true);
-        socket.connect(resolved, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));
-        log.debug("connected to coordinator {} from {}", describe(resolved), socket.getLocalSocketAddress());
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        channel.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
+        // The socket adaptor is what gives a channel's connect a timeout.
+        channel.socket().connect(resolved, (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis())));
+        log.debug("connected to coordinator {} from {}", describe(resolved), channel.getLocalAddress());
     }
 
     /** {@code host:port} (IPv6 hosts in brackets), without the JDK's "name/ip" form. */

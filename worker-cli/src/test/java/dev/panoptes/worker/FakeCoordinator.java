@@ -223,6 +223,11 @@ final class FakeCoordinator implements AutoCloseable {
             stream.send(m);
         }
 
+        /** Sends the frames in one write, as a coordinator assigning a whole window does. */
+        void sendAll(List<? extends Message> messages) throws IOException {
+            stream.sendAll(messages);
+        }
+
         /**
          * Closes the way a coordinator that shuts down does: end of stream first, so that the worker
          * reads every frame sent before it, then the socket once the worker has closed its side.

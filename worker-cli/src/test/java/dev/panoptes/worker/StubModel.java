@@ -7,6 +7,7 @@ import dev.panoptes.eval.ModelResponse;
 
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -48,6 +49,29 @@ final class StubModel implements ModelClient {
 
     int maxInFlight() {
         return maxInFlight.get();
+    }
+
+    /** Runs {@link #complete} on a thread of the stub's own, so that a held prompt blocks nobody. */
+    @Override
+    public CompletableFuture<ModelResponse> completeAsync(ModelRequest request) {
+        CompletableFuture<ModelResponse> answer = new CompletableFuture<>();
+        Thread call = new Thread(() -> {
+            try {
+                answer.complete(complete(request));
+            } catch (InterruptedException e) {
+                answer.cancel(false);
+            } catch (RuntimeException e) {
+                answer.completeExceptionally(e);
+            }
+        }, "stub-model-call");
+        call.setDaemon(true);
+        call.start();
+        answer.whenComplete((r, e) -> {
+            if (answer.isCancelled()) {
+                call.interrupt();
+            }
+        });
+        return answer;
     }
 
     @Override

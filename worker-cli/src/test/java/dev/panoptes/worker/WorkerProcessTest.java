@@ -85,7 +85,7 @@ class WorkerProcessTest {
         FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
         ScriptedProbe probe = new ScriptedProbe(new Result(Verdict.FATAL, "bad URL"));
 
-        int exit = WorkerProcess.serveUntilSignalled(settings(coordinator, "w-exit3"), TestJobs.echoRunner(), probe);
+        int exit = WorkerProcess.serveUntilSignalled(settings(coordinator, "w-exit3"), TestJobs.asyncEchoRunner(), probe);
 
         assertThat(exit).isEqualTo(WorkerMain.EXIT_MODEL_API_UNUSABLE).isEqualTo(3);
         assertThat(coordinator.takePendingConnection()).isFalse();
@@ -98,7 +98,7 @@ class WorkerProcessTest {
         ScriptedProbe probe = new ScriptedProbe(new Result(Verdict.OK, "model API at http://h/v1 serves 'm'"));
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> {
             try {
-                return WorkerProcess.serveUntilSignalled(settings(coordinator, "w-exit4"), TestJobs.echoRunner(),
+                return WorkerProcess.serveUntilSignalled(settings(coordinator, "w-exit4"), TestJobs.asyncEchoRunner(),
                         probe);
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
@@ -120,7 +120,7 @@ class WorkerProcessTest {
         FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
         CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> {
             try {
-                return WorkerProcess.serveUntilSignalled(settings(coordinator, "w-nocheck"), TestJobs.echoRunner(),
+                return WorkerProcess.serveUntilSignalled(settings(coordinator, "w-nocheck"), TestJobs.asyncEchoRunner(),
                         null);
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);

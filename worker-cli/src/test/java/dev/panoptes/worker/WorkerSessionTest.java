@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
@@ -7,13 +8,13 @@ import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.JobRunner;
+import dev.panoptes.control.PooledJobRunner;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.wire.Message;
-import dev.panoptes.control.wire.MessageStream;
 import dev.panoptes.eval.EvalJobRunner;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -23,7 +24,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
+import java.nio.channels.SocketChannel;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.List;
@@ -51,6 +52,7 @@ class WorkerSessionTest {
             .withHeartbeatTimeout(Duration.ofSeconds(25));
 
     private final ExecutorService workerThreads = Executors.newCachedThreadPool();
+    private final List<PooledJobRunner> pools = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final FakeCoordinator coordinator;
 
     WorkerSessionTest() throws IOException {
@@ -61,6 +63,7 @@ class WorkerSessionTest {
     void tearDown() throws IOException {
         coordinator.close();
         workerThreads.shutdownNow();
+        pools.forEach(PooledJobRunner::close);
     }
 
     @Test
@@ -131,12 +134,14 @@ class WorkerSessionTest {
         peer.send(new Message.Cancel(JobId.of("queued"), "deadline passed"));
         peer.send(new Message.Cancel(JobId.of("wedged"), "deadline passed"));
 
-        Message.Failed first = peer.expect(Message.Failed.class);
-        Message.Failed second = peer.expect(Message.Failed.class);
-        assertThat(List.of(first.jobId().value(), second.jobId().value())).containsExactly("wedged", "queued");
-        assertThat(first.error()).contains("the coordinator cancelled it");
-        assertThat(first.scope()).isEqualTo(FailureScope.TRANSIENT);
-        assertThat(interrupted).isTrue();
+        List<Message.Failed> failed = List.of(peer.expect(Message.Failed.class), peer.expect(Message.Failed.class));
+        assertThat(failed).extracting(f -> f.jobId().value()).containsExactlyInAnyOrder("wedged", "queued");
+        assertThat(failed).allSatisfy(f -> {
+            assertThat(f.error()).contains("the coordinator cancelled it");
+            assertThat(f.scope()).isEqualTo(FailureScope.TRANSIENT);
+        });
+        // The answer goes at once; the runner's thread sees its interrupt in its own time.
+        await().atMost(PATIENCE).untilTrue(interrupted);
         // The pool thread is clean for the next job.
         peer.send(new Message.Assign(TestJobs.job("next", "p")));
         assertThat(peer.expect(Message.Result.class).outcome().jobId().value()).isEqualTo("next");
@@ -327,7 +332,7 @@ class WorkerSessionTest {
         }
         InetSocketAddress address = nobodyListens;
 
-        assertThatThrownBy(() -> Workers.serveWorker(address, "w1", 1, TestJobs.echoRunner(), OPTIONS))
+        assertThatThrownBy(() -> Workers.serveBlockingWorker(address, "w1", 1, TestJobs.echoRunner(), OPTIONS))
                 .isInstanceOf(IOException.class)
                 .hasMessageStartingWith("cannot connect to coordinator " + Workers.describe(address) + ": ")
                 .hasCauseInstanceOf(java.net.ConnectException.class);
@@ -446,27 +451,141 @@ class WorkerSessionTest {
         }
     }
 
+    // ---- the asynchronous seam ----
+
+    @Test
+    void aThousandJobsInFlightCostNoMoreThreadsThanOne() throws Exception {
+        Map<String, CompletableFuture<JobOutcome>> running = new java.util.concurrent.ConcurrentHashMap<>();
+        AsyncJobRunner held = job -> running.computeIfAbsent(job.id().value(), k -> new CompletableFuture<>());
+        serveAsync("w1", 1024, held);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        java.util.Set<Thread> serving = Thread.getAllStackTraces().keySet();
+
+        for (int i = 0; i < 1024; i++) {
+            peer.send(new Message.Assign(TestJobs.job("j" + i, "p")));
+        }
+        await().atMost(PATIENCE).pollInSameThread().until(() -> running.size() == 1024);
+        java.util.Set<Thread> holding = new java.util.HashSet<>(Thread.getAllStackTraces().keySet());
+        holding.removeAll(serving);
+        // Every job finishes on this one thread: the session batches their answers.
+        running.forEach((id, f) -> f.complete(TestJobs.echo(TestJobs.job(id, "p"))));
+
+        java.util.Set<String> answered = new java.util.HashSet<>();
+        while (answered.size() < 1024) {
+            answered.add(peer.expect(Message.Result.class).outcome().jobId().value());
+        }
+        assertThat(holding).as("threads started while 1,024 jobs were in flight").isEmpty();
+    }
+
+    @Test
+    void aJobThatFinishesAsItStartsIsAnsweredByTheSessionThreadItself() throws Exception {
+        List<Thread> completedOn = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Future<?> session = serveAsync("w1", 4, job -> {
+            completedOn.add(Thread.currentThread());
+            return CompletableFuture.completedFuture(TestJobs.echo(job));
+        });
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Assign(TestJobs.job("instant", "p")));
+        assertThat(peer.expect(Message.Result.class).outcome().jobId().value()).isEqualTo("instant");
+        assertThat(completedOn).singleElement().satisfies(t -> assertThat(t.getName()).startsWith("pool-"));
+        peer.closeGracefully();
+        session.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    @Test
+    void theFirstAnswersOfABigReadLeaveBeforeItsLastJobsStart() throws Exception {
+        // The coordinator works on the first answers while the session decodes the rest; here the
+        // last job's start waits until the coordinator holds the answers of the first 32.
+        CountDownLatch firstAnswersReceived = new CountDownLatch(1);
+        serveAsync("w1", 64, job -> {
+            if (job.id().value().equals("j63")) {
+                try {
+                    firstAnswersReceived.await(2 * PATIENCE.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return CompletableFuture.completedFuture(TestJobs.echo(job));
+        });
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        List<Message> window = new java.util.ArrayList<>();
+        for (int i = 0; i < 64; i++) {
+            window.add(new Message.Assign(TestJobs.job("j" + i, "p")));
+        }
+        peer.sendAll(window);
+
+        java.util.Set<String> answered = new java.util.HashSet<>();
+        while (answered.size() < 32) {
+            answered.add(peer.expect(Message.Result.class).outcome().jobId().value());
+        }
+        assertThat(answered).doesNotContain("j63");
+        firstAnswersReceived.countDown();
+        while (answered.size() < 64) {
+            answered.add(peer.expect(Message.Result.class).outcome().jobId().value());
+        }
+    }
+
+    @Test
+    void aRunnerThatThrowsWhileStartingAJobFailsThatJobAndTheSessionGoesOn() throws Exception {
+        serveAsync("w1", 2, job -> {
+            if (job.id().value().equals("bad")) {
+                throw new IllegalStateException("runner bug");
+            }
+            return CompletableFuture.completedFuture(TestJobs.echo(job));
+        });
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Assign(TestJobs.job("bad", "p")));
+        Message.Failed failed = peer.expect(Message.Failed.class);
+        assertThat(failed.error()).contains("runner bug");
+        assertThat(failed.scope()).isEqualTo(FailureScope.TRANSIENT);
+        peer.send(new Message.Assign(TestJobs.job("good", "p")));
+        assertThat(peer.expect(Message.Result.class).outcome().jobId().value()).isEqualTo("good");
+    }
+
+    @Test
+    void aCancelReachesAnAsynchronousRunnerAsACancelledFuture() throws Exception {
+        CompletableFuture<JobOutcome> model = new CompletableFuture<>();
+        serveAsync("w1", 1, job -> model);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Assign(TestJobs.job("slow", "p")));
+        await().atMost(PATIENCE).pollInSameThread().until(() -> model.getNumberOfDependents() > 0);
+
+        peer.send(new Message.Cancel(JobId.of("slow"), "deadline passed"));
+
+        assertThat(peer.expect(Message.Failed.class).error()).contains("the coordinator cancelled it");
+        assertThat(model).isCancelled();
+    }
+
     // ---- helpers ----
 
     private Future<?> serveWorker(String id, int capacity, JobRunner runner, Duration heartbeat) {
         return workerThreads.submit(() -> {
-            Workers.serveWorker(coordinator.address(), id, capacity, runner, heartbeat);
+            Workers.serveBlockingWorker(coordinator.address(), id, capacity, runner, heartbeat);
             return null;
         });
     }
 
     private Future<?> serveWorker(String id, int capacity, JobRunner runner, WorkerOptions options) {
         return workerThreads.submit(() -> {
-            Workers.serveWorker(coordinator.address(), id, capacity, runner, options);
+            Workers.serveBlockingWorker(coordinator.address(), id, capacity, runner, options);
+            return null;
+        });
+    }
+
+    private Future<?> serveAsync(String id, int capacity, AsyncJobRunner runner) {
+        return workerThreads.submit(() -> {
+            Workers.serveWorker(coordinator.address(), id, capacity, runner, OPTIONS);
             return null;
         });
     }
 
     /** A session whose serve() runs on a worker thread, so the test can call drain() itself. */
     private WorkerSession openSession(String id, int capacity, JobRunner runner) throws IOException {
-        Socket socket = new Socket();
-        Workers.connect(socket, coordinator.address(), Duration.ofSeconds(5));
-        WorkerSession session = new WorkerSession(new MessageStream(socket), id, capacity, runner, OPTIONS);
+        SocketChannel channel = SocketChannel.open();
+        Workers.connect(channel, coordinator.address(), Duration.ofSeconds(5));
+        PooledJobRunner pool = new PooledJobRunner(runner, capacity, "test-jobs");
+        pools.add(pool);
+        WorkerSession session = new WorkerSession(channel, id, capacity, pool, OPTIONS);
         workerThreads.submit(() -> {
             session.serve();
             return null;
