@@ -27,6 +27,7 @@ import java.util.concurrent.Callable;
             BenchMain.Failure.class,
             BenchMain.Scheduling.class,
             BenchMain.E2e.class,
+            BenchMain.ModelClient.class,
             BenchMain.JfrCommand.class,
             BenchMain.Suite.class
         },
@@ -141,9 +142,13 @@ public final class BenchMain implements Callable<Integer> {
                 + " (default: ${DEFAULT-VALUE}, the server's default).", defaultValue = "2")
         int completionThreads;
 
+        @Option(names = "--direct-completions", description = "Complete dispatch futures on the coordinator's"
+                + " selector threads (ServerOptions.directCompletions), as the coordinator command does.")
+        boolean directCompletions;
+
         DispatchBench.Options options(DispatchBench.Mode mode) {
             return new DispatchBench.Options(mode, ks, common.runsOr(5), warmupMs, measureMs, jitWarmupMs, profile,
-                    profileK, profileMs, selectorThreads, completionThreads);
+                    profileK, profileMs, selectorThreads, completionThreads, directCompletions);
         }
     }
 
@@ -272,6 +277,10 @@ public final class BenchMain implements Callable<Integer> {
         @Option(names = "--profile", description = "After the runs, profile a few more with JFR and perf.")
         boolean profile;
 
+        @Option(names = "--raw-timer", description = "Simulate each job with a plain timed wait, without taking off"
+                + " the lateness this machine's timers show (they wake 100-200 us late), to see what that costs.")
+        boolean rawTimer;
+
         @Option(names = "--warmup-runs", description = "Uncounted runs first, remote and local (default:"
                 + " ${DEFAULT-VALUE}).", defaultValue = "10")
         int warmupRuns;
@@ -280,7 +289,7 @@ public final class BenchMain implements Callable<Integer> {
         public Integer call() throws Exception {
             return common.execute("scheduling", (ctx, report) -> SchedulingBench.run(ctx, report,
                     new SchedulingBench.Options(common.runsOr(5), jobs, serviceMicros, capacity, profile,
-                            warmupRuns)));
+                            warmupRuns, rawTimer)));
         }
     }
 
@@ -409,6 +418,60 @@ public final class BenchMain implements Callable<Integer> {
             return common.execute("e2e", (ctx, report) -> E2eBench.run(ctx, report,
                     new E2eBench.Options(common.runsOr(3), vignettes, workers, capacity, latencyMs, jobSize, workerJar,
                             storeOutcomes, !stubNagle, profile)));
+        }
+    }
+
+    @Command(name = "model-client", mixinStandardHelpOptions = true,
+            description = "CPU per model call in the worker's JVM, per HTTP client (java.net.http as used before,"
+                    + " java.net.http tuned, Apache HttpClient 5, Jetty 12, the product), at N calls in flight"
+                    + " against a fast local OpenAI-compatible server; threads started.")
+    static final class ModelClient implements Callable<Integer> {
+        @Mixin
+        Common common;
+
+        @Option(names = "--clients", split = ",", description = "Clients to measure (default: ${DEFAULT-VALUE}).",
+                defaultValue = "jdk-today,jdk-tuned,apache,jetty,product")
+        List<String> clients;
+
+        @Option(names = "--n", split = ",", description = "Calls in flight against the 0 ms server"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "8,64,256")
+        List<Integer> ns;
+
+        @Option(names = "--slow-n", description = "Calls in flight against the delayed server, 0 for none"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "64")
+        int slowN;
+
+        @Option(names = "--slow-ms", description = "The delayed server's delay (default: ${DEFAULT-VALUE}).",
+                defaultValue = "20")
+        long slowMs;
+
+        @Option(names = "--jit-warmup-calls", description = "Calls at N=64 before anything is measured, per client"
+                + " JVM (default: ${DEFAULT-VALUE}).", defaultValue = "10000")
+        int jitWarmupCalls;
+
+        @Option(names = "--warmup-calls", description = "Unmeasured calls before each measured batch, enough for"
+                + " the JIT to settle on the batch's pace (default: ${DEFAULT-VALUE}).", defaultValue = "5000")
+        int warmupCalls;
+
+        @Option(names = "--calls", description = "Measured calls per batch (default: ${DEFAULT-VALUE}).",
+                defaultValue = "10000")
+        int calls;
+
+        @Option(names = "--max-connections", description = "Each client's connection limit (default:"
+                + " ${DEFAULT-VALUE}, the product's default).", defaultValue = "256")
+        int maxConnections;
+
+        @Override
+        public Integer call() throws Exception {
+            for (String c : clients) {
+                if (!ModelClientKinds.NAMES.contains(c)) {
+                    throw new CommandLine.ParameterException(new CommandLine(this), "unknown client '" + c
+                            + "'; use some of " + ModelClientKinds.NAMES);
+                }
+            }
+            return common.execute("model-client", (ctx, report) -> ModelClientBench.run(ctx, report,
+                    new ModelClientBench.Options(clients, ns, slowN, slowMs, common.runsOr(3), jitWarmupCalls,
+                            warmupCalls, calls, maxConnections)));
         }
     }
 

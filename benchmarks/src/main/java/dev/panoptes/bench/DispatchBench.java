@@ -45,7 +45,8 @@ final class DispatchBench {
 
     /** How to run it; see {@link BenchMain}'s options. */
     record Options(Mode mode, List<Integer> ks, int runs, long warmupMs, long measureMs, long jitWarmupMs,
-                   boolean profile, int profileK, long profileMs, int selectorThreads, int completionThreads) {
+                   boolean profile, int profileK, long profileMs, int selectorThreads, int completionThreads,
+                   boolean directCompletions) {
     }
 
     /** One measured window. */
@@ -81,7 +82,8 @@ final class DispatchBench {
         Child worker = null;
         if (o.mode() != Mode.FLOOR) {
             driver = Child.start(ctx, "coordinator", DispatchCoordinator.class, heap(),
-                    List.of(Integer.toString(o.selectorThreads()), Integer.toString(o.completionThreads())));
+                    List.of(Integer.toString(o.selectorThreads()), Integer.toString(o.completionThreads()),
+                            Boolean.toString(o.directCompletions())));
             int port = driver.expect("READY", Duration.ofSeconds(30)).intValue("port");
             if (o.mode() == Mode.FAKE) {
                 worker = Child.start(ctx, "fake-worker", FakeWorker.class, heap(),

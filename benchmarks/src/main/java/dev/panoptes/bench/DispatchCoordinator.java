@@ -34,7 +34,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * wanted; replies {@code WORKER}, {@code MEASURE-START}, {@code MEASURE-END} and {@code RESULT}
  * (jobs, nanos, latency in microseconds, and the busiest threads of this JVM in the window).
  *
- * <p>Arguments: {@code selectorThreads completionThreads}.
+ * <p>Arguments: {@code selectorThreads completionThreads [directCompletions]}.
  */
 public final class DispatchCoordinator {
     /** The 16-byte prompt of every job. */
@@ -63,6 +63,7 @@ public final class DispatchCoordinator {
                     .bind(new InetSocketAddress("127.0.0.1", 0))
                     .selectorThreads(Integer.parseInt(args[0]))
                     .completionThreads(Integer.parseInt(args[1]))
+                    .directCompletions(args.length > 2 && Boolean.parseBoolean(args[2]))
                     .build();
             SharedPool pool = new SharedPool();
             try (WorkerServer server = WorkerServer.start(options, pool)) {

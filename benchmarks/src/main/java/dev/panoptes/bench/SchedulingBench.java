@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class SchedulingBench {
     /** How to run it; see {@link BenchMain}. */
-    record Options(int runs, int jobs, List<Long> serviceMicros, int capacity, boolean profile, int warmupRuns) {
+    record Options(int runs, int jobs, List<Long> serviceMicros, int capacity, boolean profile, int warmupRuns,
+                   boolean rawTimer) {
     }
 
     private SchedulingBench() {
@@ -32,7 +33,7 @@ final class SchedulingBench {
         for (int i = 0; i < o.serviceMicros().size(); i++) {
             long micros = o.serviceMicros().get(i);
             String id = "w" + (i + 1) + "-" + (slowest / micros) + "x";
-            specs.add(id + ":" + o.capacity() + ":sleep" + micros);
+            specs.add(id + ":" + o.capacity() + (o.rawTimer() ? ":rawsleep" : ":sleep") + micros);
             speed += (double) o.capacity() / micros; // jobs per microsecond
         }
         double idealMs = o.jobs() / speed / 1000;

@@ -40,7 +40,9 @@ public final class SchedulingCoordinator {
         ChildIo.startWatchdog();
         ChildIo.logLevel("INFO");
         try {
-            ServerOptions options = ServerOptions.builder().bind(new InetSocketAddress("127.0.0.1", 0)).build();
+            // As the coordinator command: the scheduler's callback only queues an event.
+            ServerOptions options = ServerOptions.builder().bind(new InetSocketAddress("127.0.0.1", 0))
+                    .directCompletions(true).build();
             SharedPool pool = new SharedPool();
             try (WorkerServer server = WorkerServer.start(options, pool)) {
                 ChildIo.reply("READY", "port", server.address().getPort());

@@ -28,7 +28,7 @@ public final class SessionWorker {
             String[] spec = args[i].split(":");
             String id = spec[0];
             int capacity = Integer.parseInt(spec[1]);
-            var runner = BenchRunners.named(spec[2]);
+            var runner = BenchRunners.asyncNamed(spec[2]);
             Thread t = new Thread(() -> {
                 String error = "none";
                 try {
