@@ -106,44 +106,38 @@ final class BenchRunners {
 
     /** How late {@link #waitFor} wakes on this machine: the median over 50 waits of 1 ms, measured once. */
     private static final class ParkLateness {
-        static final long NANOS = measure();
-
-        private static long measure() {
-            long[] late = new long[50];
-            for (int i = 0; i < late.length; i++) {
-                long start = System.nanoTime();
-                try {
-                    waitFor(1_000_000);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return 0;
-                }
-                late[i] = System.nanoTime() - start - 1_000_000;
-            }
-            return median(late);
-        }
+        static final long NANOS = lateness(() -> {
+            waitFor(1_000_000);
+            return System.nanoTime();
+        });
     }
 
     /** How late {@link #TIMER} runs a task on this machine: the median over 50 tasks 1 ms out, measured once. */
     private static final class TimerLateness {
-        static final long NANOS = measure();
+        static final long NANOS = lateness(() -> TIMER.schedule(System::nanoTime, 1, TimeUnit.MILLISECONDS).get());
+    }
 
-        private static long measure() {
-            long[] late = new long[50];
-            for (int i = 0; i < late.length; i++) {
-                long start = System.nanoTime();
-                try {
-                    long ran = TIMER.schedule(System::nanoTime, 1, TimeUnit.MILLISECONDS).get();
-                    late[i] = ran - start - 1_000_000;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    return 0;
-                } catch (java.util.concurrent.ExecutionException e) {
-                    return 0;
-                }
+    /** What a 1 ms wait that ends when {@code wait} returns (its end, in nanoTime) costs beyond 1 ms. */
+    @FunctionalInterface
+    private interface OneMilliWait {
+        long await() throws Exception;
+    }
+
+    /** The median lateness of 50 one-millisecond waits; 0 when interrupted or failing. */
+    private static long lateness(OneMilliWait wait) {
+        long[] late = new long[50];
+        for (int i = 0; i < late.length; i++) {
+            long start = System.nanoTime();
+            try {
+                late[i] = wait.await() - start - 1_000_000;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return 0;
+            } catch (Exception e) {
+                return 0;
             }
-            return median(late);
         }
+        return median(late);
     }
 
     private static long median(long[] values) {
