@@ -1,0 +1,101 @@
+package dev.panoptes.control.score;
+
+import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.Vignette;
+import dev.panoptes.control.store.RecordScoring;
+import dev.panoptes.control.store.ScoreEntry;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A run's scoring: its scorer, overridden by a vignette's own {@code scorer} where it has one.
+ * A vignette without an expected answer (absent or empty) is not scored and stays out of every
+ * accuracy figure; a model-graded ({@code judge}) answer is stored with an empty score, to be
+ * graded by a judge model afterwards.
+ *
+ * <p>Thread-safe.
+ */
+public final class RunScoring implements RecordScoring {
+    private final String defaultSpec;
+    private final Map<String, Scorer> parsed = new ConcurrentHashMap<>();
+
+    /**
+     * @param defaultSpec the run's scorer, such as {@code "exact"} or {@code "judge:gpt-4o"}
+     * @throws IllegalArgumentException when the spec is not a scorer
+     */
+    public RunScoring(String defaultSpec) {
+        this.defaultSpec = check(defaultSpec);
+    }
+
+    /**
+     * Checks a scorer spec without scoring anything.
+     *
+     * @return the spec
+     * @throws IllegalArgumentException naming what is wrong and the valid forms
+     */
+    public static String check(String spec) {
+        if (spec == null || spec.isBlank()) {
+            throw new IllegalArgumentException("no scorer given; use one of " + String.join(", ", Scorers.names()));
+        }
+        if (!Scorers.isJudge(spec)) {
+            Scorers.parse(spec);
+        }
+        return spec;
+    }
+
+    /** The run's own scorer spec. */
+    public String defaultSpec() {
+        return defaultSpec;
+    }
+
+    /** The spec that scores {@code v}: its own, or the run's. */
+    public String specFor(Vignette v) {
+        return v.scorer() != null ? v.scorer() : defaultSpec;
+    }
+
+    @Override
+    public ScoreEntry score(Vignette vignette, ResponseRecord record) {
+        return score(specFor(vignette), vignette.expected(), record.response());
+    }
+
+    /**
+     * Scores an answer against an expected answer with a scorer spec.
+     *
+     * @return null when {@code expected} is null or empty (nothing to score against); an entry
+     *         with a null score for a judge spec (graded later)
+     */
+    public ScoreEntry score(String spec, String expected, String answer) {
+        if (expected == null || expected.isEmpty()) {
+            return null;
+        }
+        if (Scorers.isJudge(spec)) {
+            return new ScoreEntry(spec, null, null);
+        }
+        Scorer scorer;
+        try {
+            scorer = parsed.computeIfAbsent(spec, Scorers::parse);
+        } catch (IllegalArgumentException e) {
+            // A vignette's own scorer that does not parse: say so on the record, and score it not.
+            return new ScoreEntry(spec, null, "not scored: " + e.getMessage());
+        }
+        Score s = scorer.score(answer == null ? "" : answer, expected);
+        return new ScoreEntry(spec, s.value(), s.explanation());
+    }
+
+    /** The judge model of a scorer spec, or null when it is not a judge spec or names none. */
+    public static String judgeModelOf(String spec) {
+        return spec != null && Scorers.isJudge(spec) ? judgeModel(spec) : null;
+    }
+
+    /** The judge model named by a judge spec ({@code "judge:MODEL"}), or null for plain {@code "judge"}. */
+    public static String judgeModel(String spec) {
+        int colon = spec.indexOf(':');
+        return colon < 0 ? null : spec.substring(colon + 1);
+    }
+
+    @Override
+    public String toString() {
+        return "RunScoring[" + defaultSpec + "]";
+    }
+}
