@@ -1,0 +1,145 @@
+package dev.panoptes.control.stats;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Mean score with a standard error and a 95 % interval, for eval runs in which a vignette may
+ * be asked several times (epochs).
+ *
+ * <p>Repeated answers to one vignette are correlated: a model that gets a question right once
+ * tends to get it right every epoch. Treating them as independent would shrink the standard
+ * error as if each repeat were a new question. So when some vignette has more than one sample,
+ * the standard error is the cluster-robust (sandwich) one over vignettes; with G clusters,
+ * n samples, mean m and residual sums S_g = sum over cluster g of (x_i - m):
+ * <pre>
+ *   SE = sqrt( G / (G - 1) * sum_g S_g^2 ) / n
+ * </pre>
+ * When every vignette has exactly one sample it is the ordinary SE = s / sqrt(n), with s the
+ * sample standard deviation (n - 1 denominator). The two agree in spirit: clustered SE with
+ * one sample per cluster is sqrt(n / (n - 1) * sum (x_i - m)^2) / n = s / sqrt(n).
+ *
+ * <p>The interval is the normal approximation m ± 1.96 SE. It is poor for small n or for a
+ * mean near 0 or 1 (where it can spill outside [0, 1]); the ends are clamped to [0, 1] for
+ * display only, the standard error is left as computed.
+ *
+ * <p>Cost: two passes over the samples, O(n) time, and one hash map entry per cluster.
+ *
+ * <p>Stateless and thread-safe.
+ */
+public final class Accuracy {
+    /** The standard normal's 97.5th percentile, for a two-sided 95 % interval. */
+    static final double Z_95 = 1.959963984540054;
+
+    private Accuracy() {
+    }
+
+    /**
+     * Estimates the mean score of {@code samples}.
+     *
+     * @param samples the scored samples, none null; may be empty
+     * @return the estimate; {@link Estimate#empty()} when there are no samples
+     * @throws NullPointerException when samples or one of its elements is null
+     */
+    public static Estimate of(List<Sample> samples) {
+        Objects.requireNonNull(samples, "samples");
+        int n = samples.size();
+        if (n == 0) {
+            return Estimate.empty();
+        }
+
+        // Pass 1: the mean, and how many samples each cluster holds.
+        Map<String, Cluster> clusters = new HashMap<>();
+        double sum = 0;
+        double min = Double.POSITIVE_INFINITY;
+        double max = Double.NEGATIVE_INFINITY;
+        boolean repeats = false;
+        for (int i = 0; i < n; i++) {
+            Sample sample = samples.get(i);
+            if (sample == null) {
+                throw new NullPointerException("samples[" + i + "] is null (n=" + n + ")");
+            }
+            double x = sample.value();
+            sum += x;
+            min = Math.min(min, x);
+            max = Math.max(max, x);
+            Cluster cluster = clusters.computeIfAbsent(sample.cluster(), k -> new Cluster());
+            repeats |= ++cluster.count > 1;
+        }
+        // sum / n of n copies of 0.1 need not be exactly 0.1; taking the value itself makes
+        // "everyone scored the same" come out with a standard error of exactly zero.
+        double mean = min == max ? min : sum / n;
+        int g = clusters.size();
+
+        // Pass 2: residuals about the mean, not sums of squares, so nothing cancels.
+        double squares = 0;
+        for (int i = 0; i < n; i++) {
+            Sample sample = samples.get(i);
+            double residual = sample.value() - mean;
+            squares += residual * residual;
+            if (repeats) {
+                clusters.get(sample.cluster()).residualSum += residual;
+            }
+        }
+
+        double se;
+        if (repeats) {
+            double clusterSquares = 0;
+            for (Cluster cluster : clusters.values()) {
+                clusterSquares += cluster.residualSum * cluster.residualSum;
+            }
+            se = g < 2 ? Double.NaN : Math.sqrt((double) g / (g - 1) * clusterSquares) / n;
+        } else {
+            se = n < 2 ? Double.NaN : Math.sqrt(squares / (n - 1) / n);
+        }
+        double low = Double.isNaN(se) ? Double.NaN : clamp(mean - Z_95 * se);
+        double high = Double.isNaN(se) ? Double.NaN : clamp(mean + Z_95 * se);
+        return new Estimate(n, g, mean, se, low, high, repeats);
+    }
+
+    /**
+     * Estimates the mean score separately for each group, for example per model or per suite.
+     * Whether a group is clustered is decided within that group alone.
+     *
+     * @param samples   the scored samples, none null
+     * @param groupKeys the group of each sample, parallel to samples; a key may be null, and
+     *                  null is then a group of its own
+     * @param <K>       the key type; compared with equals/hashCode
+     * @return an unmodifiable map with one estimate per distinct key, in order of first
+     *         appearance; empty when there are no samples
+     * @throws IllegalArgumentException when the two lists differ in size
+     * @throws NullPointerException     when a list or a sample is null
+     */
+    public static <K> Map<K, Estimate> byGroup(List<Sample> samples, List<K> groupKeys) {
+        Objects.requireNonNull(samples, "samples");
+        Objects.requireNonNull(groupKeys, "groupKeys");
+        if (samples.size() != groupKeys.size()) {
+            throw new IllegalArgumentException("samples and groupKeys must be parallel, got "
+                    + samples.size() + " samples and " + groupKeys.size() + " keys");
+        }
+        Map<K, List<Sample>> groups = new LinkedHashMap<>();
+        for (int i = 0; i < samples.size(); i++) {
+            groups.computeIfAbsent(groupKeys.get(i), k -> new ArrayList<>()).add(samples.get(i));
+        }
+        Map<K, Estimate> estimates = new LinkedHashMap<>();
+        for (Map.Entry<K, List<Sample>> group : groups.entrySet()) {
+            estimates.put(group.getKey(), of(group.getValue()));
+        }
+        return Collections.unmodifiableMap(estimates);
+    }
+
+    private static double clamp(double value) {
+        return Math.max(0.0, Math.min(1.0, value));
+    }
+
+    /** Running totals for one cluster; a class rather than boxed values so updates do not allocate. */
+    private static final class Cluster {
+        int count;
+        double residualSum;
+    }
+}
