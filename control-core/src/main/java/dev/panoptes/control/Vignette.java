@@ -2,29 +2,101 @@ package dev.panoptes.control;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * One prompt of an eval suite.
+ * One prompt of an eval suite: either a single user message ({@code prompt}) or a chat
+ * ({@code messages}, the format of OpenAI evals' JSONL and of chat datasets).
  *
  * @param id       unique within its spec; results are keyed by it
- * @param prompt   the user message sent to the model; not empty
+ * @param prompt   the user message sent to the model; null exactly when {@code messages} is given,
+ *                 otherwise not empty
  * @param expected the reference answer, or null when the suite has none
  * @param metadata free-form JSON values (strings, numbers, booleans, lists, maps, nulls);
  *                 never null, empty when absent; unmodifiable
+ * @param messages the chat to send instead of {@code prompt}; empty (never null) for a prompt
+ *                 vignette, else at least one message, the last of them from the user
+ * @param scorer   how to score this vignette's answer, overriding the run's scorer (for example
+ *                 {@code "numeric:0.01"}); null for the run's
  */
-public record Vignette(String id, String prompt, String expected, Map<String, Object> metadata) {
-    /** @throws IllegalArgumentException when id or prompt is missing or empty */
+public record Vignette(String id, String prompt, String expected, Map<String, Object> metadata,
+                       List<ChatMessage> messages, String scorer) {
+    /**
+     * @throws IllegalArgumentException when the id is missing or empty, when both or neither of
+     *                                  prompt and messages are given, when the prompt is empty, or
+     *                                  when the messages do not end with a user message
+     */
     public Vignette {
         Checks.notEmpty(id, "vignette id");
-        Checks.notEmpty(prompt, "prompt of vignette '" + id + "'");
+        messages = messages == null ? List.of() : List.copyOf(messages);
+        if (messages.isEmpty()) {
+            Checks.notEmpty(prompt, "prompt of vignette '" + id + "'");
+        } else {
+            if (prompt != null) {
+                throw new IllegalArgumentException("vignette '" + id + "' gives both prompt and messages; give one");
+            }
+            if (!"user".equals(messages.get(messages.size() - 1).role())) {
+                throw new IllegalArgumentException("the messages of vignette '" + id
+                        + "' must end with a user message, for the model to answer");
+            }
+        }
         metadata = metadata == null || metadata.isEmpty()
                 ? Map.of()
                 : Collections.unmodifiableMap(new LinkedHashMap<>(metadata));
+        if (scorer != null && scorer.isBlank()) {
+            scorer = null;
+        }
+    }
+
+    /** A prompt vignette with an expected answer and metadata. */
+    public Vignette(String id, String prompt, String expected, Map<String, Object> metadata) {
+        this(id, prompt, expected, metadata, List.of(), null);
     }
 
     /** A vignette with no expected answer and no metadata. */
     public Vignette(String id, String prompt) {
         this(id, prompt, null, Map.of());
+    }
+
+    /** True when this vignette is a chat ({@link #messages}) rather than a single prompt. */
+    public boolean isChat() {
+        return !messages.isEmpty();
+    }
+
+    /**
+     * The turns to send after the spec's system message: {@code messages}, or the prompt as one
+     * user message.
+     */
+    public List<ChatMessage> turns() {
+        return messages.isEmpty() ? List.of(ChatMessage.user(prompt)) : messages;
+    }
+
+    /**
+     * The prompt as people read it: the prompt itself, or the chat as {@code role: content} lines.
+     */
+    public String displayPrompt() {
+        if (messages.isEmpty()) {
+            return prompt;
+        }
+        StringBuilder b = new StringBuilder();
+        for (ChatMessage m : messages) {
+            if (b.length() > 0) {
+                b.append('\n');
+            }
+            b.append(m.role()).append(": ").append(m.content());
+        }
+        return b.toString();
+    }
+
+    /** This vignette with {@code before} put in front of its turns (few-shot examples). */
+    public Vignette withTurnsBefore(List<ChatMessage> before) {
+        if (before.isEmpty()) {
+            return this;
+        }
+        List<ChatMessage> all = new java.util.ArrayList<>(before.size() + turns().size());
+        all.addAll(before);
+        all.addAll(turns());
+        return new Vignette(id, null, expected, metadata, all, scorer);
     }
 }

@@ -1,5 +1,6 @@
 package dev.panoptes.control;
 
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -11,6 +12,24 @@ import java.util.concurrent.CompletableFuture;
 public interface WorkerHandle {
     /** A human-readable id, for logs and reports; not necessarily unique across connections. */
     String id();
+
+    /**
+     * The models this worker's model API serves, as the worker said when it joined; empty when
+     * it did not say.
+     */
+    default Set<String> models() {
+        return Set.of();
+    }
+
+    /**
+     * Whether this worker may run a job that asks for {@code model}: any job that names no
+     * model (null), and a job naming one of {@link #models()}. A worker that said nothing about
+     * its models gets only jobs that name none, so that a run that names its model never mixes
+     * in answers from whatever model such a worker happens to serve.
+     */
+    default boolean serves(String model) {
+        return model == null || models().contains(model);
+    }
 
     /** The number of jobs this worker runs at once; at least 1. */
     int capacity();

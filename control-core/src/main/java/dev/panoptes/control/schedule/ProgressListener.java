@@ -57,6 +57,12 @@ public interface ProgressListener {
             }
 
             @Override
+            public void onNoWorkerServes(Duration waited, java.util.Set<String> models,
+                                         java.util.List<WorkerHandle> workers) {
+                all.forEach(l -> l.onNoWorkerServes(waited, models, workers));
+            }
+
+            @Override
             public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration duration) {
                 all.forEach(l -> l.onQuarantined(worker, reason, failuresInARow, duration));
             }
@@ -91,6 +97,16 @@ public interface ProgressListener {
 
     /** A job failed for good. */
     default void onFailed(Job job, String reason, int attempts) {
+    }
+
+    /**
+     * There is work, and workers, but none of them serves a model the waiting jobs ask for;
+     * called about every few seconds while that lasts.
+     *
+     * @param models  the models the waiting jobs ask for
+     * @param workers the workers connected, none of which serves them
+     */
+    default void onNoWorkerServes(Duration waited, java.util.Set<String> models, java.util.List<WorkerHandle> workers) {
     }
 
     /** There is work but no worker; called about every few seconds while that lasts. */

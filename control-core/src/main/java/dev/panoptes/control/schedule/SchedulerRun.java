@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
+import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
@@ -233,9 +234,13 @@ final class SchedulerRun {
         int n = workers.size();
         int fallback = -1;
         boolean untriedExists = false;
+        String model = state.job.model();
         for (int k = 0; k < n; k++) {
             int i = Math.floorMod(cursor + k, n);
             WorkerHandle w = workers.get(i);
+            if (!w.serves(model)) {
+                continue;
+            }
             boolean tried = state.failedOn.contains(w);
             untriedExists |= !tried && !quarantine.isQuarantined(w);
             if (free[i] == 0) {
@@ -353,7 +358,7 @@ final class SchedulerRun {
     }
 
     private void onCompleted(JobState state, WorkerHandle worker, JobOutcome outcome) {
-        ResultStore.Receipt receipt = store.record(outcome, worker.id());
+        ResultStore.Receipt receipt = store.record(state.job, outcome, worker.id());
         quarantine.onSuccess(worker);
         duplicates += receipt.duplicates();
         completed++;
@@ -416,7 +421,7 @@ final class SchedulerRun {
 
     private void fail(JobState state, String reason) {
         failed.add(new RunReport.FailedJob(state.job.id(), reason, state.attempts));
-        store.recordFailure(state.job.id(), reason, state.attempts);
+        store.recordFailure(state.job, reason, state.attempts);
         outstanding--;
         log.warn("job={} - failed after {} attempts: {}", state.job.id(), state.attempts, reason);
         listener.onFailed(state.job, reason, state.attempts);
@@ -432,13 +437,18 @@ final class SchedulerRun {
             return false;
         }
         List<WorkerHandle> workers = source.snapshot();
+        Set<String> wanted = wantedModels();
+        List<WorkerHandle> serving = new ArrayList<>();
         for (WorkerHandle w : workers) {
-            if (!quarantine.isQuarantined(w)) {
-                workerWait.notWaiting();
-                return false;
+            if (servesAny(w, wanted)) {
+                if (!quarantine.isQuarantined(w)) {
+                    workerWait.notWaiting();
+                    return false;
+                }
+                serving.add(w);
             }
         }
-        String reason = workerWait.waiting(now, workers, quarantine, outstanding);
+        String reason = workerWait.waiting(now, workers, serving, quarantine, outstanding, wanted);
         if (reason == null) {
             return false;
         }
@@ -450,6 +460,27 @@ final class SchedulerRun {
             fail(state, reason);
         }
         return true;
+    }
+
+    /** The models the jobs waiting to be sent ask for (null among them for "any"). */
+    private Set<String> wantedModels() {
+        Set<String> models = new LinkedHashSet<>();
+        for (JobState state : ready) {
+            models.add(state.job.model());
+        }
+        for (JobState state : delayed) {
+            models.add(state.job.model());
+        }
+        return models;
+    }
+
+    private static boolean servesAny(WorkerHandle w, Set<String> models) {
+        for (String m : models) {
+            if (w.serves(m)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static Throwable unwrap(Throwable error) {

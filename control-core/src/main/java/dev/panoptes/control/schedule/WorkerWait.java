@@ -6,6 +6,8 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.ArrayList;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -38,18 +40,28 @@ final class WorkerWait {
     /**
      * The run has work and no usable worker: starts the clock (or keeps it running) and reports.
      *
-     * @param workers    the workers connected now, every one quarantined (or none)
+     * @param workers     the workers connected now
+     * @param serving     those of them that serve a model the waiting jobs ask for, every one
+     *                    quarantined (or none)
      * @param outstanding jobs not done yet, for the messages
+     * @param wanted      the models the waiting jobs ask for (null for "any")
      * @return null to go on waiting, or the reason to fail what remains with, once the limit passed
      */
-    String waiting(long nowNanos, List<WorkerHandle> workers, Quarantine quarantine, int outstanding) {
-        boolean allQuarantined = !workers.isEmpty();
+    String waiting(long nowNanos, List<WorkerHandle> workers, List<WorkerHandle> serving, Quarantine quarantine,
+                   int outstanding, Set<String> wanted) {
+        boolean allQuarantined = !serving.isEmpty();
+        boolean noneServes = serving.isEmpty() && !workers.isEmpty();
+        String models = describeModels(wanted);
         if (sinceNanos < 0) {
             sinceNanos = nowNanos;
             lastReportNanos = nowNanos;
             if (allQuarantined) {
-                log.info("{} jobs are waiting and every connected worker ({}) is quarantined; waiting up to {} s",
-                        outstanding, workers.size(), limit.toSeconds());
+                log.info("{} jobs are waiting and every connected worker that serves {} ({}) is quarantined;"
+                        + " waiting up to {} s", outstanding, models, serving.size(), limit.toSeconds());
+            } else if (noneServes) {
+                log.info("{} jobs are waiting for {} and none of the {} connected workers serves it ({});"
+                        + " waiting up to {} s", outstanding, models, workers.size(), servedBy(workers),
+                        limit.toSeconds());
             } else {
                 log.info("{} jobs are waiting and no worker is connected; waiting up to {} s", outstanding,
                         limit.toSeconds());
@@ -58,10 +70,13 @@ final class WorkerWait {
         long waited = nowNanos - sinceNanos;
         if (nowNanos - lastReportNanos >= REPORT_EVERY_NANOS) {
             lastReportNanos = nowNanos;
-            log.info("still no usable worker after {} s ({} connected, all quarantined); {} jobs waiting",
-                    TimeUnit.NANOSECONDS.toSeconds(waited), workers.size(), outstanding);
+            log.info("still no usable worker after {} s ({} connected, {} serving {}, all quarantined); {} jobs"
+                    + " waiting", TimeUnit.NANOSECONDS.toSeconds(waited), workers.size(), serving.size(), models,
+                    outstanding);
             if (allQuarantined) {
-                listener.onAllWorkersQuarantined(Duration.ofNanos(waited), workers.size());
+                listener.onAllWorkersQuarantined(Duration.ofNanos(waited), serving.size());
+            } else if (noneServes) {
+                listener.onNoWorkerServes(Duration.ofNanos(waited), wanted, workers);
             } else {
                 listener.onWaitingForWorkers(Duration.ofNanos(waited));
             }
@@ -70,11 +85,49 @@ final class WorkerWait {
             return null;
         }
         String limits = Duration.ofNanos(waited).toMillis() + " ms (limit " + limit.toMillis() + " ms)";
-        return allQuarantined
-                ? "every connected worker was quarantined for " + limits + " (last failure of " + workers.get(0).id()
-                        + ": " + quarantine.lastReason(workers.get(0)) + "); fix the workers' model API settings or"
-                        + " start other workers"
-                : "no worker connected for " + limits + "; start workers pointed at the coordinator";
+        if (allQuarantined) {
+            String which = wanted.stream().allMatch(java.util.Objects::isNull) ? "" : " that serves " + models;
+            return "every connected worker" + which + " was quarantined for " + limits
+                    + " (last failure of " + serving.get(0).id() + ": " + quarantine.lastReason(serving.get(0))
+                    + "); fix the workers' model API settings or start other workers";
+        }
+        if (noneServes) {
+            return "no connected worker served " + models + " for " + limits + " (connected: " + servedBy(workers)
+                    + "); start workers whose model API serves it";
+        }
+        return "no worker connected for " + limits + "; start workers pointed at the coordinator";
+    }
+
+    /** "model 'a'", "models 'a', 'b'", or "jobs that name no model". */
+    static String describeModels(Set<String> models) {
+        List<String> named = new ArrayList<>();
+        for (String m : models) {
+            if (m != null) {
+                named.add("'" + m + "'");
+            }
+        }
+        if (named.isEmpty()) {
+            return "jobs that name no model";
+        }
+        return (named.size() == 1 ? "model " : "models ") + String.join(", ", named);
+    }
+
+    /** "w1 serves a, b; w2 serves nothing it named", for at most 5 workers. */
+    static String servedBy(List<WorkerHandle> workers) {
+        StringBuilder b = new StringBuilder();
+        int shown = 0;
+        for (WorkerHandle w : workers) {
+            if (shown == 5) {
+                b.append("; and ").append(workers.size() - shown).append(" more");
+                break;
+            }
+            if (shown++ > 0) {
+                b.append("; ");
+            }
+            b.append(w.id()).append(w.models().isEmpty() ? " named no models"
+                    : " serves " + String.join(", ", w.models()));
+        }
+        return b.toString();
     }
 
     /** When the run must look again: when waiting would reach the limit, else {@code Long.MAX_VALUE}. */

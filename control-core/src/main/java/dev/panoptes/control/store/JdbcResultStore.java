@@ -5,6 +5,9 @@ import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Usage;
+import dev.panoptes.control.Vignette;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,15 +43,20 @@ import java.util.function.Consumer;
 public final class JdbcResultStore implements ResultStore {
     private static final Logger log = LoggerFactory.getLogger(JdbcResultStore.class);
     /** The schema version this code writes and reads. */
-    public static final int SCHEMA_VERSION = 1;
+    public static final int SCHEMA_VERSION = StoreSchema.VERSION;
     private static final int BUSY_TIMEOUT_MS = 30_000;
 
     private static final String INSERT_RECORD = "INSERT INTO panoptes_records (job_id, vignette_id, response, model, "
-            + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at) "
-            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
-    private static final String UPSERT_FAILURE = "INSERT INTO panoptes_failures (job_id, reason, attempts, failed_at) "
-            + "VALUES (?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET reason = excluded.reason, "
+            + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, "
+            + "epoch, prompt, expected, metadata, scorer, score, explanation) "
+            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
+    private static final String UPSERT_FAILURE = "INSERT INTO panoptes_failures (job_id, reason, attempts, failed_at, "
+            + "run_id, run_model) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET reason = excluded.reason, "
             + "attempts = excluded.attempts, failed_at = excluded.failed_at";
+    private static final String SELECT_RECORDS = "SELECT job_id, vignette_id, response, model, finish_reason, latency_ms, "
+            + "prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, epoch, prompt, expected, "
+            + "metadata, scorer, score, explanation FROM panoptes_records";
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String description;
     private final Connection connection;
@@ -57,6 +65,8 @@ public final class JdbcResultStore implements ResultStore {
     private PreparedStatement insertRecord;
     /** Guarded by {@code this}. */
     private PreparedStatement clearFailure;
+    /** Set once before use; see {@link #withScoring}. */
+    private volatile RecordScoring scoring = RecordScoring.NONE;
     /** Guarded by {@code this}. */
     private long duplicates;
     /** Guarded by {@code this}. */
@@ -116,32 +126,8 @@ public final class JdbcResultStore implements ResultStore {
             }
         }
         connection.setAutoCommit(false);
-        try (Statement s = connection.createStatement()) {
-            s.execute("CREATE TABLE IF NOT EXISTS panoptes_schema (version INTEGER NOT NULL)");
-            Integer version = null;
-            try (ResultSet rs = s.executeQuery("SELECT MAX(version) FROM panoptes_schema")) {
-                if (rs.next()) {
-                    int v = rs.getInt(1);
-                    version = rs.wasNull() ? null : v;
-                }
-            }
-            if (version != null && version > SCHEMA_VERSION) {
-                connection.rollback();
-                throw new StoreException("result database " + description + " has schema version " + version
-                        + ", newer than the " + SCHEMA_VERSION + " this Panoptes understands; use a newer Panoptes",
-                        null);
-            }
-            s.execute("CREATE TABLE IF NOT EXISTS panoptes_records ("
-                    + "job_id VARCHAR(256) NOT NULL, vignette_id TEXT NOT NULL, response TEXT NOT NULL, "
-                    + "model TEXT, finish_reason TEXT, latency_ms BIGINT, prompt_tokens BIGINT, "
-                    + "completion_tokens BIGINT, worker_id TEXT NOT NULL, stored_at BIGINT NOT NULL, "
-                    + "PRIMARY KEY (job_id, vignette_id))");
-            s.execute("CREATE TABLE IF NOT EXISTS panoptes_failures ("
-                    + "job_id VARCHAR(256) NOT NULL PRIMARY KEY, reason TEXT NOT NULL, attempts INTEGER NOT NULL, "
-                    + "failed_at BIGINT NOT NULL)");
-            if (version == null) {
-                s.execute("INSERT INTO panoptes_schema (version) VALUES (" + SCHEMA_VERSION + ")");
-            }
+        try {
+            StoreSchema.prepare(connection, description);
             connection.commit();
         } catch (SQLException | RuntimeException e) {
             connection.rollback();
@@ -152,11 +138,32 @@ public final class JdbcResultStore implements ResultStore {
         log.debug("result database {} ready (schema v{})", description, SCHEMA_VERSION);
     }
 
+    /**
+     * Scores each record as it is stored (see {@link RecordScoring}); call before storing.
+     *
+     * @return this store
+     */
+    public JdbcResultStore withScoring(RecordScoring scoring) {
+        this.scoring = scoring == null ? RecordScoring.NONE : scoring;
+        return this;
+    }
+
     @Override
-    public synchronized Receipt record(JobOutcome outcome, String workerId) {
+    public Receipt record(JobOutcome outcome, String workerId) {
+        return store(null, outcome, workerId);
+    }
+
+    /** Stores the records with their job's context, scored by {@link #withScoring}'s scoring. */
+    @Override
+    public Receipt record(Job job, JobOutcome outcome, String workerId) {
+        return store(job, outcome, workerId);
+    }
+
+    private synchronized Receipt store(Job job, JobOutcome outcome, String workerId) {
         checkOpen();
         long now = clock.millis();
         PreparedStatement insert = insertRecord;
+        Map<String, Vignette> vignettes = job == null ? Map.of() : vignettesById(job);
         try {
             int stored = 0;
             int dup = 0;
@@ -171,6 +178,17 @@ public final class JdbcResultStore implements ResultStore {
                 setLong(insert, 8, r.usage() == null ? null : r.usage().completionTokens());
                 insert.setString(9, workerId);
                 insert.setLong(10, now);
+                Vignette v = vignettes.get(r.vignetteId());
+                insert.setString(11, job == null ? null : job.runId());
+                insert.setString(12, job == null ? null : job.model());
+                insert.setInt(13, job == null ? 0 : job.epoch());
+                insert.setString(14, v == null ? null : v.displayPrompt());
+                insert.setString(15, v == null ? null : v.expected());
+                insert.setString(16, v == null || v.metadata().isEmpty() ? null : metadataJson(v));
+                ScoreEntry score = v == null ? null : scoring.score(v, r);
+                insert.setString(17, score == null ? null : score.scorer());
+                setDouble(insert, 18, score == null ? null : score.score());
+                insert.setString(19, score == null ? null : score.explanation());
                 if (insert.executeUpdate() == 1) {
                     stored++;
                 } else {
@@ -182,21 +200,108 @@ public final class JdbcResultStore implements ResultStore {
             connection.commit();
             duplicates += dup;
             return new Receipt(stored, dup);
-        } catch (SQLException e) {
-            rollbackQuietly(e);
+        } catch (SQLException | RuntimeException e) {
+            SQLException cause = e instanceof SQLException se ? se : new SQLException(e.toString(), e);
+            rollbackQuietly(cause);
             throw new StoreException("cannot store the outcome of job " + outcome.jobId() + " from worker "
                     + workerId + " in " + description + ": " + e.getMessage(), e);
         }
     }
 
+    private static Map<String, Vignette> vignettesById(Job job) {
+        Map<String, Vignette> byId = new HashMap<>();
+        for (Vignette v : job.spec().vignettes()) {
+            byId.put(v.id(), v);
+        }
+        return byId;
+    }
+
+    private static String metadataJson(Vignette v) {
+        try {
+            return JSON.writeValueAsString(v.metadata());
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("vignette '" + v.id() + "' has metadata that is not JSON: "
+                    + e.getOriginalMessage(), e);
+        }
+    }
+
+    /**
+     * Stores the grade of an answer that waited for one (a model-graded score), unless it has
+     * one already: the first grade stands, as the first record does.
+     *
+     * @return true when the grade was stored; false when the answer is missing or already graded
+     * @throws StoreException when the store cannot write
+     */
+    public synchronized boolean recordGrade(JobId jobId, String vignetteId, ScoreEntry grade) {
+        checkOpen();
+        try (PreparedStatement update = connection.prepareStatement("UPDATE panoptes_records SET scorer = ?, "
+                + "score = ?, explanation = ? WHERE job_id = ? AND vignette_id = ? AND score IS NULL")) {
+            update.setString(1, grade.scorer());
+            setDouble(update, 2, grade.score());
+            update.setString(3, grade.explanation());
+            update.setString(4, jobId.value());
+            update.setString(5, vignetteId);
+            int n = update.executeUpdate();
+            connection.commit();
+            return n == 1;
+        } catch (SQLException e) {
+            rollbackQuietly(e);
+            throw new StoreException("cannot store the grade of " + jobId + "/" + vignetteId + " in " + description
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Replaces the score of every stored record of a run (of every run when {@code runId} is
+     * null) with what {@code scorer} gives, in one transaction; a null from it clears the score.
+     * Nothing is sent to any model.
+     *
+     * @return the number of records scored again
+     * @throws StoreException when the store cannot read or write
+     */
+    public synchronized int rescore(String runId, java.util.function.Function<StoredRecord, ScoreEntry> scorer) {
+        checkOpen();
+        java.util.List<StoredRecord> records = new java.util.ArrayList<>();
+        forEachRecord(runId, records::add);
+        try (PreparedStatement update = connection.prepareStatement("UPDATE panoptes_records SET scorer = ?, "
+                + "score = ?, explanation = ? WHERE job_id = ? AND vignette_id = ?")) {
+            for (StoredRecord r : records) {
+                ScoreEntry e = scorer.apply(r);
+                update.setString(1, e == null ? null : e.scorer());
+                setDouble(update, 2, e == null ? null : e.score());
+                update.setString(3, e == null ? null : e.explanation());
+                update.setString(4, r.jobId().value());
+                update.setString(5, r.record().vignetteId());
+                update.addBatch();
+            }
+            update.executeBatch();
+            connection.commit();
+            return records.size();
+        } catch (SQLException e) {
+            rollbackQuietly(e);
+            throw new StoreException("cannot store new scores in " + description + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public synchronized void recordFailure(Job job, String reason, int attempts) {
+        upsertFailure(job.id(), reason, attempts, job.runId(), job.model());
+    }
+
     @Override
     public synchronized void recordFailure(JobId jobId, String reason, int attempts) {
+        upsertFailure(jobId, reason, attempts, null, null);
+    }
+
+    private synchronized void upsertFailure(JobId jobId, String reason, int attempts, String runId, String model) {
         checkOpen();
         try (PreparedStatement upsert = connection.prepareStatement(UPSERT_FAILURE)) {
             upsert.setString(1, jobId.value());
             upsert.setString(2, reason);
             upsert.setInt(3, attempts);
             upsert.setLong(4, clock.millis());
+            upsert.setString(5, runId);
+            upsert.setString(6, model);
             upsert.executeUpdate();
             connection.commit();
         } catch (SQLException e) {
@@ -272,21 +377,27 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     @Override
-    public synchronized void forEachRecord(Consumer<StoredRecord> action) {
+    public void forEachRecord(Consumer<StoredRecord> action) {
+        forEachRecord(null, action);
+    }
+
+    /**
+     * Every stored record of a run ({@code runId}; every run when null), in the order of storing,
+     * with its context and score.
+     *
+     * @throws StoreException when the store cannot read
+     */
+    public synchronized void forEachRecord(String runId, Consumer<StoredRecord> action) {
         checkOpen();
-        try (Statement s = connection.createStatement();
-             ResultSet rs = s.executeQuery("SELECT job_id, vignette_id, response, model, finish_reason, latency_ms, "
-                     + "prompt_tokens, completion_tokens, worker_id, stored_at FROM panoptes_records "
-                     + "ORDER BY stored_at, job_id, vignette_id")) {
-            while (rs.next()) {
-                Long prompt = getLong(rs, 7);
-                Long completion = getLong(rs, 8);
-                Usage usage = prompt == null && completion == null ? null
-                        : new Usage(prompt == null ? 0 : prompt, completion == null ? 0 : completion);
-                ResponseRecord record = new ResponseRecord(rs.getString(2), rs.getString(3), rs.getString(4),
-                        rs.getString(5), getLong(rs, 6), usage);
-                action.accept(new StoredRecord(JobId.of(rs.getString(1)), record, rs.getString(9),
-                        Instant.ofEpochMilli(rs.getLong(10))));
+        try (PreparedStatement q = connection.prepareStatement(SELECT_RECORDS
+                + (runId == null ? "" : " WHERE run_id = ?") + " ORDER BY stored_at, job_id, vignette_id")) {
+            if (runId != null) {
+                q.setString(1, runId);
+            }
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    action.accept(storedRecord(rs));
+                }
             }
             connection.commit();
         } catch (SQLException e) {
@@ -294,15 +405,129 @@ public final class JdbcResultStore implements ResultStore {
         }
     }
 
+    private static StoredRecord storedRecord(ResultSet rs) throws SQLException {
+        Long prompt = getLong(rs, 7);
+        Long completion = getLong(rs, 8);
+        Usage usage = prompt == null && completion == null ? null
+                : new Usage(prompt == null ? 0 : prompt, completion == null ? 0 : completion);
+        ResponseRecord record = new ResponseRecord(rs.getString(2), rs.getString(3), rs.getString(4),
+                rs.getString(5), getLong(rs, 6), usage);
+        RecordContext context = new RecordContext(rs.getString(11), rs.getString(12), rs.getInt(13),
+                rs.getString(14), rs.getString(15), rs.getString(16));
+        String scorer = rs.getString(17);
+        double score = rs.getDouble(18);
+        Double scoreOrNull = rs.wasNull() ? null : score;
+        ScoreEntry entry = scorer == null ? null : new ScoreEntry(scorer, scoreOrNull, rs.getString(19));
+        return new StoredRecord(JobId.of(rs.getString(1)), record, rs.getString(9),
+                Instant.ofEpochMilli(rs.getLong(10)), context, entry);
+    }
+
+    /**
+     * Notes that a run started (or started again): what it asks, for the report and the export.
+     * A run started again replaces its entry.
+     *
+     * @throws StoreException when the store cannot write
+     */
+    public synchronized void recordRun(RunEntry run) {
+        checkOpen();
+        try (PreparedStatement upsert = connection.prepareStatement("INSERT INTO panoptes_runs (run_id, suite, "
+                + "models, scorer, epochs, vignettes, started_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) "
+                + "DO UPDATE SET suite = excluded.suite, models = excluded.models, scorer = excluded.scorer, "
+                + "epochs = excluded.epochs, vignettes = excluded.vignettes, started_at = excluded.started_at")) {
+            upsert.setString(1, run.runId());
+            upsert.setString(2, run.suite());
+            upsert.setString(3, JSON.writeValueAsString(run.models()));
+            upsert.setString(4, run.scorer());
+            upsert.setInt(5, run.epochs());
+            upsert.setInt(6, run.vignettes());
+            upsert.setLong(7, run.startedAt().toEpochMilli());
+            upsert.executeUpdate();
+            connection.commit();
+        } catch (SQLException | JsonProcessingException e) {
+            SQLException cause = e instanceof SQLException se ? se : new SQLException(e.toString(), e);
+            rollbackQuietly(cause);
+            throw new StoreException("cannot note run " + run.runId() + " in " + description + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The runs noted by {@link #recordRun}, most recently started first. @throws StoreException */
+    public synchronized java.util.List<RunEntry> runs() {
+        checkOpen();
+        java.util.List<RunEntry> runs = new java.util.ArrayList<>();
+        try (Statement s = connection.createStatement();
+             ResultSet rs = s.executeQuery("SELECT run_id, suite, models, scorer, epochs, vignettes, started_at "
+                     + "FROM panoptes_runs ORDER BY started_at DESC, run_id")) {
+            while (rs.next()) {
+                java.util.List<String> models = java.util.Arrays.asList(JSON.readValue(rs.getString(3), String[].class));
+                runs.add(new RunEntry(rs.getString(1), rs.getString(2), models, rs.getString(4), rs.getInt(5),
+                        rs.getInt(6), Instant.ofEpochMilli(rs.getLong(7))));
+            }
+            connection.commit();
+            return runs;
+        } catch (SQLException e) {
+            throw readFailure("the runs", e);
+        } catch (JsonProcessingException e) {
+            throw new StoreException("the runs table of " + description + " holds a models list that is not JSON: "
+                    + e.getOriginalMessage(), e);
+        }
+    }
+
+    /**
+     * Adds a worker's failures and quarantines during (this part of) a run to what the store
+     * holds for it.
+     *
+     * @throws StoreException when the store cannot write
+     */
+    public synchronized void addWorkerEvents(String runId, String workerId, long failures, long quarantines) {
+        checkOpen();
+        try (PreparedStatement upsert = connection.prepareStatement("INSERT INTO panoptes_worker_events (run_id, "
+                + "worker_id, failures, quarantines) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, worker_id) DO UPDATE "
+                + "SET failures = panoptes_worker_events.failures + excluded.failures, "
+                + "quarantines = panoptes_worker_events.quarantines + excluded.quarantines")) {
+            upsert.setString(1, runId);
+            upsert.setString(2, workerId);
+            upsert.setLong(3, failures);
+            upsert.setLong(4, quarantines);
+            upsert.executeUpdate();
+            connection.commit();
+        } catch (SQLException e) {
+            rollbackQuietly(e);
+            throw new StoreException("cannot store worker events in " + description + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Each worker's failures and quarantines in a run, by worker id.
+     *
+     * @throws StoreException when the store cannot read
+     */
+    public synchronized java.util.List<WorkerEventCount> workerEvents(String runId) {
+        checkOpen();
+        java.util.List<WorkerEventCount> rows = new java.util.ArrayList<>();
+        try (PreparedStatement q = connection.prepareStatement("SELECT worker_id, failures, quarantines FROM "
+                + "panoptes_worker_events WHERE run_id = ? ORDER BY worker_id")) {
+            q.setString(1, runId);
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new WorkerEventCount(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+                }
+            }
+            connection.commit();
+            return rows;
+        } catch (SQLException e) {
+            throw readFailure("worker events", e);
+        }
+    }
+
     @Override
     public synchronized void forEachFailure(Consumer<JobFailure> action) {
         checkOpen();
         try (Statement s = connection.createStatement();
-             ResultSet rs = s.executeQuery("SELECT job_id, reason, attempts, failed_at FROM panoptes_failures "
-                     + "ORDER BY job_id")) {
+             ResultSet rs = s.executeQuery("SELECT job_id, reason, attempts, failed_at, run_id, run_model "
+                     + "FROM panoptes_failures ORDER BY job_id")) {
             while (rs.next()) {
                 action.accept(new JobFailure(JobId.of(rs.getString(1)), rs.getString(2), rs.getInt(3),
-                        Instant.ofEpochMilli(rs.getLong(4))));
+                        Instant.ofEpochMilli(rs.getLong(4)), rs.getString(5), rs.getString(6)));
             }
             connection.commit();
         } catch (SQLException e) {
@@ -353,6 +578,14 @@ public final class JdbcResultStore implements ResultStore {
             ps.setNull(index, Types.BIGINT);
         } else {
             ps.setLong(index, value);
+        }
+    }
+
+    private static void setDouble(PreparedStatement ps, int index, Double value) throws SQLException {
+        if (value == null) {
+            ps.setNull(index, Types.DOUBLE);
+        } else {
+            ps.setDouble(index, value);
         }
     }
 

@@ -28,6 +28,27 @@ public interface ResultStore extends AutoCloseable {
     Receipt record(JobOutcome outcome, String workerId);
 
     /**
+     * Stores an outcome as {@link #record(JobOutcome, String)} does, keeping with each record what
+     * the job knows about it (its run, model, epoch, prompt, expected answer and metadata) where
+     * the store has room for it. The scheduler calls this one.
+     *
+     * @throws StoreException when the store cannot write
+     */
+    default Receipt record(Job job, JobOutcome outcome, String workerId) {
+        return record(outcome, workerId);
+    }
+
+    /**
+     * Records that a job failed for good, as {@link #recordFailure(JobId, String, int)} does,
+     * keeping its run and model where the store has room for them. The scheduler calls this one.
+     *
+     * @throws StoreException when the store cannot write
+     */
+    default void recordFailure(Job job, String reason, int attempts) {
+        recordFailure(job.id(), reason, attempts);
+    }
+
+    /**
      * Records that a job failed for good: its reason and how many attempts were made. A later
      * failure of the same job replaces the earlier one.
      *

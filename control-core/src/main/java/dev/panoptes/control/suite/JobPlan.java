@@ -10,6 +10,8 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
@@ -17,13 +19,19 @@ import java.util.Objects;
 /**
  * Cuts a suite into jobs, deterministically: the same suite content, parameters and job size
  * always give the same jobs under the same ids, which is what lets a re-run against the same
- * store resume instead of starting over. Job ids are {@code <runId>-<index>} where the run id
- * is a hash of the suite's content, the parameters, the job size and a free-form label (use a
- * different label, or a different store, to run the same suite again from scratch, for example
- * against another model).
+ * store resume instead of starting over. The run id is a hash of the suite's content, the
+ * parameters, the job size and a free-form label (use a different label, or a different store,
+ * to run the same suite again from scratch).
+ *
+ * <p>A run may name models and ask each vignette several times (epochs): it is then the suite
+ * times each model times each epoch. Job ids are {@code <runId>-<index>} for a run that names no
+ * model and has one epoch (as before models existed), and
+ * {@code <runId>-<model>-e<epoch>-<index>} otherwise, where {@code <model>} is the model's name
+ * made safe for an id. The models and the number of epochs are not part of the run id, so a run
+ * that adds a model or epochs later keeps what the store holds for the others.
  *
  * @param runId the run's id, 16 hex characters
- * @param jobs  the jobs, in suite order
+ * @param jobs  the jobs, model by model, epoch by epoch, in suite order
  */
 public record JobPlan(String runId, List<Job> jobs) {
     public JobPlan {
@@ -32,29 +40,90 @@ public record JobPlan(String runId, List<Job> jobs) {
     }
 
     /**
-     * Plans a run.
+     * Plans a run of one epoch that names no model: any worker answers with its own.
      *
-     * @param suite   the suite
-     * @param params  the model parameters every job carries
-     * @param jobSize vignettes per job, at least 1; the last job may hold fewer
-     * @param label   any text that should make this run distinct; empty for none
      * @throws IllegalArgumentException when jobSize is below 1
      */
     public static JobPlan of(Suite suite, SpecParams params, int jobSize, String label) {
+        return of(suite, params, jobSize, label, Collections.singletonList(null), 1);
+    }
+
+    /**
+     * Plans a run.
+     *
+     * @param suite   the suite
+     * @param params  the model parameters every job carries (their model is replaced by each of
+     *                {@code models})
+     * @param jobSize vignettes per job, at least 1; the last job may hold fewer
+     * @param label   any text that should make this run distinct; empty for none
+     * @param models  the models to ask, at least one, distinct; a single null names none
+     * @param epochs  how many times to ask each vignette, at least 1. With more than one, epoch
+     *                {@code e} is sent with seed {@code (params.seed or 0) + e}, so that APIs that
+     *                take a seed sample each epoch differently and reproducibly
+     * @throws IllegalArgumentException when jobSize or epochs is below 1, or models is empty or
+     *                                  has a duplicate
+     */
+    public static JobPlan of(Suite suite, SpecParams params, int jobSize, String label, List<String> models,
+                             int epochs) {
         if (jobSize < 1) {
             throw new IllegalArgumentException("job size must be at least 1, got " + jobSize);
+        }
+        if (epochs < 1) {
+            throw new IllegalArgumentException("epochs must be at least 1, got " + epochs);
+        }
+        if (models.isEmpty() || new HashSet<>(models).size() != models.size()) {
+            throw new IllegalArgumentException("models must be at least one, each once, got " + models);
         }
         String runId = runId(suite, params, jobSize, Objects.requireNonNull(label, "label"));
         List<Vignette> all = suite.vignettes();
         int count = (all.size() + jobSize - 1) / jobSize;
         int digits = Math.max(4, String.valueOf(count - 1).length());
-        List<Job> jobs = new ArrayList<>(count);
-        for (int i = 0; i < count; i++) {
-            List<Vignette> slice = all.subList(i * jobSize, Math.min(all.size(), (i + 1) * jobSize));
-            String id = runId + "-" + zeroPadded(i, digits);
-            jobs.add(new Job(JobId.of(id), new EvalSpec(suite.name(), slice, params)));
+        List<Job> jobs = new ArrayList<>(count * models.size() * epochs);
+        boolean legacyIds = models.size() == 1 && models.get(0) == null && epochs == 1;
+        for (String model : models) {
+            String prefix = legacyIds ? runId + "-" : runId + "-" + modelKey(model) + "-e";
+            for (int epoch = 0; epoch < epochs; epoch++) {
+                SpecParams p = params.withModel(model);
+                if (epochs > 1) {
+                    p = p.withSeed((params.seed() == null ? 0 : params.seed()) + epoch);
+                }
+                String epochPrefix = legacyIds ? prefix : prefix + epoch + "-";
+                for (int i = 0; i < count; i++) {
+                    List<Vignette> slice = all.subList(i * jobSize, Math.min(all.size(), (i + 1) * jobSize));
+                    String id = epochPrefix + zeroPadded(i, digits);
+                    jobs.add(new Job(JobId.of(id), new EvalSpec(suite.name(), slice, p), runId, epoch));
+                }
+            }
         }
         return new JobPlan(runId, jobs);
+    }
+
+    /**
+     * A model's name as it appears in job ids: letters, digits, '.', '_' and '-' kept, anything
+     * else (such as the '/' of "meta-llama/Llama-3.1-8B") replaced by '_', at most 64 characters;
+     * when anything was replaced or cut, 8 hex characters of the name's hash follow, so that two
+     * names never share a key.
+     */
+    public static String modelKey(String model) {
+        if (model == null) {
+            return "any";
+        }
+        StringBuilder b = new StringBuilder(Math.min(model.length(), 64));
+        boolean changed = model.length() > 64;
+        for (int i = 0; i < model.length() && b.length() < 64; i++) {
+            char c = model.charAt(i);
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
+                    || c == '-') {
+                b.append(c);
+            } else {
+                b.append('_');
+                changed = true;
+            }
+        }
+        if (changed) {
+            b.append('~').append(HexFormat.of().formatHex(sha256(model), 0, 4));
+        }
+        return b.toString();
     }
 
     /** {@code value} in decimal, left-padded with zeros to {@code digits}; String.format is too slow for a million. */
@@ -69,11 +138,16 @@ public record JobPlan(String runId, List<Job> jobs) {
     }
 
     private static String runId(Suite suite, SpecParams params, int jobSize, String label) {
+        // The parameters as SpecParams printed them before it had a model, so that runs planned
+        // then keep their ids (the model is in each job's id, not in the run's).
+        String printed = params.withModel(null).toString().replace(", model=null]", "]");
+        String key = suite.sha256() + "\n" + printed + "\n" + jobSize + "\n" + label;
+        return HexFormat.of().formatHex(sha256(key), 0, 8);
+    }
+
+    private static byte[] sha256(String text) {
         try {
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            String key = suite.sha256() + "\n" + params + "\n" + jobSize + "\n" + label;
-            byte[] digest = sha.digest(key.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 8);
+            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java runtime has SHA-256", e);
         }

@@ -24,7 +24,8 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Reads a JSONL suite: one vignette per line, {@code {"id", "prompt", "expected"?, "metadata"?}}.
+ * Reads a JSONL suite: one vignette per line, {@code {"id", "prompt" or "messages", "expected"?,
+ * "metadata"?, "scorer"?}}; a file whose name ends in {@code .csv} is read by {@link CsvSuiteReader}.
  * Blank lines are skipped. Every problem (malformed JSON, a missing or empty field, a field of
  * the wrong type, a duplicate id) is collected with its line number and reported together, before
  * anything runs.
@@ -41,6 +42,9 @@ public final class SuiteReader {
      * @throws IOException          when the file cannot be read
      */
     public Suite read(Path file) throws IOException, SuiteFormatException {
+        if (file.getFileName().toString().toLowerCase(java.util.Locale.ROOT).endsWith(".csv")) {
+            return new CsvSuiteReader().read(file);
+        }
         String name = file.getFileName().toString().replaceFirst("\\.[^.]*$", "");
         // A well-formed suite is read in one streaming pass; only a file with problems is read
         // again line by line, to name every problem with its line number.

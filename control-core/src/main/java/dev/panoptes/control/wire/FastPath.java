@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
+import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
@@ -330,6 +331,8 @@ final class FastPath {
         String prompt = null;
         String expected = null;
         Map<String, Object> metadata = null;
+        List<ChatMessage> messages = null;
+        String scorer = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             switch (p.currentName()) {
                 case "id":
@@ -344,11 +347,54 @@ final class FastPath {
                 case "metadata":
                     metadata = metadata(p);
                     break;
+                case "messages":
+                    messages = messages(p);
+                    break;
+                case "scorer":
+                    scorer = optString(p);
+                    break;
                 default:
                     skipValue(p);
             }
         }
-        return new Vignette(require(id), require(prompt), expected, metadata);
+        if (messages == null || messages.isEmpty()) {
+            return new Vignette(require(id), require(prompt), expected, metadata, List.of(), scorer);
+        }
+        return new Vignette(require(id), prompt, expected, metadata, messages, scorer);
+    }
+
+    /** A chat: an array of {role, content} objects of strings; anything else is for the careful decoder. */
+    private static List<ChatMessage> messages(JsonParser p) throws IOException, GiveUp {
+        JsonToken t = p.nextToken();
+        if (t == JsonToken.VALUE_NULL) {
+            return null;
+        }
+        if (t != JsonToken.START_ARRAY) {
+            throw GiveUp.INSTANCE;
+        }
+        List<ChatMessage> out = new ArrayList<>();
+        while (p.nextToken() == JsonToken.START_OBJECT) {
+            String role = null;
+            String content = null;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                switch (p.currentName()) {
+                    case "role":
+                        role = string(p);
+                        break;
+                    case "content":
+                        content = string(p);
+                        break;
+                    default:
+                        skipValue(p);
+                }
+            }
+            if (role == null || content == null || !ChatMessage.ROLES.contains(role)) {
+                throw GiveUp.INSTANCE;
+            }
+            out.add(new ChatMessage(role, content));
+        }
+        requireCurrent(p, JsonToken.END_ARRAY);
+        return out;
     }
 
     private Map<String, Object> metadata(JsonParser p) throws IOException, GiveUp {
@@ -374,6 +420,7 @@ final class FastPath {
         Double temperature = null;
         Long maxTokens = null;
         Long seed = null;
+        String model = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             switch (p.currentName()) {
                 case "system":
@@ -393,12 +440,15 @@ final class FastPath {
                 case "seed":
                     seed = optLong(p);
                     break;
+                case "model":
+                    model = optString(p);
+                    break;
                 default:
                     skipValue(p);
             }
         }
         Integer max = maxTokens == null ? null : (int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, maxTokens));
-        return new SpecParams(system, temperature, max, seed);
+        return new SpecParams(system, temperature, max, seed, model);
     }
 
     private static String string(JsonParser p) throws IOException, GiveUp {

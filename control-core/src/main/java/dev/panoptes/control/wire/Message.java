@@ -5,6 +5,7 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -28,15 +29,23 @@ public sealed interface Message {
      * @param protocol the protocol version the worker speaks
      * @param token    the shared secret, or null
      * @param labels   informational labels; never null
+     * @param models   the models the worker's API serves (revision 3); empty when it did not say,
+     *                 and then it serves only runs that name no model
      */
-    record Register(String workerId, int capacity, int protocol, String token, Map<String, String> labels)
-            implements Message {
+    record Register(String workerId, int capacity, int protocol, String token, Map<String, String> labels,
+                    List<String> models) implements Message {
         public Register {
             Objects.requireNonNull(workerId, "workerId");
             labels = labels == null ? Map.of() : Map.copyOf(labels);
+            models = models == null ? List.of() : List.copyOf(models);
         }
 
-        /** A register frame without token or labels. */
+        /** A register frame that names no models. */
+        public Register(String workerId, int capacity, int protocol, String token, Map<String, String> labels) {
+            this(workerId, capacity, protocol, token, labels, List.of());
+        }
+
+        /** A register frame without token, labels or models. */
         public Register(String workerId, int capacity) {
             this(workerId, capacity, PROTOCOL_VERSION, null, Map.of());
         }
@@ -50,7 +59,7 @@ public sealed interface Message {
         @Override
         public String toString() {
             return "Register[workerId=" + workerId + ", capacity=" + capacity + ", protocol=" + protocol
-                    + ", token=" + (token == null ? "none" : "***") + ", labels=" + labels + "]";
+                    + ", token=" + (token == null ? "none" : "***") + ", labels=" + labels + ", models=" + models + "]";
         }
     }
 

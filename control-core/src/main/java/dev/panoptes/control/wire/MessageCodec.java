@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
@@ -147,6 +148,13 @@ public final class MessageCodec {
                 }
                 g.writeEndObject();
             }
+            if (!r.models().isEmpty()) {
+                g.writeArrayFieldStart("models");
+                for (String m : r.models()) {
+                    g.writeString(m);
+                }
+                g.writeEndArray();
+            }
         } else if (message instanceof Message.Heartbeat h) {
             if (h.workerId() != null) {
                 g.writeStringField("workerId", h.workerId());
@@ -209,6 +217,9 @@ public final class MessageCodec {
             if (p.seed() != null) {
                 g.writeNumberField("seed", p.seed());
             }
+            if (p.model() != null) {
+                g.writeStringField("model", p.model());
+            }
             g.writeEndObject();
         }
         g.writeEndObject();
@@ -219,7 +230,21 @@ public final class MessageCodec {
     public void writeVignette(JsonGenerator g, Vignette v) throws IOException {
         g.writeStartObject();
         g.writeStringField("id", v.id());
-        g.writeStringField("prompt", v.prompt());
+        if (v.isChat()) {
+            g.writeArrayFieldStart("messages");
+            for (ChatMessage m : v.messages()) {
+                g.writeStartObject();
+                g.writeStringField("role", m.role());
+                g.writeStringField("content", m.content());
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+        } else {
+            g.writeStringField("prompt", v.prompt());
+        }
+        if (v.scorer() != null) {
+            g.writeStringField("scorer", v.scorer());
+        }
         if (v.expected() != null) {
             g.writeStringField("expected", v.expected());
         }
@@ -340,7 +365,7 @@ public final class MessageCodec {
             return Optional.ofNullable(switch (type) {
                 case "register" -> new Message.Register(
                         f.string("workerId"), clampToInt(f.integer("capacity")), clampToInt(f.integer("protocol")),
-                        f.optString("token"), f.optStringMap("labels"));
+                        f.optString("token"), f.optStringMap("labels"), f.optStrings("models"));
                 case "heartbeat" -> new Message.Heartbeat(f.optString("workerId"));
                 case "result" -> new Message.Result(outcome(f.object("outcome")));
                 case "failed" -> new Message.Failed(new JobId(f.string("jobId")), f.string("error"),
@@ -368,7 +393,7 @@ public final class MessageCodec {
         SpecParams specParams = params == null ? SpecParams.NONE : new SpecParams(
                 params.optString("system"), params.optNumber("temperature"),
                 params.optInteger("maxTokens") == null ? null : clampToInt(params.optInteger("maxTokens")),
-                params.optInteger("seed"));
+                params.optInteger("seed"), params.optString("model"));
         return new Job(new JobId(f.string("id")), new EvalSpec(spec.string("name"), vignettes, specParams));
     }
 
@@ -409,7 +434,13 @@ public final class MessageCodec {
 
     /** Reads a Vignette object. @throws ProtocolException naming the bad field */
     public Vignette vignette(Fields v) {
-        return new Vignette(v.string("id"), v.string("prompt"), v.optString("expected"), v.optObjectMap("metadata"));
+        List<ChatMessage> messages = new ArrayList<>();
+        for (Fields m : v.optObjects("messages")) {
+            messages.add(new ChatMessage(m.string("role"), m.string("content")));
+        }
+        String prompt = messages.isEmpty() ? v.string("prompt") : v.optString("prompt");
+        return new Vignette(v.string("id"), prompt, v.optString("expected"), v.optObjectMap("metadata"), messages,
+                v.optString("scorer"));
     }
 
     /** Reads a JobOutcome object. @throws ProtocolException naming the bad field */
@@ -591,6 +622,31 @@ public final class MessageCodec {
                 items.add(new Fields(item, path + "." + itemPath));
             }
             return items;
+        }
+
+        /** An optional array of objects; empty when absent. */
+        public List<Fields> optObjects(String name) {
+            return optional(name) == null ? List.of() : objects(name);
+        }
+
+        /** An optional array of strings; empty when absent. */
+        public List<String> optStrings(String name) {
+            JsonNode v = optional(name);
+            if (v == null) {
+                return List.of();
+            }
+            if (!v.isArray()) {
+                throw wrongType(name, "an array of strings", v);
+            }
+            List<String> out = new ArrayList<>(v.size());
+            for (int i = 0; i < v.size(); i++) {
+                JsonNode item = v.get(i);
+                if (!item.isTextual()) {
+                    throw wrongType(name + "[" + i + "]", "a string", item);
+                }
+                out.add(item.textValue());
+            }
+            return out;
         }
 
         /** An optional object of string values, or an empty map. */

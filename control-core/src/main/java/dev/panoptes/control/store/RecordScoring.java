@@ -1,0 +1,21 @@
+package dev.panoptes.control.store;
+
+import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.Vignette;
+
+/**
+ * Scores an answer as it is stored, so that a stored record carries its score from the start.
+ * Called by the store's writing thread, inside its transaction: it must be quick and must not
+ * call out (a model-graded score is stored later, by {@link JdbcResultStore#recordGrade}).
+ */
+@FunctionalInterface
+public interface RecordScoring {
+    /** Scores nothing. */
+    RecordScoring NONE = (vignette, record) -> null;
+
+    /**
+     * @return the answer's score, or null when it is not scored (the vignette has no expected
+     *         answer); a model-graded answer gets an entry with a null score, to be graded later
+     */
+    ScoreEntry score(Vignette vignette, ResponseRecord record);
+}
