@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.FailureScope;
+import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
 
@@ -24,7 +25,7 @@ final class ChatCompletions {
     }
 
     /**
-     * {@code {"model", "messages": [system?, user], "temperature"?, "max_tokens"?, "seed"?,
+     * {@code {"model", "messages": [system?, turns...], "temperature"?, "max_tokens"?, "seed"?,
      * "stream": false}}; parameters the spec leaves null are left out so the server's defaults
      * apply.
      */
@@ -36,7 +37,9 @@ final class ChatCompletions {
         if (p.system() != null) {
             messages.addObject().put("role", "system").put("content", p.system());
         }
-        messages.addObject().put("role", "user").put("content", request.prompt());
+        for (ChatMessage m : request.turns()) {
+            messages.addObject().put("role", m.role()).put("content", m.content());
+        }
         if (p.temperature() != null) {
             body.put("temperature", p.temperature());
         }

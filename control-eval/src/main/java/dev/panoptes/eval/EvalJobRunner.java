@@ -79,7 +79,7 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
             String where = where(job, i);
             ModelResponse r;
             try {
-                r = client.complete(new ModelRequest(v.prompt(), spec.params()));
+                r = client.complete(ModelRequest.of(v, spec.params()));
             } catch (ControlException e) {
                 throw rescoped(where, e);
             } catch (RuntimeException e) {
@@ -191,7 +191,7 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
                 Vignette v = vignettes.get(index);
                 CompletableFuture<ModelResponse> call;
                 try {
-                    call = client.completeAsync(new ModelRequest(v.prompt(), job.spec().params()));
+                    call = client.completeAsync(ModelRequest.of(v, job.spec().params()));
                 } catch (RuntimeException e) {
                     completeExceptionally(translated(where(job, index), e));
                     return;

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.JobFailedException;
+import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
 import org.apache.hc.client5.http.ConnectTimeoutException;
@@ -332,7 +333,8 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
      * @param baseUrl the API's base URL, with or without a trailing {@code /}, such as
      *                {@code http://localhost:8000/v1} or {@code https://api.openai.com/v1};
      *                {@code /chat/completions} is appended to it
-     * @param model   the model name sent with every request
+     * @param model   the model name sent with requests that name none, or null when every request
+     *                names its own (a request naming none then fails as the worker's fault)
      * Any thread.
      *
      * @throws IllegalArgumentException when the URL is not a plain http or https URL (user info,
@@ -355,9 +357,18 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         return baseUrl;
     }
 
-    /** The model name sent with every request. Any thread. */
+    /**
+     * The model name sent with requests that do not name their own ({@link SpecParams#model()}).
+     * Any thread.
+     */
     public String model() {
         return model;
+    }
+
+    /** The model a request asks for: its own, else this client's. */
+    String modelFor(ModelRequest request) {
+        String asked = request.params().model();
+        return asked != null ? asked : model;
     }
 
     /**
@@ -402,7 +413,13 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         if (closed) {
             throw new IllegalStateException("model client for " + endpoint + " is closed");
         }
-        Call call = new Call(codec.requestBody(model, request));
+        String callModel = modelFor(request);
+        if (callModel == null) {
+            return CompletableFuture.failedFuture(new WorkerFaultException("the job names no model and this worker"
+                    + " has no default one (it was started without --model): start the coordinator with --model, or"
+                    + " this worker with --model"));
+        }
+        Call call = new Call(callModel, codec.requestBody(callModel, request));
         live.add(call);
         if (closed) {
             // close() may have missed this call: it must not be left waiting.
@@ -462,7 +479,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     }
 
     /** The answer to a 2xx, or why the attempt failed and whether another may help. */
-    private ModelResponse answer(Answer response) throws AttemptFailure {
+    private ModelResponse answer(Answer response, String model) throws AttemptFailure {
         int status = response.status();
         String body = response.body();
         if (status >= 200 && status <= 299) {
@@ -482,7 +499,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         Optional<ApiError> error = ApiError.parse(mapper, body);
         FailureScope scope = Retries.scopeOf(status, error.orElse(null));
         if (scope == FailureScope.WORKER) {
-            throw new AttemptFailure(scope, workerFaultText(status, response::header, serverSaid(error, body)), null,
+            throw new AttemptFailure(scope, workerFaultText(status, model, response::header, serverSaid(error, body)), null,
                     null);
         }
         String description = "HTTP " + status + ": " + serverSaid(error, body);
@@ -502,6 +519,11 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
      * @param headers the answer's headers by name (case-insensitive), for a redirect's location
      */
     String workerFaultText(int status, Function<String, Optional<String>> headers, String serverSaid) {
+        return workerFaultText(status, model, headers, serverSaid);
+    }
+
+    /** As {@link #workerFaultText(int, Function, String)}, for a call that asked for {@code model}. */
+    String workerFaultText(int status, String model, Function<String, Optional<String>> headers, String serverSaid) {
         String at = "the model API at " + baseUrl;
         if (status >= 300 && status <= 399) {
             String location = headers.apply("location").map(l -> " to " + l).orElse("");
@@ -711,6 +733,8 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
      * an attempt's end and a retry's start cannot cross.
      */
     private final class Call extends CompletableFuture<ModelResponse> {
+        /** The model this call asks for; what its messages name. */
+        private final String model;
         private final byte[] body;
         private final long start = System.nanoTime();
         private final long deadline = start + retryBudget.toNanos();
@@ -723,7 +747,8 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         /** Guarded by this: why the last attempt failed, for the message of a close. */
         private String lastFailure;
 
-        Call(byte[] body) {
+        Call(String model, byte[] body) {
+            this.model = model;
             this.body = body;
         }
 
@@ -755,7 +780,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
             AttemptFailure f;
             if (failure == null) {
                 try {
-                    ModelResponse r = answer(answer);
+                    ModelResponse r = answer(answer, model);
                     long latencyMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                     if (attempt > 1) {
                         log.info("{} (model {}) succeeded on attempt {} after {}", call(), model, attempt,
@@ -1286,7 +1311,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
 
         private Builder(URI baseUrl, String model) {
             this.baseUrl = normalized(baseUrl);
-            if (model == null || model.isBlank()) {
+            if (model != null && model.isBlank()) {
                 throw new IllegalArgumentException("model must not be blank");
             }
             this.model = model;

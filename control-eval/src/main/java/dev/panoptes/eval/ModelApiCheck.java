@@ -57,6 +57,8 @@ public final class ModelApiCheck {
 
     private final HttpModelClient client;
     private final Duration timeout;
+    /** The models the worker was told to serve; empty to serve whatever the API lists. */
+    private final List<String> wanted;
 
     /**
      * A check with the client's base URL, model and key, each request taking at most
@@ -73,7 +75,27 @@ public final class ModelApiCheck {
      * @throws IllegalArgumentException when the timeout is not positive
      */
     public ModelApiCheck(HttpModelClient client, Duration timeout) {
+        this(client, client.model() == null ? List.of() : List.of(client.model()), timeout);
+    }
+
+    /**
+     * As {@link #ModelApiCheck(HttpModelClient, List, Duration)}, each request taking at most
+     * {@link #DEFAULT_TIMEOUT} or the client's request timeout, whichever is shorter.
+     */
+    public ModelApiCheck(HttpModelClient client, List<String> models) {
+        this(client, models, shorter(Objects.requireNonNull(client, "client").requestTimeout(), DEFAULT_TIMEOUT));
+    }
+
+    /**
+     * A check that the API serves each of {@code models}, or, when that list is empty, that it
+     * lists the models it serves (which the worker then offers).
+     *
+     * @param timeout how long each of its requests may take; positive
+     * @throws IllegalArgumentException when the timeout is not positive
+     */
+    public ModelApiCheck(HttpModelClient client, List<String> models, Duration timeout) {
         this.client = Objects.requireNonNull(client, "client");
+        this.wanted = List.copyOf(models);
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be a positive duration, got " + timeout);
         }
@@ -115,8 +137,13 @@ public final class ModelApiCheck {
 
     /** The answer to a POST the server rejects without running the model. */
     private Result probeChatCompletions(String listingProblem) throws InterruptedException {
+        if (wanted.isEmpty()) {
+            return fatal("the model API at " + client.baseUrl() + " " + listingProblem + ", so this worker cannot"
+                    + " tell which models it serves; name them with --model");
+        }
+        String model = wanted.get(0);
         ObjectNode body = client.mapper().createObjectNode();
-        body.put("model", client.model());
+        body.put("model", model);
         body.putArray("messages");
         // Should a server run an empty conversation anyway, one token is all it costs.
         body.put("max_tokens", 1);
@@ -128,28 +155,47 @@ public final class ModelApiCheck {
         int status = probe.response.status();
         if (status == 404) {
             return fatal("the model API at " + client.baseUrl() + " answered HTTP 404 to POST " + client.endpoint()
-                    + " for model '" + client.model() + "': " + serverSaid(probe.response) + "; either --model-api is"
+                    + " for model '" + model + "': " + serverSaid(probe.response) + "; either --model-api is"
                     + " not the API's base URL (the part before /chat/completions, such as http://localhost:8000/v1)"
-                    + " or the server does not serve model '" + client.model() + "' (check --model)");
+                    + " or the server does not serve model '" + model + "' (check --model)");
         }
         if (status == 401 || status == 403 || status == 405 || (status >= 300 && status <= 399)) {
-            return fatal(client.workerFaultText(status, probe.response::header, serverSaid(probe.response)));
+            return fatal(client.workerFaultText(status, model, probe.response::header, serverSaid(probe.response)));
         }
         return new Result(Verdict.OK, "model API at " + client.baseUrl() + " " + listingProblem + "; its chat"
-                + " completions endpoint answered a probe with HTTP " + status + ", so model '" + client.model()
-                + "' is taken on trust");
+                + " completions endpoint answered a probe with HTTP " + status + ", so " + (wanted.size() == 1 ? "model "
+                : "models ") + quoted(wanted) + (wanted.size() == 1 ? " is" : " are") + " taken on trust", wanted);
     }
 
     private Result judgeListing(List<String> ids) {
-        String model = client.model();
-        // Ollama serves "llama3" as "llama3:latest" and lists only the latter.
-        if (ids.contains(model) || (model.indexOf(':') < 0 && ids.contains(model + ":latest"))) {
-            return new Result(Verdict.OK, "model API at " + client.baseUrl() + " serves '" + model + "'");
+        if (wanted.isEmpty()) {
+            return new Result(Verdict.OK, "model API at " + client.baseUrl() + " serves " + quoted(ids)
+                    + "; offering " + (ids.size() == 1 ? "it" : "them all") + " to the coordinator", ids);
+        }
+        List<String> missing = new ArrayList<>();
+        for (String model : wanted) {
+            // Ollama serves "llama3" as "llama3:latest" and lists only the latter.
+            if (!ids.contains(model) && !(model.indexOf(':') < 0 && ids.contains(model + ":latest"))) {
+                missing.add(model);
+            }
+        }
+        if (missing.isEmpty()) {
+            return new Result(Verdict.OK, "model API at " + client.baseUrl() + " serves " + quoted(wanted), wanted);
         }
         List<String> shown = ids.subList(0, Math.min(ids.size(), MAX_LISTED));
         String more = ids.size() > shown.size() ? " and " + (ids.size() - shown.size()) + " more" : "";
-        return fatal("the model API at " + client.baseUrl() + " does not serve model '" + model + "'; it serves "
-                + String.join(", ", shown) + more + "; check --model");
+        return fatal("the model API at " + client.baseUrl() + " does not serve " + (missing.size() == 1 ? "model "
+                : "models ") + quoted(missing) + "; it serves " + String.join(", ", shown) + more + "; check --model");
+    }
+
+    /** 'a', 'b' */
+    private static String quoted(List<String> models) {
+        List<String> q = new ArrayList<>(models.size());
+        for (String m : models.subList(0, Math.min(models.size(), MAX_LISTED))) {
+            q.add("'" + m + "'");
+        }
+        return String.join(", ", q) + (models.size() > MAX_LISTED ? " and " + (models.size() - MAX_LISTED) + " more"
+                : "");
     }
 
     /** DNS and TLS failures are the configuration's; anything else may pass. */
@@ -255,12 +301,20 @@ public final class ModelApiCheck {
      *
      * @param verdict what to do next
      * @param message one line, without a trailing period
+     * @param models  for an OK, the models the worker serves (those it was told, or all the API
+     *                lists when it was told none); empty otherwise
      */
-    public record Result(Verdict verdict, String message) {
-        /** @throws NullPointerException when either part is null */
+    public record Result(Verdict verdict, String message, List<String> models) {
+        /** @throws NullPointerException when the verdict or message is null */
         public Result {
             Objects.requireNonNull(verdict, "verdict");
             Objects.requireNonNull(message, "message");
+            models = models == null ? List.of() : List.copyOf(models);
+        }
+
+        /** A verdict that names no models (anything but an OK). */
+        public Result(Verdict verdict, String message) {
+            this(verdict, message, List.of());
         }
     }
 }

@@ -1,18 +1,41 @@
 package dev.panoptes.eval;
 
+import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.Vignette;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
- * One prompt and the parameters to send it with.
+ * One chat to send, and the parameters to send it with.
  *
- * @param prompt the user message
- * @param params the spec's system message, temperature, max tokens and seed; never null
+ * @param turns  the messages after the spec's system message; at least one, the last a user
+ *               message's (a single prompt is one user turn)
+ * @param params the spec's system message, temperature, max tokens, seed and model; never null
  */
-public record ModelRequest(String prompt, SpecParams params) {
+public record ModelRequest(List<ChatMessage> turns, SpecParams params) {
+    /** @throws IllegalArgumentException when there are no turns */
     public ModelRequest {
-        Objects.requireNonNull(prompt, "prompt");
+        turns = List.copyOf(Objects.requireNonNull(turns, "turns"));
+        if (turns.isEmpty()) {
+            throw new IllegalArgumentException("a model request needs at least one message");
+        }
         params = params == null ? SpecParams.NONE : params;
+    }
+
+    /** A single user message. */
+    public ModelRequest(String prompt, SpecParams params) {
+        this(List.of(ChatMessage.user(Objects.requireNonNull(prompt, "prompt"))), params);
+    }
+
+    /** A vignette's prompt or chat, with a spec's parameters. */
+    public static ModelRequest of(Vignette vignette, SpecParams params) {
+        return new ModelRequest(vignette.turns(), params);
+    }
+
+    /** The last user message: the prompt itself for a single-prompt request. */
+    public String prompt() {
+        return turns.get(turns.size() - 1).content();
     }
 }

@@ -5,6 +5,7 @@ import dev.panoptes.control.ControlException;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
@@ -146,6 +147,32 @@ class HttpModelClientTest {
             assertThat(body.get("messages")).hasSize(1);
             assertThat(body.get("messages").get(0).get("role").asText()).isEqualTo("user");
             assertThat(body.get("messages").get(0).get("content").asText()).isEqualTo("Say hello");
+        }
+
+        @Test
+        void aRequestThatNamesItsModelAndBringsAChatSendsThemAsGiven() throws Exception {
+            server.enqueue(Reply.ok("4"));
+            HttpModelClient client = build(fast());
+            ModelRequest request = new ModelRequest(List.of(ChatMessage.user("2+2?"), ChatMessage.assistant("4"),
+                    ChatMessage.user("3+1?")), new SpecParams(null, null, null, null, "qwen2.5-7b"));
+
+            assertThat(client.complete(request).text()).isEqualTo("4");
+
+            JsonNode body = server.onlyRequest().json();
+            assertThat(body.get("model").asText()).isEqualTo("qwen2.5-7b");
+            assertThat(body.get("messages")).hasSize(3);
+            assertThat(body.get("messages").get(1).get("role").asText()).isEqualTo("assistant");
+            assertThat(body.get("messages").get(2).get("content").asText()).isEqualTo("3+1?");
+        }
+
+        @Test
+        void aClientWithoutADefaultModelFailsARequestNamingNoneAsTheWorkersFaultWithoutCallingTheApi() {
+            HttpModelClient client = build(HttpModelClient.builder(server.baseUrl(), null));
+
+            assertThatThrownBy(() -> client.completeAsync(prompt("hi")).join())
+                    .hasCauseInstanceOf(WorkerFaultException.class)
+                    .hasMessageContaining("the job names no model and this worker has no default one");
+            assertThat(server.requests()).isEmpty();
         }
 
         @Test
@@ -1212,8 +1239,6 @@ class HttpModelClientTest {
         @Test
         void refusesABlankModel() {
             assertThatThrownBy(() -> HttpModelClient.builder(ok, " "))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessage("model must not be blank");
-            assertThatThrownBy(() -> HttpModelClient.builder(ok, null))
                     .isInstanceOf(IllegalArgumentException.class).hasMessage("model must not be blank");
         }
 

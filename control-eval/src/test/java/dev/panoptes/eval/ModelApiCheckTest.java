@@ -52,13 +52,37 @@ class ModelApiCheckTest {
     @Nested
     class WhenTheServerListsItsModels {
         @Test
+        void withoutModelsNamedTheWorkerOffersEveryModelTheApiLists() throws Exception {
+            server.on("GET", "/v1/models", Reply.models("mistral-7b", MODEL));
+
+            Result r = new ModelApiCheck(client(server.baseUrl(), MODEL, null), List.of(), TIMEOUT).run();
+
+            assertThat(r.verdict()).isEqualTo(Verdict.OK);
+            assertThat(r.models()).containsExactly("mistral-7b", MODEL);
+            assertThat(r.message()).endsWith("serves 'mistral-7b', '" + MODEL + "'; offering them all to the coordinator");
+        }
+
+        @Test
+        void severalModelsNamedMustAllBeListedAndTheMissingOnesAreNamed() throws Exception {
+            server.on("GET", "/v1/models", Reply.models("mistral-7b", MODEL));
+
+            Result r = new ModelApiCheck(client(server.baseUrl(), MODEL, null), List.of(MODEL, "qwen-7b", "phi-3"),
+                    TIMEOUT).run();
+
+            assertThat(r.verdict()).isEqualTo(Verdict.FATAL);
+            assertThat(r.models()).isEmpty();
+            assertThat(r.message()).contains("does not serve models 'qwen-7b', 'phi-3'; it serves mistral-7b, "
+                    + MODEL + "; check --model");
+        }
+
+        @Test
         void aListedModelIsOkAfterOneRequestThatCarriesTheKey() throws Exception {
             server.on("GET", "/v1/models", Reply.models("mistral-7b", MODEL));
 
             Result r = new ModelApiCheck(client(server.baseUrl(), MODEL, "sk-check"), TIMEOUT).run();
 
             assertThat(r).isEqualTo(new Result(Verdict.OK, "model API at " + server.baseUrl() + " serves '" + MODEL
-                    + "'"));
+                    + "'", List.of(MODEL)));
             Recorded listing = server.onlyRequest();
             assertThat(listing.method()).isEqualTo("GET");
             assertThat(listing.path()).isEqualTo("/v1/models");
@@ -146,7 +170,7 @@ class ModelApiCheckTest {
 
             assertThat(r).isEqualTo(new Result(Verdict.OK, "model API at " + server.baseUrl() + " answered GET"
                     + " /models with HTTP 404; its chat completions endpoint answered a probe with HTTP 400, so model '"
-                    + MODEL + "' is taken on trust"));
+                    + MODEL + "' is taken on trust", List.of(MODEL)));
             assertThat(requestLines()).containsExactly("GET /v1/models", "POST /v1/chat/completions");
             Recorded probe = server.requests().get(1);
             assertThat(probe.header("Authorization")).isEqualTo("Bearer sk-probe");

@@ -466,7 +466,7 @@ final class ConnectionActor {
         int capacity = context.handshake.clampCapacity(register.capacity());
         // Buffers and queues are for registered workers only.
         jobs = new PendingJobs(capacity, context.options.dispatchQueueCapacity());
-        worker = new RemoteWorker(this, register.workerId(), capacity, register.labels());
+        worker = new RemoteWorker(this, register.workerId(), capacity, register.labels(), register.models());
         failures.registered(register.workerId());
         decoder.limit(context.options.maxFrameBytes());
         phase = Phase.OPEN;
@@ -477,11 +477,11 @@ final class ConnectionActor {
         loop.timerAt(now + Math.min(context.heartbeatIntervalMs, context.heartbeatTimeoutMs));
         if (capacity != register.capacity()) {
             log.info("worker={} job=- - registered from {} with capacity {} (it asked for {}; clamped to [1, {}])"
-                    + ", labels {}", register.workerId(), remote, capacity, register.capacity(),
-                    context.options.maxCapacity(), register.labels());
+                    + ", models {}, labels {}", register.workerId(), remote, capacity, register.capacity(),
+                    context.options.maxCapacity(), register.models(), register.labels());
         } else {
-            log.info("worker={} job=- - registered from {} with capacity {}, labels {}",
-                    register.workerId(), remote, capacity, register.labels());
+            log.info("worker={} job=- - registered from {} with capacity {}, models {}, labels {}",
+                    register.workerId(), remote, capacity, register.models(), register.labels());
         }
         try {
             context.events.onRegistered(worker);

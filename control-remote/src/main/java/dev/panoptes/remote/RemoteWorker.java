@@ -5,7 +5,11 @@ import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.WorkerHandle;
 
 import java.net.SocketAddress;
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
@@ -22,12 +26,20 @@ public final class RemoteWorker implements WorkerHandle {
     private final String id;
     private final int capacity;
     private final Map<String, String> labels;
+    private final Set<String> models;
 
-    RemoteWorker(ConnectionActor actor, String id, int capacity, Map<String, String> labels) {
+    RemoteWorker(ConnectionActor actor, String id, int capacity, Map<String, String> labels, List<String> models) {
         this.actor = actor;
         this.id = id;
         this.capacity = capacity;
         this.labels = Map.copyOf(labels);
+        this.models = Collections.unmodifiableSet(new LinkedHashSet<>(models));
+    }
+
+    /** The models the worker said at registration that its API serves; empty when it did not say. */
+    @Override
+    public Set<String> models() {
+        return models;
     }
 
     /** The id the worker registered with; two connections may share one. */
@@ -119,6 +131,7 @@ public final class RemoteWorker implements WorkerHandle {
     @Override
     public String toString() {
         return "RemoteWorker[" + id + " at " + actor.remoteAddress() + ", capacity=" + capacity
+                + (models.isEmpty() ? "" : ", models=" + models)
                 + (actor.isOpen() ? "" : ", closed") + "]";
     }
 }
