@@ -1,0 +1,188 @@
+package dev.panoptes.worker.report;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.StreamWriteFeature;
+import dev.panoptes.control.stats.Estimate;
+
+import java.io.IOException;
+import java.io.Writer;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The data block {@link HtmlReport} embeds: each run's header and statistics, with raw numbers
+ * (NaN as null) for anyone who wants to read them back, and the samples as rows of display
+ * strings, which the page's script turns into the samples table.
+ *
+ * <p>Samples are rows rather than objects to keep a 20,000-row page small; their columns are
+ * named once in {@code sampleColumns}. Stateless.
+ */
+final class ReportJson {
+    /** The samples table's columns, in order; the report's header row uses the same names. */
+    static final List<String> SAMPLE_COLUMNS = List.of("run", "model", "epoch", "vignette", "prompt",
+            "response", "expected", "score", "explanation");
+    /** Columns holding free text, which the page shows in a scrolling box. */
+    static final List<Integer> LONG_COLUMNS = List.of(4, 5, 6, 8);
+
+    private static final JsonFactory JSON = JsonFactory.builder()
+            .disable(StreamWriteFeature.AUTO_CLOSE_TARGET)
+            .build();
+
+    private ReportJson() {
+    }
+
+    /**
+     * Writes the JSON for {@code runs}, with at most {@code embedded} samples in total, taken
+     * run by run in storage order.
+     *
+     * @param out where the JSON goes, already made safe for a script element; not closed
+     */
+    static void write(List<RunData> runs, List<RunStats> stats, int embedded, Writer out) throws IOException {
+        try (JsonGenerator g = JSON.createGenerator(out)) {
+            g.writeStartObject();
+            g.writeStringField("generator", "panoptes");
+            g.writeArrayFieldStart("runs");
+            for (RunStats run : stats) {
+                writeRun(g, run);
+            }
+            g.writeEndArray();
+            int total = runs.stream().mapToInt(r -> r.samples().size()).sum();
+            g.writeNumberField("samplesTotal", total);
+            g.writeNumberField("samplesEmbedded", Math.min(total, embedded));
+            g.writeArrayFieldStart("sampleColumns");
+            for (String column : SAMPLE_COLUMNS) {
+                g.writeString(column);
+            }
+            g.writeEndArray();
+            g.writeArrayFieldStart("sampleLongColumns");
+            for (int column : LONG_COLUMNS) {
+                g.writeNumber(column);
+            }
+            g.writeEndArray();
+            g.writeArrayFieldStart("samples");
+            int written = 0;
+            for (RunData run : runs) {
+                for (SampleRow sample : run.samples()) {
+                    if (written == embedded) {
+                        break;
+                    }
+                    writeSample(g, sample);
+                    written++;
+                }
+            }
+            g.writeEndArray();
+            g.writeEndObject();
+        }
+    }
+
+    /** A sample's cells as people see them: the same strings in the page and in any export. */
+    static List<String> sampleCells(SampleRow s) {
+        return List.of(s.runId(), s.model(), Integer.toString(s.epoch()), s.vignetteId(), orEmpty(s.prompt()),
+                orEmpty(s.response()), orEmpty(s.expected()), Figures.score(s.score()), orEmpty(s.explanation()));
+    }
+
+    private static void writeSample(JsonGenerator g, SampleRow sample) throws IOException {
+        g.writeStartArray();
+        for (String cell : sampleCells(sample)) {
+            g.writeString(cell);
+        }
+        g.writeEndArray();
+    }
+
+    private static void writeRun(JsonGenerator g, RunStats stats) throws IOException {
+        RunInfo info = stats.info();
+        g.writeStartObject();
+        g.writeStringField("runId", info.runId());
+        g.writeStringField("suite", info.suite());
+        g.writeArrayFieldStart("models");
+        for (String model : info.models()) {
+            g.writeString(model);
+        }
+        g.writeEndArray();
+        g.writeStringField("scorer", info.scorer());
+        g.writeNumberField("epochs", info.epochs());
+        g.writeStringField("startedAt", info.startedAt() == null ? null : info.startedAt().toString());
+        g.writeNumberField("vignettes", info.vignettes());
+        g.writeStringField("groupBy", stats.groupBy());
+        g.writeArrayFieldStart("modelStats");
+        for (RunStats.ModelStats m : stats.models()) {
+            g.writeStartObject();
+            g.writeStringField("model", m.model());
+            g.writeNumberField("samples", m.samples());
+            g.writeNumberField("scored", m.scored());
+            g.writeNumberField("unscored", m.unscored());
+            g.writeFieldName("accuracy");
+            writeEstimate(g, m.accuracy());
+            g.writeObjectFieldStart("byGroup");
+            for (Map.Entry<String, Estimate> group : m.byGroup().entrySet()) {
+                g.writeFieldName(group.getKey());
+                writeEstimate(g, group.getValue());
+            }
+            g.writeEndObject();
+            g.writeNumberField("promptTokens", m.promptTokens());
+            g.writeNumberField("completionTokens", m.completionTokens());
+            g.writeNumberField("failures", m.failures());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+        g.writeArrayFieldStart("comparison");
+        for (RunStats.Comparison c : stats.comparison()) {
+            g.writeStartObject();
+            g.writeStringField("baseline", c.baseline());
+            g.writeStringField("model", c.model());
+            g.writeNumberField("sharedVignettes", c.sharedVignettes());
+            writeDouble(g, "difference", c.difference());
+            writeDouble(g, "standardError", c.standardError());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+        g.writeArrayFieldStart("workers");
+        for (RunStats.WorkerStats w : stats.workers()) {
+            g.writeStartObject();
+            g.writeStringField("workerId", w.workerId());
+            g.writeNumberField("jobs", w.jobs());
+            g.writeNumberField("samples", w.samples());
+            g.writeNumberField("failures", w.failures());
+            g.writeNumberField("quarantines", w.quarantines());
+            writeLong(g, "latencyP50Ms", w.latencyP50Ms());
+            writeLong(g, "latencyP95Ms", w.latencyP95Ms());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+        g.writeEndObject();
+    }
+
+    private static void writeEstimate(JsonGenerator g, Estimate e) throws IOException {
+        g.writeStartObject();
+        g.writeNumberField("n", e.n());
+        g.writeNumberField("clusters", e.clusters());
+        writeDouble(g, "mean", e.mean());
+        writeDouble(g, "standardError", e.standardError());
+        writeDouble(g, "ciLow", e.ciLow());
+        writeDouble(g, "ciHigh", e.ciHigh());
+        g.writeBooleanField("clustered", e.clustered());
+        g.writeEndObject();
+    }
+
+    /** JSON has no NaN; an undefined figure is null. */
+    private static void writeDouble(JsonGenerator g, String name, double value) throws IOException {
+        if (Double.isFinite(value)) {
+            g.writeNumberField(name, value);
+        } else {
+            g.writeNullField(name);
+        }
+    }
+
+    private static void writeLong(JsonGenerator g, String name, Long value) throws IOException {
+        if (value == null) {
+            g.writeNullField(name);
+        } else {
+            g.writeNumberField(name, value);
+        }
+    }
+
+    private static String orEmpty(String text) {
+        return text == null ? "" : text;
+    }
+}

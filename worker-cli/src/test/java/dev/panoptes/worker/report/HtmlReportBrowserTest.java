@@ -1,0 +1,143 @@
+package dev.panoptes.worker.report;
+
+import dev.panoptes.control.stats.Estimate;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Opens a report in a real headless Chromium and reads back what a person would see: the DOM
+ * after the page's script ran ({@code --dump-dom}) and a screenshot.
+ *
+ * <p>Needs Debian's {@code chromium} package ({@code .ci/run} installs it); without it the test
+ * fails and says how to install it. Each Chromium run writes its output to files (no pipe to
+ * fill up), gets a fresh profile directory, and is destroyed if it takes over
+ * {@value #CHROMIUM_TIMEOUT_S} s.
+ */
+class HtmlReportBrowserTest {
+    private static final long CHROMIUM_TIMEOUT_S = 60;
+    private static final String TITLE = "Panoptes report: " + ReportFixtures.RUN;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    @Timeout(value = 3 * CHROMIUM_TIMEOUT_S, unit = TimeUnit.SECONDS)
+    void showsRunStatsFiguresFiltersByTheFragmentAndRunsNoInjectedScript() throws Exception {
+        RunData run = ReportFixtures.run();
+        RunStats stats = RunStats.of(run, "topic");
+        Path report = dir.resolve("report.html");
+        HtmlReport.write(List.of(run), report, "topic");
+        String url = report.toUri() + "#q=paris";
+
+        ReportPage dom = new ReportPage(chromium(List.of("--dump-dom", url), "dump"));
+
+        for (RunStats.ModelStats m : stats.models()) {
+            Estimate e = m.accuracy();
+            assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "accuracy")).isEqualTo(Figures.ratio(e.mean()));
+            assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "stderr"))
+                    .isEqualTo(Figures.ratio(e.standardError()));
+            assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "ci-low")).isEqualTo(Figures.ratio(e.ciLow()));
+            assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "ci-high")).isEqualTo(Figures.ratio(e.ciHigh()));
+            assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "n")).isEqualTo(Figures.count(e.n()));
+        }
+
+        List<ReportPage.Row> rows = dom.sampleRows();
+        assertThat(rows).as("the script built every sample row").hasSize(13);
+        List<ReportPage.Row> visible = rows.stream().filter(r -> !r.hidden()).toList();
+        assertThat(visible).as("#q=paris leaves the five v1 samples").hasSize(5)
+                .allSatisfy(r -> assertThat(r.text().toLowerCase(Locale.ROOT)).contains("paris"));
+        assertThat(rows.stream().filter(ReportPage.Row::hidden))
+                .allSatisfy(r -> assertThat(r.text().toLowerCase(Locale.ROOT)).doesNotContain("paris"));
+        assertThat(dom.textOf("sample-count")).isEqualTo("5 of 13 samples");
+
+        assertThat(dom.title()).as("injected scripts would have changed the title").isEqualTo(TITLE);
+        assertThat(ReportPage.count(dom.withoutDataBlock(), "<script")).as("no script element was injected")
+                .isEqualTo(2);
+        assertThat(dom.withoutDataBlock()).doesNotContain("<img")
+                .contains("&lt;/script&gt;&lt;script&gt;document.title='pwned'&lt;/script&gt;");
+
+        Path png = dir.resolve("report.png");
+        chromium(List.of("--screenshot=" + png, "--window-size=1280,2000", url), "screenshot");
+        assertThat(png).exists();
+        assertThat(Files.size(png)).as("a 1280x2000 screenshot of a real page").isGreaterThan(20_000);
+        copyScreenshotIfAsked(png);
+    }
+
+    /** Runs headless Chromium on one page and returns its standard output. */
+    private String chromium(List<String> command, String name) throws IOException, InterruptedException {
+        List<String> args = new ArrayList<>(List.of(chromiumBinary(), "--headless", "--no-sandbox", "--disable-gpu",
+                "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--disable-dev-shm-usage",
+                "--user-data-dir=" + Files.createTempDirectory(dir, name + "-profile"),
+                "--virtual-time-budget=5000"));
+        args.addAll(command);
+        Path stdout = dir.resolve(name + ".out");
+        Path stderr = dir.resolve(name + ".err");
+        Process process = new ProcessBuilder(args)
+                .redirectOutput(stdout.toFile())
+                .redirectError(stderr.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                .start();
+        long startNs = System.nanoTime();
+        if (!process.waitFor(CHROMIUM_TIMEOUT_S, TimeUnit.SECONDS)) {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+            throw new AssertionError("chromium " + name + " did not finish within " + CHROMIUM_TIMEOUT_S
+                    + " s; stderr:\n" + tail(stderr));
+        }
+        long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+        assertThat(process.exitValue()).as("chromium %s exit code after %d ms; stderr:%n%s", name, elapsedMs,
+                tail(stderr)).isZero();
+        return Files.readString(stdout, StandardCharsets.UTF_8);
+    }
+
+    /** Chromium from the PATH, else Debian's /usr/bin/chromium; fails with advice when neither exists. */
+    private static String chromiumBinary() {
+        String path = System.getenv("PATH");
+        if (path != null) {
+            for (String entry : path.split(File.pathSeparator)) {
+                File candidate = new File(entry, "chromium");
+                if (candidate.isFile() && candidate.canExecute()) {
+                    return candidate.getPath();
+                }
+            }
+        }
+        File debian = new File("/usr/bin/chromium");
+        if (debian.isFile() && debian.canExecute()) {
+            return debian.getPath();
+        }
+        throw new AssertionError("HtmlReportBrowserTest needs headless Chromium, and there is no 'chromium' on"
+                + " the PATH (" + path + ") nor at /usr/bin/chromium. Install Debian's package:"
+                + " sudo apt-get install -y chromium (.ci/run does this).");
+    }
+
+    /** Keeps the screenshot for a person to look at: -Dreport.screenshot=FILE. */
+    private static void copyScreenshotIfAsked(Path png) throws IOException {
+        String target = System.getProperty("report.screenshot");
+        if (target != null && !target.isBlank()) {
+            Files.copy(png, Path.of(target), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+
+    private static String tail(Path file) throws IOException {
+        if (!Files.exists(file)) {
+            return "(none)";
+        }
+        String text = Files.readString(file, StandardCharsets.UTF_8);
+        return text.length() <= 4_000 ? text : "..." + text.substring(text.length() - 4_000);
+    }
+}
