@@ -1,6 +1,8 @@
 package dev.panoptes.worker;
 
 import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.score.RunScoring;
+import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.suite.SuiteFormatException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -14,6 +16,8 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -49,10 +53,13 @@ import java.util.concurrent.TimeUnit;
         footerHeading = "%nSuite file:%n",
         footer = {
             "  JSONL, one vignette per line: {\"id\": \"q1\", \"prompt\": \"...\", \"expected\": \"...\", \"metadata\": {...}}",
-            "  (expected and metadata are optional; with expected answers the summary shows exact-match accuracy)",
+            "  or a chat instead of a prompt: \"messages\": [{\"role\": \"user\", \"content\": \"...\"}, ...]; a vignette's",
+            "  own \"scorer\" overrides --scorer. CSV: a header row with id, prompt and optionally expected and scorer;",
+            "  other columns become metadata. Vignettes without an expected answer are not scored.",
             "",
             "Example:",
-            "  java -jar worker.jar coordinator --listen 0.0.0.0:7070 --suite evals/math.jsonl --db math.db"
+            "  java -jar worker.jar coordinator --listen 0.0.0.0:7070 --suite evals/math.jsonl --db math.db \\",
+            "      --model llama-3.1-8b --model qwen2.5-7b --scorer numeric --epochs 3"
         })
 final class CoordinatorCommand implements Callable<Integer> {
     @Spec
@@ -69,8 +76,34 @@ final class CoordinatorCommand implements Callable<Integer> {
     private InetSocketAddress listen;
 
     @Option(names = "--suite", order = 20, paramLabel = "FILE", required = true,
-            description = "The suite to run (JSONL, see below). Required.")
+            description = "The suite to run: JSONL, or CSV with a header row (see below). Required.")
     private Path suite;
+
+    @Option(names = "--model", order = 22, paramLabel = "NAME", required = true,
+            description = "A model to evaluate; repeat to compare several in one run (the suite is asked of each)."
+                    + " Each job goes only to a worker whose model API serves its model. Required.")
+    private List<String> models = new ArrayList<>();
+
+    @Option(names = "--scorer", order = 24, paramLabel = "SCORER", defaultValue = "exact",
+            description = "How answers are scored against \"expected\": exact, normalized (case, punctuation,"
+                    + " articles, spaces), includes, regex:PATTERN (its first group against expected), numeric"
+                    + " [numeric:TOL or numeric:TOL%%], choice (the letter chosen), judge:MODEL (a judge model grades"
+                    + " with a rubric, on workers that serve MODEL). A vignette's own \"scorer\" overrides it."
+                    + " Default: ${DEFAULT-VALUE}.")
+    private String scorer;
+
+    @Option(names = "--epochs", order = 26, paramLabel = "N", defaultValue = "1",
+            description = "Ask each vignette N times (with seeds 0..N-1 added to --seed); the summary's confidence"
+                    + " intervals then cluster by vignette. Default: ${DEFAULT-VALUE}.")
+    private int epochs;
+
+    @Option(names = "--few-shot", order = 28, paramLabel = "FILE",
+            description = "JSONL of {\"input\": ..., \"answer\": ...} examples, put before every prompt as chat turns.")
+    private Path fewShot;
+
+    @Option(names = "--group-by", order = 29, paramLabel = "KEY",
+            description = "Also report accuracy per value of this metadata key.")
+    private String groupBy;
 
     @Option(names = "--db", order = 30, paramLabel = "FILE", defaultValue = "panoptes.db",
             description = "The SQLite database for results; created when missing. Default: ${DEFAULT-VALUE}.")
@@ -180,6 +213,28 @@ final class CoordinatorCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--suite': no such file: "
                     + suite);
         }
+        if (epochs < 1) {
+            throw invalid("--epochs", "must be at least 1, got " + epochs);
+        }
+        for (String m : models) {
+            if (m.isBlank()) {
+                throw invalid("--model", "must not be empty");
+            }
+        }
+        if (new java.util.HashSet<>(models).size() != models.size()) {
+            throw invalid("--model", "each model once, got " + models);
+        }
+        try {
+            RunScoring.check(scorer);
+        } catch (IllegalArgumentException e) {
+            throw invalid("--scorer", e.getMessage());
+        }
+        if (Scorers.isJudge(scorer) && RunScoring.judgeModel(scorer) == null) {
+            throw invalid("--scorer", "name the judge model, as in judge:gpt-4o (any model some worker serves)");
+        }
+        if (fewShot != null && !Files.isRegularFile(fewShot)) {
+            throw invalid("--few-shot", "no such file: " + fewShot);
+        }
         if (jobSize < 1) {
             throw invalid("--job-size", "must be at least 1, got " + jobSize);
         }
@@ -207,7 +262,7 @@ final class CoordinatorCommand implements Callable<Integer> {
         return new CoordinatorSettings(listen, suite, db, jobSize, runLabel,
                 secret == null || secret.isBlank() ? null : secret,
                 new SpecParams(system, temperature, maxTokens, seed), maxAttempts, waitForWorkers, heartbeatInterval,
-                heartbeatTimeout, jobTimeout);
+                heartbeatTimeout, jobTimeout, models, scorer, epochs, fewShot, groupBy);
     }
 
     private ParameterException invalid(String option, String why) {

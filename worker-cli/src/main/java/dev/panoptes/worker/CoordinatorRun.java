@@ -1,16 +1,18 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSourceFailedException;
+import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.schedule.ProgressListener;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.schedule.Scheduler;
 import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.store.JdbcResultStore;
-import dev.panoptes.control.store.ResultStore;
+import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
-import dev.panoptes.control.suite.SuiteReader;
+import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.remote.ServerOptions;
 import dev.panoptes.remote.SharedPool;
 import dev.panoptes.remote.WorkerServer;
@@ -21,6 +23,7 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -104,54 +107,83 @@ final class CoordinatorRun {
     }
 
     private int runLocked(DatabaseLock lock) throws IOException, SuiteFormatException {
-        Suite suite = new SuiteReader().read(settings.suite());
-        JobPlan plan = JobPlan.of(suite, settings.params(), settings.jobSize(), settings.label());
+        RunScoring scoring = new RunScoring(settings.scorer());
+        Suite suite = RunSuites.load(settings.suite(), settings.fewShot());
+        JobPlan plan = JobPlan.of(suite, settings.params(), settings.jobSize(), RunSuites.label(settings.label(),
+                settings.fewShot()), settings.models(), settings.epochs());
         SharedPool pool = new SharedPool();
         FleetReporter fleet;
+        WorkerEventCounter events = new WorkerEventCounter();
         // Everything for the console goes through the printer's own thread from here on: a
         // console that stops taking output must not stall the run.
         // The server binds before the store opens, so that an address in use or a host that does
         // not resolve leaves no empty database behind.
         try (ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
              WorkerServer server = WorkerServer.start(serverOptions(), pool, fleet = new FleetReporter(progress));
-             ResultStore store = JdbcResultStore.openSqlite(settings.db())) {
-            progress.message(String.format(Locale.ROOT, "suite %s: %d vignettes in %d jobs of up to %d (run %s)",
-                    settings.suite(), plan.vignetteCount(), plan.jobs().size(), settings.jobSize(), plan.runId()));
+             JdbcResultStore store = JdbcResultStore.openSqlite(settings.db()).withScoring(scoring)) {
+            store.recordRun(new RunEntry(plan.runId(), settings.suite().toString(), settings.models(),
+                    settings.scorer(), settings.epochs(), suite.vignettes().size(), Instant.now()));
+            progress.message(String.format(Locale.ROOT, "suite %s: %d vignettes x %d %s x %d %s = %d answers in %d jobs"
+                    + " of up to %d (run %s); scorer %s", settings.suite(), suite.vignettes().size(),
+                    settings.models().size(), settings.models().size() == 1 ? "model" : "models", settings.epochs(),
+                    settings.epochs() == 1 ? "epoch" : "epochs", plan.vignetteCount(), plan.jobs().size(),
+                    settings.jobSize(), plan.runId(), settings.scorer()));
             InetSocketAddress address = server.address();
             lock.listening(address);
             progress.message("listening for workers on " + hostPort(address) + "; results go to " + settings.db()
                     + "; each attempt of a job may take " + DurationConverter.format(settings.jobTimeout())
                     + " (--job-timeout)");
             progress.message("start workers with:\n  " + workerCommand + " --coordinator " + hostPort(address)
-                    + " --model-api URL --model NAME" + (settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\""));
+                    + " --model-api URL" + modelOptions()
+                    + (settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\""));
+            pool.addListener(new ModelWatcher(pool, settings.models(), RunScoring.judgeModelOf(settings.scorer()),
+                    progress::message));
             onListening.accept(address);
             SchedulerOptions options = SchedulerOptions.defaults()
                     .withMaxAttempts(settings.maxAttempts())
                     .withWaitForWorkers(settings.waitForWorkers())
                     .withJobTimeout(settings.jobTimeout())
-                    .withListener(fanOut(progress, fleet, address));
+                    .withListener(fanOut(progress, fleet, address, events));
             RunReport report;
             try {
                 report = new Scheduler(pool, store, options).run(plan.jobs());
+                new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store, progress::message)
+                        .run(pool, options);
             } catch (InterruptedException e) {
+                events.storeIn(store, plan.runId());
                 progress.message("interrupted: " + store.recordCount() + " records are kept in " + settings.db()
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
             } catch (WorkerSourceFailedException e) {
+                events.storeIn(store, plan.runId());
                 progress.message("the run stopped: " + e.getCause().getMessage() + "; " + store.recordCount()
                         + " records are kept in " + settings.db() + "; run the same command again to resume");
                 log.debug("the worker server failed", e);
                 return EXIT_FAILED;
             }
+            events.storeIn(store, plan.runId());
             progress.finish();
             fleet.quiet();
-            summary = RunSummary.of(plan, report, store);
+            summary = RunSummary.of(plan, report, RunDataLoader.load(store, plan.runId()), settings.groupBy());
             out.print(summary.render());
             out.flush();
             return summary.allCompleted() ? 0 : EXIT_INCOMPLETE;
         } finally {
             console = null;
         }
+    }
+
+    /** " --model a --model b" for the hint that shows how to start a worker. */
+    private String modelOptions() {
+        StringBuilder b = new StringBuilder();
+        for (String m : settings.models()) {
+            b.append(" --model ").append(m.matches("[A-Za-z0-9._:/@-]+") ? m : "'" + m.replace("'", "'\\''") + "'");
+        }
+        String judge = RunScoring.judgeModelOf(settings.scorer());
+        if (judge != null && !settings.models().contains(judge)) {
+            b.append("  (and, on workers that serve the judge: --model ").append(judge).append(')');
+        }
+        return b.toString();
     }
 
     /**
@@ -181,10 +213,18 @@ final class CoordinatorRun {
         return b.build();
     }
 
-    private ProgressListener fanOut(ProgressPrinter progress, FleetReporter fleet, InetSocketAddress address) {
+    private ProgressListener fanOut(ProgressPrinter progress, FleetReporter fleet, InetSocketAddress address,
+                                    WorkerEventCounter events) {
         List<ProgressListener> all = new ArrayList<>();
         all.add(progress);
+        all.add(events);
         all.add(new ProgressListener() {
+            @Override
+            public void onNoWorkerServes(Duration waited, java.util.Set<String> models, List<WorkerHandle> workers) {
+                progress.message("no connected worker serves " + describe(models) + " for " + waited.toSeconds()
+                        + " s; start workers whose model API serves it (connected: " + workers.size() + ")");
+            }
+
             @Override
             public void onWaitingForWorkers(Duration waited) {
                 progress.message("no worker connected for " + waited.toSeconds() + " s; are workers pointed at "
@@ -193,6 +233,14 @@ final class CoordinatorRun {
         });
         all.addAll(extraListeners);
         return ProgressListener.fanOut(all);
+    }
+
+    private static String describe(java.util.Set<String> models) {
+        List<String> named = new ArrayList<>();
+        for (String m : models) {
+            named.add(m == null ? "(any model)" : "'" + m + "'");
+        }
+        return (named.size() == 1 ? "model " : "models ") + String.join(", ", named);
     }
 
     static String hostPort(InetSocketAddress address) {

@@ -6,6 +6,7 @@ import dev.panoptes.eval.HttpModelClient;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -24,10 +25,16 @@ import java.util.Objects;
  * @param heartbeatTimeout  silence after which a worker is dropped
  * @param jobTimeout        the deadline of one attempt of a job; null for the default,
  *                          {@link #defaultJobTimeout(int)}
+ * @param models            the models to evaluate, at least one
+ * @param scorer            the run's scorer spec
+ * @param epochs            times each vignette is asked of each model
+ * @param fewShot           a JSONL file of examples put before every prompt, or null
+ * @param groupBy           a metadata key to break accuracy down by, or null
  */
 record CoordinatorSettings(InetSocketAddress listen, Path suite, Path db, int jobSize, String label, String token,
                            SpecParams params, int maxAttempts, Duration waitForWorkers, Duration heartbeatInterval,
-                           Duration heartbeatTimeout, Duration jobTimeout) {
+                           Duration heartbeatTimeout, Duration jobTimeout, List<String> models, String scorer,
+                           int epochs, Path fewShot, String groupBy) {
     CoordinatorSettings {
         Objects.requireNonNull(listen, "listen");
         Objects.requireNonNull(suite, "suite");
@@ -35,6 +42,11 @@ record CoordinatorSettings(InetSocketAddress listen, Path suite, Path db, int jo
         Objects.requireNonNull(params, "params");
         label = label == null ? "" : label;
         jobTimeout = jobTimeout == null ? defaultJobTimeout(jobSize) : jobTimeout;
+        models = List.copyOf(models);
+        if (models.isEmpty()) {
+            throw new IllegalArgumentException("a run needs at least one model");
+        }
+        scorer = scorer == null ? "exact" : scorer;
     }
 
     /**
@@ -50,6 +62,7 @@ record CoordinatorSettings(InetSocketAddress listen, Path suite, Path db, int jo
     @Override
     public String toString() {
         return "CoordinatorSettings[listen=" + listen + ", suite=" + suite + ", db=" + db + ", jobSize=" + jobSize
-                + ", token=" + (token == null ? "none" : "***") + ", params=" + params + "]";
+                + ", token=" + (token == null ? "none" : "***") + ", params=" + params + ", models=" + models
+                + ", scorer=" + scorer + ", epochs=" + epochs + ", fewShot=" + fewShot + ", groupBy=" + groupBy + "]";
     }
 }

@@ -2,6 +2,10 @@ package dev.panoptes.worker;
 
 import dev.panoptes.control.Job;
 import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.worker.report.HtmlReport;
+import dev.panoptes.worker.report.RunData;
+import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.schedule.ProgressListener;
 import picocli.CommandLine.Command;
@@ -32,17 +36,21 @@ import java.util.function.Consumer;
 
 /**
  * {@code java -jar worker.jar demo}: the whole system on one machine with nothing to set up. A
- * stub OpenAI-compatible model on loopback, a coordinator on an ephemeral port, three workers as
- * separate processes running this same program over real TCP, a bundled suite of arithmetic
- * questions; one worker is killed with SIGKILL mid-run so that its jobs are visibly sent to the
- * others; then the summary.
+ * stub OpenAI-compatible API serving two models of different quality on loopback, a coordinator
+ * on an ephemeral port, three workers as separate processes running this same program over real
+ * TCP, a bundled suite of arithmetic questions asked of both models three times (epochs) and
+ * scored by the normalized scorer; one worker is killed with SIGKILL mid-run so that its jobs are
+ * visibly sent to the others; then the summary, with confidence intervals and the comparison of
+ * the two models, and an HTML report.
  */
 @Command(name = "demo",
         sortOptions = false,
         mixinStandardHelpOptions = true,
         description = {
-            "Runs the whole system on this machine: a stub model API, a coordinator and worker processes,"
-                    + " over real TCP. One worker is killed with SIGKILL mid-run to show its jobs being redelivered,"
+            "Runs the whole system on this machine: a stub model API serving two models of different quality,"
+                    + " a coordinator and worker processes, over real TCP; the suite is asked of both models 3 times"
+                    + " and scored with the normalized scorer, and an HTML report is written at the end."
+                    + " One worker is killed with SIGKILL mid-run to show its jobs being redelivered,"
                     + " and one more is started with a wrong --model-api to show it being quarantined while the"
                     + " others finish the run."
         },
@@ -52,6 +60,11 @@ import java.util.function.Consumer;
 final class DemoCommand implements Callable<Integer> {
     static final String SUITE_RESOURCE = "demo-suite.jsonl";
     static final String MODEL = "stub-arithmetic";
+    /** The demo's second model: wrong more often, and it ends its answers with a full stop. */
+    static final String SMALL_MODEL = "stub-arithmetic-small";
+    static final String SCORER = "normalized";
+    static final int EPOCHS = 3;
+    static final String GROUP_BY = "op";
 
     @Spec
     private CommandSpec spec;
@@ -67,7 +80,7 @@ final class DemoCommand implements Callable<Integer> {
             description = "Jobs each worker runs at once. Default: ${DEFAULT-VALUE}.")
     private int capacity;
 
-    @Option(names = "--latency", order = 30, paramLabel = "DURATION", defaultValue = "40ms",
+    @Option(names = "--latency", order = 30, paramLabel = "DURATION", defaultValue = "20ms",
             converter = DurationConverter.class,
             description = "The stub model's latency per prompt. Default: ${DEFAULT-VALUE}.")
     private Duration latency;
@@ -109,11 +122,12 @@ final class DemoCommand implements Callable<Integer> {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         CoordinatorSettings settings = new CoordinatorSettings(new InetSocketAddress(loopback, 0), suite, results, 4,
                 "", null, SpecParams.NONE, 3, Duration.ofSeconds(60), Duration.ofSeconds(1), Duration.ofSeconds(3),
-                Duration.ofSeconds(30));
+                Duration.ofSeconds(30), List.of(MODEL, SMALL_MODEL), SCORER, EPOCHS, null, GROUP_BY);
+        Path report = dir.resolve("report.html");
         List<Process> processes = new ArrayList<>();
         try (StubModelServer model = StubModelServer.start(new InetSocketAddress(loopback, 0), latency, 64)) {
-            err.printf("demo: stub model API at %s (model %s, %d ms per prompt)%n", model.baseUrl(), MODEL,
-                    latency.toMillis());
+            err.printf("demo: stub model API at %s (models %s and %s, %d ms per prompt)%n", model.baseUrl(), MODEL,
+                    SMALL_MODEL, latency.toMillis());
             CoordinatorRun run = new CoordinatorRun(settings, out, err, System.console() != null, Jars.selfCommand());
             Victim victim = new Victim(processes, run::say);
             MisconfiguredWatch watch = new MisconfiguredWatch();
@@ -132,15 +146,30 @@ final class DemoCommand implements Callable<Integer> {
                         ? "it was quarantined" : "it was never quarantined (the run ended first)",
                         watch.failures.get());
             }
-            out.printf("%nResults: %s results --db %s --format csv%n", Jars.selfCommand(), results);
+            writeReport(results, report);
+            out.printf("%nReport:  %s (open it in a browser: xdg-open %s)%n", report.toUri(), report);
+            out.printf("Results: %s results --db %s --format csv%n", Jars.selfCommand(), results);
             out.printf("Worker logs: %s%n", dir);
-            out.printf("Against a real model API: start 'java -jar worker.jar coordinator --suite FILE', then on"
-                    + " each GPU machine 'java -jar worker.jar --coordinator HOST:7070 --model-api"
-                    + " http://localhost:8000/v1 --model NAME'.%n");
+            out.printf("Against a real model API: start 'java -jar worker.jar coordinator --suite FILE --model NAME',"
+                    + " then on each GPU machine 'java -jar worker.jar --coordinator HOST:7070 --model-api"
+                    + " http://localhost:8000/v1'.%n");
             out.flush();
             return code;
         } finally {
             stopWorkers(processes);
+        }
+    }
+
+    /** The HTML report of every run in the database; a failure to write it does not fail the demo. */
+    private void writeReport(Path results, Path report) {
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(results)) {
+            List<RunData> runs = new ArrayList<>();
+            for (String id : RunDataLoader.runIds(store)) {
+                runs.add(RunDataLoader.load(store, id));
+            }
+            HtmlReport.write(runs, report, GROUP_BY);
+        } catch (IOException | RuntimeException e) {
+            spec.commandLine().getErr().println("demo: could not write the report " + report + ": " + e.getMessage());
         }
     }
 
@@ -153,7 +182,8 @@ final class DemoCommand implements Callable<Integer> {
             // The issue this shows: one typo on one box. The check at startup would catch it, so
             // it is skipped here to show what the coordinator does when a model API breaks later.
             String wrongApi = model.baseUrl().toString().replaceAll("/v1$", "/v2");
-            startWorker(MisconfiguredWatch.ID, wrongApi, List.of("--no-model-check"), coordinator, dir, processes, err);
+            startWorker(MisconfiguredWatch.ID, wrongApi, List.of("--no-model-check", "--model", MODEL), coordinator, dir,
+                    processes, err);
         }
         err.flush();
     }
@@ -162,7 +192,7 @@ final class DemoCommand implements Callable<Integer> {
                              List<Process> processes, PrintWriter err) {
         List<String> command = new ArrayList<>(Jars.javaCommand());
         command.addAll(List.of("--coordinator", CoordinatorRun.hostPort(coordinator), "--model-api", modelApi,
-                "--model", MODEL, "--id", id, "--capacity", Integer.toString(capacity), "--heartbeat", "1s",
+                "--id", id, "--capacity", Integer.toString(capacity), "--heartbeat", "1s",
                 "--grace", "5s"));
         command.addAll(extra);
         Path log = dir.resolve(id + ".log");

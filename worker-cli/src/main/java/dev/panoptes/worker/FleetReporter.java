@@ -47,7 +47,8 @@ final class FleetReporter implements WorkerServer.Listener {
     @Override
     public void onRegistered(RemoteWorker worker) {
         progress.message("worker " + worker.id() + " registered from " + worker.remoteAddress() + " (capacity "
-                + worker.capacity() + ")");
+                + worker.capacity() + (worker.models().isEmpty() ? ", no models named" : ", serves "
+                + String.join(", ", worker.models())) + ")");
     }
 
     @Override

@@ -2,9 +2,13 @@ package dev.panoptes.worker;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
-import dev.panoptes.control.ResponseRecord;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.store.JdbcResultStore;
-import dev.panoptes.control.store.StoredRecord;
+import dev.panoptes.worker.report.CsvWriter;
+import dev.panoptes.worker.report.CsvWriter.Cell;
+import dev.panoptes.worker.report.RunData;
+import dev.panoptes.worker.report.RunDataLoader;
+import dev.panoptes.worker.report.SampleRow;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -17,21 +21,33 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 
-/** {@code java -jar worker.jar results --db FILE [--format jsonl|csv]}: exports stored records to stdout. */
+/**
+ * {@code java -jar worker.jar results --db FILE [--run ID] [--format jsonl|csv]}: exports the
+ * stored answers, one per line, with everything needed to recompute the summary: run, model,
+ * epoch, prompt, expected answer, answer, score and metadata. The rows are those the summary and
+ * the report are computed from ({@link RunDataLoader}).
+ */
 @Command(name = "results",
         sortOptions = false,
         mixinStandardHelpOptions = true,
-        description = "Writes every stored record to standard output, one per line, oldest first.",
+        description = {"Writes every stored answer to standard output, one per line (JSONL) or row (CSV), run by run,"
+                + " oldest first within a run.",
+            "CSV cells that a spreadsheet would run as a formula (starting with =, +, -, @, tab or carriage"
+                    + " return) are written with a leading ' so that they stay text."},
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:exported", "1:the database could not be read", "2:invalid command line"})
+        exitCodeList = {"0:exported", "1:the database could not be read", "2:invalid command line, or no such run"})
 final class ResultsCommand implements Callable<Integer> {
     /** The export formats. */
     enum Format { jsonl, csv }
 
-    static final String[] COLUMNS = {"jobId", "vignetteId", "response", "model", "finishReason", "latencyMs",
-        "promptTokens", "completionTokens", "workerId", "storedAt"};
+    static final List<String> COLUMNS = List.of("runId", "model", "epoch", "jobId", "vignetteId", "prompt",
+            "expected", "response", "score", "explanation", "metadata", "apiModel", "finishReason", "latencyMs",
+            "promptTokens", "completionTokens", "workerId");
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Spec
     private CommandSpec spec;
@@ -43,51 +59,114 @@ final class ResultsCommand implements Callable<Integer> {
             description = "The result database a coordinator wrote. Default: ${DEFAULT-VALUE}.")
     private Path db;
 
+    @Option(names = "--run", order = 15, paramLabel = "ID",
+            description = "Only this run (its id is in the coordinator's summary). Default: every run.")
+    private String run;
+
     @Option(names = "--format", order = 20, paramLabel = "FORMAT", defaultValue = "jsonl",
             description = "jsonl or csv. Default: ${DEFAULT-VALUE}.")
     private Format format;
 
     @Override
-    public Integer call() {
+    public Integer call() throws IOException {
         verbose.apply();
-        if (!Files.isRegularFile(db)) {
-            throw new ParameterException(spec.commandLine(), "Invalid value for option '--db': no such file: " + db
-                    + " (a coordinator creates it; see 'coordinator --help')");
-        }
+        requireDatabase(spec, db);
         PrintWriter out = spec.commandLine().getOut();
         try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            List<RunData> runs = load(spec, store, run);
             if (format == Format.csv) {
-                out.println(String.join(",", COLUMNS));
-                store.forEachRecord(r -> out.println(csvLine(r)));
+                CsvWriter csv = new CsvWriter(out);
+                csv.writeRow(COLUMNS);
+                for (RunData data : runs) {
+                    for (SampleRow s : data.samples()) {
+                        csv.writeCells(csvCells(s));
+                    }
+                }
+                csv.flush();
             } else {
                 JsonFactory json = new JsonFactory();
-                store.forEachRecord(r -> out.println(jsonLine(json, r)));
+                for (RunData data : runs) {
+                    for (SampleRow s : data.samples()) {
+                        out.println(jsonLine(json, s));
+                    }
+                }
             }
         }
         out.flush();
         return 0;
     }
 
-    static String jsonLine(JsonFactory json, StoredRecord stored) {
-        ResponseRecord r = stored.record();
+    /** Refuses a --db that does not exist (opening it would create an empty one). */
+    static void requireDatabase(CommandSpec spec, Path db) {
+        if (!Files.isRegularFile(db)) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--db': no such file: " + db
+                    + " (a coordinator creates it; see 'coordinator --help')");
+        }
+    }
+
+    /** Every run of the store, or the one named. @throws ParameterException when it holds no such run */
+    static List<RunData> load(CommandSpec spec, JdbcResultStore store, String runId) {
+        List<String> ids = RunDataLoader.runIds(store);
+        if (runId != null && !ids.contains(runId)) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--run': the database holds no"
+                    + " run '" + runId + "'" + (ids.isEmpty() ? " (it holds none)" : "; it holds " + String.join(", ",
+                    ids)));
+        }
+        List<RunData> runs = new ArrayList<>();
+        for (String id : runId == null ? ids : List.of(runId)) {
+            runs.add(RunDataLoader.load(store, id));
+        }
+        return runs;
+    }
+
+    static List<Cell> csvCells(SampleRow s) {
+        return List.of(Cell.text(s.runId()), Cell.text(s.model()), Cell.number((long) s.epoch()), Cell.text(s.jobId()),
+                Cell.text(s.vignetteId()), Cell.text(s.prompt()), Cell.text(s.expected()), Cell.text(s.response()),
+                Cell.number(s.score() == null ? null : s.score().toString()), Cell.text(s.explanation()),
+                Cell.text(s.metadata().isEmpty() ? null : metadataJson(s)), Cell.text(s.apiModel()),
+                Cell.text(s.finishReason()), Cell.number(s.latencyMs()), Cell.number(s.promptTokens()),
+                Cell.number(s.completionTokens()), Cell.text(s.workerId()));
+    }
+
+    static String jsonLine(JsonFactory json, SampleRow s) {
         java.io.StringWriter line = new java.io.StringWriter();
         try (JsonGenerator g = json.createGenerator(line)) {
+            g.setCodec(JSON);
             g.writeStartObject();
-            g.writeStringField("jobId", stored.jobId().value());
-            g.writeStringField("vignetteId", r.vignetteId());
-            g.writeStringField("response", r.response());
-            g.writeStringField("model", r.model());
-            g.writeStringField("finishReason", r.finishReason());
-            writeNumber(g, "latencyMs", r.latencyMs());
-            writeNumber(g, "promptTokens", r.usage() == null ? null : r.usage().promptTokens());
-            writeNumber(g, "completionTokens", r.usage() == null ? null : r.usage().completionTokens());
-            g.writeStringField("workerId", stored.workerId());
-            g.writeStringField("storedAt", stored.storedAt().toString());
+            g.writeStringField("runId", s.runId());
+            g.writeStringField("model", s.model());
+            g.writeNumberField("epoch", s.epoch());
+            g.writeStringField("jobId", s.jobId());
+            g.writeStringField("vignetteId", s.vignetteId());
+            g.writeStringField("prompt", s.prompt());
+            g.writeStringField("expected", s.expected());
+            g.writeStringField("response", s.response());
+            if (s.score() == null) {
+                g.writeNullField("score");
+            } else {
+                g.writeNumberField("score", s.score());
+            }
+            g.writeStringField("explanation", s.explanation());
+            g.writeObjectField("metadata", s.metadata());
+            g.writeStringField("apiModel", s.apiModel());
+            g.writeStringField("finishReason", s.finishReason());
+            writeNumber(g, "latencyMs", s.latencyMs());
+            writeNumber(g, "promptTokens", s.promptTokens());
+            writeNumber(g, "completionTokens", s.completionTokens());
+            g.writeStringField("workerId", s.workerId());
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         return line.toString();
+    }
+
+    private static String metadataJson(SampleRow s) {
+        try {
+            return JSON.writeValueAsString(s.metadata());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static void writeNumber(JsonGenerator g, String name, Long value) throws IOException {
@@ -96,28 +175,5 @@ final class ResultsCommand implements Callable<Integer> {
         } else {
             g.writeNumberField(name, value);
         }
-    }
-
-    static String csvLine(StoredRecord stored) {
-        ResponseRecord r = stored.record();
-        Object[] values = {stored.jobId().value(), r.vignetteId(), r.response(), r.model(), r.finishReason(),
-            r.latencyMs(), r.usage() == null ? null : r.usage().promptTokens(),
-            r.usage() == null ? null : r.usage().completionTokens(), stored.workerId(), stored.storedAt()};
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < values.length; i++) {
-            if (i > 0) {
-                sb.append(',');
-            }
-            sb.append(csvField(values[i] == null ? "" : values[i].toString()));
-        }
-        return sb.toString();
-    }
-
-    /** RFC 4180: quote a field holding a comma, quote or line break, doubling its quotes. */
-    static String csvField(String value) {
-        if (value.indexOf(',') < 0 && value.indexOf('"') < 0 && value.indexOf('\n') < 0 && value.indexOf('\r') < 0) {
-            return value;
-        }
-        return '"' + value.replace("\"", "\"\"") + '"';
     }
 }

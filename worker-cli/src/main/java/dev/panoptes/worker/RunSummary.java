@@ -1,103 +1,60 @@
 package dev.panoptes.worker;
 
-import dev.panoptes.control.Job;
-import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Usage;
-import dev.panoptes.control.Vignette;
 import dev.panoptes.control.schedule.RunReport;
-import dev.panoptes.control.store.ResultStore;
+import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.suite.JobPlan;
+import dev.panoptes.worker.report.Figures;
+import dev.panoptes.worker.report.RunData;
+import dev.panoptes.worker.report.RunStats;
+import dev.panoptes.worker.report.SampleRow;
 
 import java.time.Duration;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /**
  * The end-of-run summary the {@code coordinator} command prints: counts from the scheduler's
- * report, and tokens, latency and accuracy computed from the records in the store for this
- * run's jobs (including records stored by an earlier, resumed run).
+ * report, and tokens, latency and accuracy from the run's stored records (including those stored
+ * by an earlier, resumed run). Accuracy and its interval come from {@link RunStats}, as in the
+ * export and the HTML report, printed by {@link Figures}, so all three show the same figures.
  *
- * @param jobs              jobs in the run
- * @param jobsCompleted     jobs complete now (this run or an earlier one)
- * @param jobsSkipped       jobs already complete when the run started
- * @param failures          jobs that failed for good in this run
- * @param vignettes         vignettes in the run
- * @param vignettesStored   vignettes with a stored record
- * @param redeliveries      redeliveries in this run
- * @param duplicates        duplicate records ignored in this run
- * @param tokens            tokens reported across the stored records
- * @param latencyP50Ms      median model-call latency, or -1 when no record has one
- * @param latencyP95Ms      95th percentile model-call latency, or -1
- * @param graded            stored records whose vignette has an expected answer
- * @param correct           of those, how many match it exactly (after trimming)
- * @param elapsed           wall-clock time of this run
- * @param quarantined       workers quarantined during this run
+ * @param jobs            jobs in the run
+ * @param jobsCompleted   jobs complete now (this run or an earlier one)
+ * @param jobsSkipped     jobs already complete when the run started
+ * @param failures        jobs that failed for good in this run
+ * @param answers         answers the run asks for (vignettes x models x epochs)
+ * @param answersStored   answers with a stored record
+ * @param redeliveries    redeliveries in this run
+ * @param duplicates      duplicate records ignored in this run
+ * @param tokens          tokens reported across the stored records
+ * @param latencyP50Ms    median model-call latency, or -1 when no record has one
+ * @param latencyP95Ms    95th percentile model-call latency, or -1
+ * @param elapsed         wall-clock time of this run
+ * @param quarantined     workers quarantined during this run
+ * @param stats           the run's statistics per model
  */
 public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunReport.FailedJob> failures,
-                         int vignettes, long vignettesStored, long redeliveries, long duplicates, Usage tokens,
-                         long latencyP50Ms, long latencyP95Ms, long graded, long correct, Duration elapsed,
-                         List<RunReport.Quarantined> quarantined) {
+                         int answers, long answersStored, long redeliveries, long duplicates, Usage tokens,
+                         long latencyP50Ms, long latencyP95Ms, Duration elapsed,
+                         List<RunReport.Quarantined> quarantined, RunStats stats) {
 
-    /** Computes the summary of a run from its plan, its report and the store. */
-    public static RunSummary of(JobPlan plan, RunReport report, ResultStore store) {
-        // One map entry per job, not per vignette: a suite of a million vignettes stays small.
-        Map<String, Job> jobs = new HashMap<>();
-        plan.jobs().forEach(job -> jobs.put(job.id().value(), job));
-        Tally tally = new Tally();
-        store.forEachRecord(r -> {
-            Job job = jobs.get(r.jobId().value());
-            Vignette v = job == null ? null : vignette(job, r.record().vignetteId());
-            if (v != null) {
-                tally.add(v, r.record());
-            }
-        });
-        long[] latencies = Arrays.copyOf(tally.latencies, tally.latencyCount);
-        Arrays.sort(latencies);
+    /** The summary of a run from its plan, its report and what the store holds about it. */
+    public static RunSummary of(JobPlan plan, RunReport report, RunData data, String groupBy) {
+        RunStats stats = RunStats.of(data, groupBy);
+        long prompt = 0;
+        long completion = 0;
+        for (RunStats.ModelStats m : stats.models()) {
+            prompt += m.promptTokens();
+            completion += m.completionTokens();
+        }
+        long[] latencies = data.samples().stream().map(SampleRow::latencyMs).filter(l -> l != null)
+                .mapToLong(Long::longValue).sorted().toArray();
         return new RunSummary(plan.jobs().size(), report.completed() + report.skipped(), report.skipped(),
-                report.failed(), plan.vignetteCount(), tally.stored, report.redeliveries(), report.duplicates(),
-                tally.tokens, percentile(latencies, 50), percentile(latencies, 95), tally.graded, tally.correct,
-                report.elapsed(), report.quarantined());
-    }
-
-    private static Vignette vignette(Job job, String vignetteId) {
-        for (Vignette v : job.spec().vignettes()) {
-            if (v.id().equals(vignetteId)) {
-                return v;
-            }
-        }
-        return null;
-    }
-
-    /** Running totals over the stored records of one run. */
-    private static final class Tally {
-        long stored;
-        long graded;
-        long correct;
-        Usage tokens = Usage.ZERO;
-        long[] latencies = new long[1024];
-        int latencyCount;
-
-        void add(Vignette v, ResponseRecord record) {
-            stored++;
-            if (record.usage() != null) {
-                tokens = tokens.plus(record.usage());
-            }
-            if (record.latencyMs() != null) {
-                if (latencyCount == latencies.length) {
-                    latencies = Arrays.copyOf(latencies, latencyCount * 2);
-                }
-                latencies[latencyCount++] = record.latencyMs();
-            }
-            if (v.expected() != null) {
-                graded++;
-                if (v.expected().trim().equals(record.response().trim())) {
-                    correct++;
-                }
-            }
-        }
+                report.failed(), plan.vignetteCount(), stats.totalSamples(), report.redeliveries(),
+                report.duplicates(), new Usage(prompt, completion), percentile(latencies, 50),
+                percentile(latencies, 95), report.elapsed(), report.quarantined(), stats);
     }
 
     /** True when every job of the run is complete. */
@@ -108,12 +65,12 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
     /** The summary as the lines a person reads at the end of a run. */
     public String render() {
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "Run %s in %.1f s%n", allCompleted() ? "complete" : "INCOMPLETE",
-                elapsed.toMillis() / 1000.0));
+        sb.append(String.format(Locale.ROOT, "Run %s in %.1f s (run id %s)%n", allCompleted() ? "complete" : "INCOMPLETE",
+                elapsed.toMillis() / 1000.0, stats.info().runId()));
         sb.append(String.format(Locale.ROOT, "  jobs:        %d of %d complete%s, %d failed%n", jobsCompleted, jobs,
                 jobsSkipped > 0 ? " (" + jobsSkipped + " from an earlier run)" : "", failures.size()));
-        sb.append(String.format(Locale.ROOT, "  vignettes:   %d of %d stored, %d failed%n", vignettesStored, vignettes,
-                vignettes - vignettesStored));
+        sb.append(String.format(Locale.ROOT, "  answers:     %d of %d stored, %d failed%n", answersStored, answers,
+                answers - answersStored));
         sb.append(String.format(Locale.ROOT, "  redelivered: %d jobs; duplicates ignored: %d records%n",
                 redeliveries, duplicates));
         sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", tokens.totalTokens(),
@@ -122,10 +79,7 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
             sb.append(String.format(Locale.ROOT, "  latency:     p50 %d ms, p95 %d ms per model call%n", latencyP50Ms,
                     latencyP95Ms));
         }
-        if (graded > 0) {
-            sb.append(String.format(Locale.ROOT, "  accuracy:    %.1f%% exact match (%d of %d)%n",
-                    100.0 * correct / graded, correct, graded));
-        }
+        renderAccuracy(sb);
         for (RunReport.Quarantined q : quarantined) {
             sb.append(String.format(Locale.ROOT, "  quarantined: worker %s, %d %s; its last failure: %s%n", q.workerId(),
                     q.times(), q.times() == 1 ? "time" : "times", q.lastReason()));
@@ -141,6 +95,45 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
             }
         }
         return sb.toString();
+    }
+
+    private void renderAccuracy(StringBuilder sb) {
+        String scorer = stats.info().scorer() == null ? "" : " (" + stats.info().scorer() + ")";
+        boolean any = stats.models().stream().anyMatch(m -> m.scored() > 0);
+        if (!any) {
+            sb.append("  accuracy:    no answer could be scored (no vignette has an expected answer)\n");
+            return;
+        }
+        sb.append("  accuracy").append(scorer).append(", mean score with its 95% confidence interval:\n");
+        for (RunStats.ModelStats m : stats.models()) {
+            sb.append("    ").append(m.model()).append(": ").append(line(m.accuracy()));
+            if (m.unscored() > 0) {
+                sb.append("; ").append(m.unscored()).append(" answers unscored");
+            }
+            sb.append('\n');
+            for (Map.Entry<String, Estimate> g : m.byGroup().entrySet()) {
+                sb.append("      ").append(stats.groupBy()).append('=').append(g.getKey()).append(": ")
+                        .append(line(g.getValue())).append('\n');
+            }
+        }
+        for (RunStats.Comparison c : stats.comparison()) {
+            sb.append("    ").append(c.model()).append(" - ").append(c.baseline()).append(": ")
+                    .append(Figures.difference(c.difference())).append(" ± ").append(Figures.ratio(c.standardError()))
+                    .append(" (paired over ").append(c.sharedVignettes()).append(" vignettes)\n");
+        }
+    }
+
+    /** "0.733 ± 0.081 (95% CI 0.652-0.814, n=30, 10 vignettes)" with the shared figures. */
+    static String line(Estimate e) {
+        if (e.n() == 0) {
+            return "no scored answers";
+        }
+        String size = "n=" + e.n() + (e.clustered() ? ", " + e.clusters() + " vignettes" : "");
+        if (!e.hasInterval()) {
+            return Figures.ratio(e.mean()) + " (" + size + ", no interval)";
+        }
+        return Figures.ratio(e.mean()) + " ± " + Figures.ratio(e.standardError()) + " (95% CI "
+                + Figures.ratio(e.ciLow()) + "-" + Figures.ratio(e.ciHigh()) + ", " + size + ")";
     }
 
     private static long percentile(long[] sorted, int p) {

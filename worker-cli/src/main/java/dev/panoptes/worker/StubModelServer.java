@@ -28,8 +28,12 @@ import java.util.regex.Pattern;
  * tests and the benchmarks: no model, no GPU, deterministic answers.
  *
  * <p>It answers arithmetic questions of the form "What is A + B?" (also -, *), and is wrong
- * on purpose for about one prompt in ten (decided by a hash of the prompt, so always the same
- * ones), so that an accuracy figure means something; any other prompt is echoed as
+ * on purpose now and then, so that an accuracy figure means something: model
+ * {@value DemoCommand#MODEL} (and any other name) for about one prompt in ten, model
+ * {@value DemoCommand#SMALL_MODEL} for about one in three and with a full stop after the number
+ * (which exact match counts wrong and the normalized scorer forgives). Which prompts are wrong
+ * depends only on the prompt, the model and the request's seed, so the same request always gets
+ * the same answer and epochs with different seeds differ. Any other prompt is echoed as
  * {@code "re: <prompt>"}. Each call waits the configured latency before answering. Token usage
  * is the number of words in and out.
  *
@@ -101,6 +105,14 @@ public final class StubModelServer implements AutoCloseable {
      * it.
      */
     public static String answer(String prompt) {
+        return answer(prompt, DemoCommand.MODEL, null);
+    }
+
+    /**
+     * The answer this server gives to a prompt sent to {@code model} with {@code seed} (null for
+     * none); exposed so that tests and the demo can predict it.
+     */
+    public static String answer(String prompt, String model, Long seed) {
         Matcher m = ARITHMETIC.matcher(prompt);
         if (!m.find()) {
             return "re: " + prompt;
@@ -112,8 +124,12 @@ public final class StubModelServer implements AutoCloseable {
             case "-" -> a - b;
             default -> a * b;
         };
-        boolean wrongOnPurpose = Math.floorMod(prompt.hashCode(), 10) == 0;
-        return Long.toString(wrongOnPurpose ? result + 1 : result);
+        boolean small = DemoCommand.SMALL_MODEL.equals(model);
+        boolean wrongOnPurpose = seed == null && !small
+                ? Math.floorMod(prompt.hashCode(), 10) == 0
+                : Math.floorMod((prompt + "|" + model + "|" + seed).hashCode(), 100) < (small ? 35 : 10);
+        String text = Long.toString(wrongOnPurpose ? result + 1 : result);
+        return small ? text + "." : text;
     }
 
     private void handleCompletion(HttpExchange exchange) throws IOException {
@@ -136,8 +152,9 @@ public final class StubModelServer implements AutoCloseable {
             }
             String prompt = messages.get(messages.size() - 1).path("content").asText("");
             String model = body.path("model").asText("stub");
+            Long seed = body.hasNonNull("seed") ? body.get("seed").asLong() : null;
             sleep(latency);
-            String text = answer(prompt);
+            String text = answer(prompt, model, seed);
             ObjectNode response = mapper.createObjectNode();
             response.put("id", "chatcmpl-" + requests.incrementAndGet());
             response.put("object", "chat.completion");
@@ -160,7 +177,8 @@ public final class StubModelServer implements AutoCloseable {
             // It answers whatever model it is asked for; the list names the ones the demo and the
             // benchmarks ask for, so that a worker's startup check finds its model.
             send(exchange, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"stub\",\"object\":\"model\"},"
-                    + "{\"id\":\"" + DemoCommand.MODEL + "\",\"object\":\"model\"}]}");
+                    + "{\"id\":\"" + DemoCommand.MODEL + "\",\"object\":\"model\"},"
+                    + "{\"id\":\"" + DemoCommand.SMALL_MODEL + "\",\"object\":\"model\"}]}");
         }
     }
 

@@ -14,6 +14,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -97,8 +98,9 @@ public final class WorkerMain implements Callable<Integer> {
     private URI modelApi;
 
     @Option(names = "--model", order = 30, paramLabel = "NAME",
-            description = "The model name sent with every request, e.g. llama-3.1-8b. Required.")
-    private String model;
+            description = "A model this worker serves, e.g. llama-3.1-8b; repeat for several. The coordinator sends"
+                    + " only jobs for these models. Default: every model the API lists (GET /models).")
+    private List<String> models = new ArrayList<>();
 
     @Option(names = "--api-key", order = 40, paramLabel = "KEY",
             description = "The model API's key. Default: the " + API_KEY_ENV + " environment variable."
@@ -188,6 +190,8 @@ public final class WorkerMain implements Callable<Integer> {
         CommandLine cmd = new CommandLine(new WorkerMain(env, starter));
         cmd.addSubcommand(new CoordinatorCommand(env));
         cmd.addSubcommand(new ResultsCommand());
+        cmd.addSubcommand(new ReportCommand());
+        cmd.addSubcommand(new RescoreCommand());
         cmd.addSubcommand(new DemoCommand());
         cmd.setParameterExceptionHandler(CliErrors.USAGE);
         cmd.setExecutionExceptionHandler(CliErrors.RUNTIME);
@@ -206,13 +210,19 @@ public final class WorkerMain implements Callable<Integer> {
     public Integer call() throws Exception {
         verbose.apply();
         requireWorkerOptions();
-        if (model.isBlank()) {
-            throw new ParameterException(spec.commandLine(), "Invalid value for option '--model': must not be empty");
+        for (String model : models) {
+            if (model.isBlank()) {
+                throw new ParameterException(spec.commandLine(), "Invalid value for option '--model': must not be empty");
+            }
+        }
+        if (models.isEmpty() && noModelCheck) {
+            throw new ParameterException(spec.commandLine(), "Missing required option '--model=NAME': without the"
+                    + " model API check (--no-model-check) the worker cannot ask the API which models it serves");
         }
         WorkerOptions options = WorkerOptions.defaults()
                 .withHeartbeat(heartbeat)
                 .withToken(firstSet(token, env.get(TOKEN_ENV)))
-                .withLabels(Map.of("model", model));
+                .withLabels(models.isEmpty() ? Map.of() : Map.of("model", models.get(0)));
         if (heartbeatTimeout != null) {
             if (heartbeatTimeout.compareTo(heartbeat) <= 0) {
                 throw new ParameterException(spec.commandLine(), "Invalid value for option '--heartbeat-timeout':"
@@ -226,7 +236,7 @@ public final class WorkerMain implements Callable<Integer> {
             checkApiKey(key.strip(), firstSet(apiKey, null) != null
                     ? "option '--api-key'" : "environment variable " + API_KEY_ENV);
         }
-        WorkerSettings settings = new WorkerSettings(coordinator, modelApi, model, key,
+        WorkerSettings settings = new WorkerSettings(coordinator, modelApi, List.copyOf(new LinkedHashSet<>(models)), key,
                 id == null ? WorkerIds.defaultId() : id, capacity, options, grace, requestTimeout, !noModelCheck,
                 verbose.isVerbose());
         return starter.start(settings);
@@ -239,9 +249,6 @@ public final class WorkerMain implements Callable<Integer> {
         }
         if (modelApi == null) {
             missing.add("'--model-api=URL'");
-        }
-        if (model == null) {
-            missing.add("'--model=NAME'");
         }
         if (!missing.isEmpty()) {
             throw new ParameterException(spec.commandLine(), (missing.size() == 1

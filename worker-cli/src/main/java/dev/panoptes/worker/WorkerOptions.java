@@ -1,6 +1,7 @@
 package dev.panoptes.worker;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -17,10 +18,13 @@ import java.util.Objects;
  * @param initialBackoff    the first pause between two connection attempts (default 500 ms)
  * @param maxBackoff        the cap of the exponential backoff (default 30 s)
  * @param labels            informational labels sent with {@code register}; never null
+ * @param models            the models the worker's API serves, sent with {@code register}; a
+ *                          coordinator sends it only jobs that ask for one of them (or for none);
+ *                          never null
  */
 public record WorkerOptions(String token, Duration heartbeatInterval, Duration heartbeatTimeout,
                             Duration connectTimeout, Duration initialBackoff, Duration maxBackoff,
-                            Map<String, String> labels) {
+                            Map<String, String> labels, List<String> models) {
     /** PROTOCOL.md's default heartbeat interval. */
     public static final Duration DEFAULT_HEARTBEAT = Duration.ofSeconds(5);
     /** PROTOCOL.md's heartbeat timeout, as a multiple of the interval. */
@@ -46,48 +50,55 @@ public record WorkerOptions(String token, Duration heartbeatInterval, Duration h
                     + "ms) must not be below initialBackoff (" + initialBackoff.toMillis() + "ms)");
         }
         labels = labels == null ? Map.of() : Map.copyOf(labels);
+        models = models == null ? List.of() : List.copyOf(models);
     }
 
     /** No token, the protocol's default heartbeat, a 10 s connect timeout, backoff 500 ms to 30 s. */
     public static WorkerOptions defaults() {
         return new WorkerOptions(null, DEFAULT_HEARTBEAT, DEFAULT_HEARTBEAT.multipliedBy(HEARTBEAT_TIMEOUT_FACTOR),
-                Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(30), Map.of());
+                Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(30), Map.of(), List.of());
     }
 
     /** These options with another token (null for none). */
     public WorkerOptions withToken(String newToken) {
         return new WorkerOptions(newToken, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
-                maxBackoff, labels);
+                maxBackoff, labels, models);
     }
 
     /** These options with another heartbeat interval, and the timeout reset to 3 x that interval. */
     public WorkerOptions withHeartbeat(Duration interval) {
         positive(interval, "heartbeatInterval");
         return new WorkerOptions(token, interval, interval.multipliedBy(HEARTBEAT_TIMEOUT_FACTOR), connectTimeout,
-                initialBackoff, maxBackoff, labels);
+                initialBackoff, maxBackoff, labels, models);
     }
 
     /** These options with another heartbeat timeout; call after {@link #withHeartbeat}. */
     public WorkerOptions withHeartbeatTimeout(Duration timeout) {
         return new WorkerOptions(token, heartbeatInterval, timeout, connectTimeout, initialBackoff, maxBackoff,
-                labels);
+                labels, models);
     }
 
     /** These options with another connect timeout. */
     public WorkerOptions withConnectTimeout(Duration timeout) {
         return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, timeout, initialBackoff, maxBackoff,
-                labels);
+                labels, models);
     }
 
     /** These options with another backoff range between connection attempts. */
     public WorkerOptions withBackoff(Duration initial, Duration max) {
-        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initial, max, labels);
+        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initial, max, labels, models);
     }
 
     /** These options with other labels for {@code register}. */
     public WorkerOptions withLabels(Map<String, String> newLabels) {
         return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
-                maxBackoff, newLabels);
+                maxBackoff, newLabels, models);
+    }
+
+    /** These options offering other models at {@code register}. */
+    public WorkerOptions withModels(List<String> newModels) {
+        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
+                maxBackoff, labels, newModels);
     }
 
     /** Never prints the token. */
@@ -98,7 +109,7 @@ public record WorkerOptions(String token, Duration heartbeatInterval, Duration h
                 + ", heartbeatTimeoutMs=" + heartbeatTimeout.toMillis()
                 + ", connectTimeoutMs=" + connectTimeout.toMillis()
                 + ", backoffMs=" + initialBackoff.toMillis() + ".." + maxBackoff.toMillis()
-                + ", labels=" + labels + "]";
+                + ", labels=" + labels + ", models=" + models + "]";
     }
 
     private static void positive(Duration d, String what) {

@@ -8,7 +8,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -53,7 +55,8 @@ final class WorkerProcess {
             builder.requestTimeout(settings.requestTimeout());
         }
         try (HttpModelClient client = builder.build()) {
-            ModelApiProbe probe = settings.checkModelApi() ? new ModelApiCheck(client)::run : null;
+            ModelApiProbe probe = settings.checkModelApi()
+                    ? new ModelApiCheck(client, settings.models())::run : null;
             return serveUntilSignalled(settings, new EvalJobRunner(client), probe);
         }
     }
@@ -70,15 +73,27 @@ final class WorkerProcess {
     static int serveUntilSignalled(WorkerSettings settings, AsyncJobRunner runner, ModelApiProbe probe)
             throws InterruptedException {
         log.info(settings.startupLine());
-        WorkerLoop loop = new WorkerLoop(settings.coordinator(), settings.workerId(), settings.capacity(), runner,
-                settings.options());
-        Thread hook = new Thread(() -> drainAndHalt(loop, settings.grace()), "worker-shutdown");
+        // The loop exists once the models it offers are known (the check may discover them); a
+        // signal before that ends the process at once.
+        AtomicReference<WorkerLoop> running = new AtomicReference<>();
+        Thread hook = new Thread(() -> drainAndHalt(settings.workerId(), running.get(), settings.grace()),
+                "worker-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            if (probe != null && !awaitUsableModelApi(settings.workerId(), probe,
-                    new Backoff(settings.options().initialBackoff(), settings.options().maxBackoff()))) {
-                return WorkerMain.EXIT_MODEL_API_UNUSABLE;
+            List<String> models = settings.models();
+            if (probe != null) {
+                ModelApiCheck.Result usable = awaitModelApi(settings.workerId(), probe,
+                        new Backoff(settings.options().initialBackoff(), settings.options().maxBackoff()));
+                if (usable == null) {
+                    return WorkerMain.EXIT_MODEL_API_UNUSABLE;
+                }
+                if (!usable.models().isEmpty()) {
+                    models = usable.models();
+                }
             }
+            WorkerLoop loop = new WorkerLoop(settings.coordinator(), settings.workerId(), settings.capacity(), runner,
+                    settings.options().withModels(models));
+            running.set(loop);
             loop.runForever();
         } catch (RegistrationRejectedException e) {
             // The loop has stopped without a word: this is the one line about it.
@@ -107,17 +122,23 @@ final class WorkerProcess {
      */
     static boolean awaitUsableModelApi(String workerId, ModelApiProbe probe, Backoff backoff)
             throws InterruptedException {
+        return awaitModelApi(workerId, probe, backoff) != null;
+    }
+
+    /** As {@link #awaitUsableModelApi}: the OK result (with the models served), or null for FATAL. */
+    static ModelApiCheck.Result awaitModelApi(String workerId, ModelApiProbe probe, Backoff backoff)
+            throws InterruptedException {
         Objects.requireNonNull(probe, "probe");
         while (true) {
             ModelApiCheck.Result result = probe.check();
             switch (result.verdict()) {
                 case OK:
                     log.info("worker={} - {}", workerId, result.message());
-                    return true;
+                    return result;
                 case FATAL:
                     log.error("worker={} - the model API check failed: {}. Exiting with code {} without registering",
                             workerId, result.message(), WorkerMain.EXIT_MODEL_API_UNUSABLE);
-                    return false;
+                    return null;
                 default:
                     Duration delay = backoff.next();
                     log.warn("worker={} - the model API is not ready: {}; checking again in {}ms", workerId,
@@ -128,7 +149,13 @@ final class WorkerProcess {
     }
 
     /** Runs on the shutdown hook's thread, while every other thread still runs. */
-    private static void drainAndHalt(WorkerLoop loop, Duration grace) {
+    private static void drainAndHalt(String workerId, WorkerLoop loop, Duration grace) {
+        if (loop == null) {
+            log.info("worker={} - shutdown signal received before registering; exiting", workerId);
+            Logging.flushAndStop();
+            Runtime.getRuntime().halt(0);
+            return;
+        }
         try {
             log.info("worker={} - shutdown signal received; draining (grace {})", loop.workerId(),
                     DurationConverter.format(grace));

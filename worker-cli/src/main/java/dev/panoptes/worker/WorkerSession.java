@@ -187,7 +187,7 @@ public final class WorkerSession implements Closeable {
             long now = System.nanoTime();
             lastReceivedNanos = now;
             send(new Message.Register(workerId, capacity, Message.PROTOCOL_VERSION, options.token(),
-                    options.labels()), now);
+                    options.labels(), options.models()), now);
             registerSent = true;
             log.info("worker={} - connected to coordinator {}; registering with capacity {}",
                     workerId, coordinator, capacity);

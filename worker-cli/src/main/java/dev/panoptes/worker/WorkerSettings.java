@@ -3,6 +3,7 @@ package dev.panoptes.worker;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -12,7 +13,7 @@ import java.util.Objects;
  *
  * @param coordinator    where the coordinator listens
  * @param modelApi       base URL of the OpenAI-compatible API
- * @param model          the model name sent with every request
+ * @param models         the models to offer (--model); empty to offer what the model API lists
  * @param apiKey         the model API's key, or null
  * @param workerId       a valid worker id
  * @param capacity       jobs run at once, at least 1
@@ -23,24 +24,30 @@ import java.util.Objects;
  *                       {@code --no-model-check})
  * @param verbose        whether -v was given
  */
-public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, String model, String apiKey,
+public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<String> models, String apiKey,
                              String workerId, int capacity, WorkerOptions options, Duration grace,
                              Duration requestTimeout, boolean checkModelApi, boolean verbose) {
     /** @throws NullPointerException when a required part is missing */
     public WorkerSettings {
         Objects.requireNonNull(coordinator, "coordinator");
         Objects.requireNonNull(modelApi, "modelApi");
-        Objects.requireNonNull(model, "model");
+        models = List.copyOf(Objects.requireNonNull(models, "models"));
         WorkerIds.requireValid(workerId);
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(grace, "grace");
+    }
+
+    /** The model sent with requests of jobs that name none: the first of {@link #models()}, or null. */
+    public String model() {
+        return models.isEmpty() ? null : models.get(0);
     }
 
     /** The info line a worker logs when it starts: who, where, what; no secrets. */
     public String startupLine() {
         return "worker " + workerId + " starting: coordinator " + Workers.describe(coordinator)
                 + ", model API " + modelApi
-                + ", model " + model
+                + (models.isEmpty() ? ", models: those the API lists" : (models.size() == 1 ? ", model " : ", models ")
+                        + String.join(", ", models))
                 + ", capacity " + capacity
                 + ", heartbeat " + DurationConverter.format(options.heartbeatInterval())
                 + ", API key " + (apiKey == null ? "none" : "set")
@@ -53,7 +60,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, String
     public String toString() {
         return "WorkerSettings[coordinator=" + Workers.describe(coordinator)
                 + ", modelApi=" + modelApi
-                + ", model=" + model
+                + ", models=" + models
                 + ", apiKey=" + (apiKey == null ? "none" : "***")
                 + ", workerId=" + workerId
                 + ", capacity=" + capacity

@@ -1,6 +1,10 @@
 package dev.panoptes.worker;
 
 import dev.panoptes.control.JobId;
+import dev.panoptes.control.score.RunScoring;
+import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.Job;
+import dev.panoptes.control.Vignette;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.SpecParams;
@@ -41,11 +45,12 @@ class CoordinatorCommandTest {
     void parsesEveryOption() throws Exception {
         Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
         CoordinatorCommand command = new CoordinatorCommand(Map.of());
-        new CommandLine(command).parseArgs("--listen", "0.0.0.0:9090", "--suite", suite.toString(),
+        new CommandLine(command).parseArgs("--listen", "0.0.0.0:9090", "--suite", suite.toString(), "--model", "m",
                 "--db", dir.resolve("x.db").toString(), "--job-size", "16", "--token", "s3cret", "--system", "terse",
                 "--temperature", "0.5", "--max-tokens", "64", "--seed", "7", "--run-label", "gpt-4o",
                 "--max-attempts", "5", "--wait-for-workers", "30s", "--heartbeat-interval", "2s",
-                "--heartbeat-timeout", "7s", "--job-timeout", "90s");
+                "--heartbeat-timeout", "7s", "--job-timeout", "90s", "--model", "qwen2.5-7b", "--scorer", "numeric:1%",
+                "--epochs", "3", "--group-by", "topic");
 
         CoordinatorSettings s = command.settings();
 
@@ -62,6 +67,10 @@ class CoordinatorCommandTest {
         assertThat(s.heartbeatInterval()).isEqualTo(Duration.ofSeconds(2));
         assertThat(s.heartbeatTimeout()).isEqualTo(Duration.ofSeconds(7));
         assertThat(s.jobTimeout()).isEqualTo(Duration.ofSeconds(90));
+        assertThat(s.models()).containsExactly("m", "qwen2.5-7b");
+        assertThat(s.scorer()).isEqualTo("numeric:1%");
+        assertThat(s.epochs()).isEqualTo(3);
+        assertThat(s.groupBy()).isEqualTo("topic");
         assertThat(s.toString()).doesNotContain("s3cret");
     }
 
@@ -69,7 +78,7 @@ class CoordinatorCommandTest {
     void theTokenFallsBackToTheEnvironmentAndDefaultsFollowTheProtocol() throws Exception {
         Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
         CoordinatorCommand command = new CoordinatorCommand(Map.of(WorkerMain.TOKEN_ENV, "from-env"));
-        new CommandLine(command).parseArgs("--suite", suite.toString());
+        new CommandLine(command).parseArgs("--suite", suite.toString(), "--model", "m");
 
         CoordinatorSettings s = command.settings();
 
@@ -81,6 +90,8 @@ class CoordinatorCommandTest {
         assertThat(s.heartbeatTimeout()).isNull();
         // Eight vignettes called one after another, each within the model client's 5 minute budget.
         assertThat(s.jobTimeout()).isEqualTo(Duration.ofMinutes(40));
+        assertThat(s.scorer()).isEqualTo("exact");
+        assertThat(s.epochs()).isEqualTo(1);
     }
 
     @Test
@@ -88,7 +99,7 @@ class CoordinatorCommandTest {
         Path suite = Files.writeString(dir.resolve("bad.jsonl"),
                 "{\"id\":\"a\",\"prompt\":\"ok\"}\n{\"id\":\"b\"}\n{oops\n");
 
-        int exit = execute("coordinator", "--suite", suite.toString(), "--listen", "127.0.0.1:0",
+        int exit = execute("coordinator", "--suite", suite.toString(), "--model", "m", "--listen", "127.0.0.1:0",
                 "--db", dir.resolve("r.db").toString());
 
         assertThat(exit).isEqualTo(2);
@@ -103,15 +114,22 @@ class CoordinatorCommandTest {
     void badValuesNameTheOptionAndExitWith2() throws Exception {
         Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
         List<List<String>> cases = List.of(
-                List.of("--suite", dir.resolve("missing.jsonl").toString()),
-                List.of("--suite", suite.toString(), "--job-size", "0"),
-                List.of("--suite", suite.toString(), "--max-attempts", "0"),
-                List.of("--suite", suite.toString(), "--temperature", "3"),
-                List.of("--suite", suite.toString(), "--listen", "nowhere"),
-                List.of("--suite", suite.toString(), "--heartbeat-interval", "5s", "--heartbeat-timeout", "5s"),
-                List.of("--suite", suite.toString(), "--db", dir.resolve("no/such/dir/r.db").toString()),
-                List.of("--suite", suite.toString(), "--job-timeout", "0s"));
-        List<String> options = List.of("--suite", "--job-size", "--max-attempts", "--temperature", "--listen",
+                List.of("--suite", dir.resolve("missing.jsonl").toString(), "--model", "m"),
+                List.of("--suite", suite.toString(), "--model", "m", "--epochs", "0"),
+                List.of("--suite", suite.toString(), "--model", "m", "--scorer", "fuzzy"),
+                List.of("--suite", suite.toString(), "--model", "m", "--scorer", "regex:(unclosed"),
+                List.of("--suite", suite.toString(), "--model", "m", "--scorer", "judge"),
+                List.of("--suite", suite.toString(), "--model", "m", "--model", "m"),
+                List.of("--suite", suite.toString(), "--model", "m", "--few-shot", dir.resolve("none.jsonl").toString()),
+                List.of("--suite", suite.toString(), "--model", "m", "--job-size", "0"),
+                List.of("--suite", suite.toString(), "--model", "m", "--max-attempts", "0"),
+                List.of("--suite", suite.toString(), "--model", "m", "--temperature", "3"),
+                List.of("--suite", suite.toString(), "--model", "m", "--listen", "nowhere"),
+                List.of("--suite", suite.toString(), "--model", "m", "--heartbeat-interval", "5s", "--heartbeat-timeout", "5s"),
+                List.of("--suite", suite.toString(), "--model", "m", "--db", dir.resolve("no/such/dir/r.db").toString()),
+                List.of("--suite", suite.toString(), "--model", "m", "--job-timeout", "0s"));
+        List<String> options = List.of("--suite", "--epochs", "--scorer", "--scorer", "--scorer", "--model",
+                "--few-shot", "--job-size", "--max-attempts", "--temperature", "--listen",
                 "--heartbeat-timeout", "--db", "--job-timeout");
         for (int i = 0; i < cases.size(); i++) {
             StringWriter caseErr = new StringWriter();
@@ -129,7 +147,7 @@ class CoordinatorCommandTest {
         Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
         Path db = dir.resolve("r.db");
 
-        int exit = execute("coordinator", "--suite", suite.toString(), "--db", db.toString(),
+        int exit = execute("coordinator", "--suite", suite.toString(), "--model", "m", "--db", db.toString(),
                 "--listen", "no-such-host.invalid:7070");
 
         assertThat(exit).isEqualTo(1);
@@ -149,7 +167,7 @@ class CoordinatorCommandTest {
 
             // Told to listen where something already does: had it tried to bind before checking the
             // lock, it would fail with "address in use" instead.
-            int exit = execute("coordinator", "--suite", suite.toString(), "--db", db.toString(),
+            int exit = execute("coordinator", "--suite", suite.toString(), "--model", "m", "--db", db.toString(),
                     "--listen", "127.0.0.1:" + taken.getLocalPort());
 
             assertThat(exit).isEqualTo(1);
@@ -165,32 +183,45 @@ class CoordinatorCommandTest {
     @Test
     void aMissingSuiteOptionIsAUsageError() {
         assertThat(execute("coordinator")).isEqualTo(2);
-        assertThat(err.toString()).contains("Missing required option: '--suite=FILE'");
+        assertThat(err.toString()).contains("Missing required options: '--suite=FILE', '--model=NAME'");
     }
 
     @Test
-    void resultsAreExportedAsJsonlAndAsQuotedCsv() throws Exception {
+    void resultsAreExportedAsJsonlAndAsQuotedCsvWithWhatReproducesTheSummary() throws Exception {
         Path db = dir.resolve("r.db");
-        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
-            store.record(new JobOutcome(JobId.of("job-1"), List.of(
-                    new ResponseRecord("a", "plain", "m", "stop", 12L, new Usage(3, 1)),
+        Vignette a = new Vignette("a", "What is 2+2?", "4", Map.of("topic", "sums"));
+        Vignette b = new Vignette("b", "=cmd|' /C calc'!A0", "-1", Map.of());
+        Job job = new Job(JobId.of("0123456789abcdef-m-e1-0000"), new EvalSpec("s", List.of(a, b),
+                new SpecParams(null, null, null, 1L, "m")), "0123456789abcdef", 1);
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db).withScoring(new RunScoring("exact"))) {
+            store.record(job, new JobOutcome(job.id(), List.of(
+                    new ResponseRecord("a", "4", "m-2024", "stop", 12L, new Usage(3, 1)),
                     new ResponseRecord("b", "has, a comma and \"quotes\"\nand a line break"))), "w1");
         }
 
         assertThat(execute("results", "--db", db.toString(), "--format", "csv")).isZero();
-        assertThat(out.toString()).startsWith(
-                "jobId,vignetteId,response,model,finishReason,latencyMs,promptTokens,completionTokens,workerId,storedAt\n")
-                .contains("job-1,a,plain,m,stop,12,3,1,w1,")
-                .contains("job-1,b,\"has, a comma and \"\"quotes\"\"\nand a line break\",,,,,,w1,");
+        assertThat(out.toString()).startsWith("runId,model,epoch,jobId,vignetteId,prompt,expected,response,score,"
+                        + "explanation,metadata,apiModel,finishReason,latencyMs,promptTokens,completionTokens,workerId\r\n")
+                .contains("0123456789abcdef,m,1,0123456789abcdef-m-e1-0000,a,What is 2+2?,4,4,1.0,,"
+                        + "\"{\"\"topic\"\":\"\"sums\"\"}\",m-2024,stop,12,3,1,w1\r\n")
+                // A prompt that a spreadsheet would run is neutralized; so is the expected answer "-1".
+                .contains(",b,\"'=cmd|' /C calc'!A0\",\"'-1\",\"has, a comma and \"\"quotes\"\"\nand a line break\",0.0,");
 
         out.getBuffer().setLength(0);
-        assertThat(execute("results", "--db", db.toString())).isZero();
+        assertThat(execute("results", "--db", db.toString(), "--run", "0123456789abcdef")).isZero();
         String[] lines = out.toString().split("\n");
         assertThat(lines).hasSize(2);
-        assertThat(lines[0]).startsWith("{\"jobId\":\"job-1\",\"vignetteId\":\"a\",\"response\":\"plain\",\"model\":\"m\","
-                + "\"finishReason\":\"stop\",\"latencyMs\":12,\"promptTokens\":3,\"completionTokens\":1,\"workerId\":\"w1\"");
+        assertThat(lines[0]).startsWith("{\"runId\":\"0123456789abcdef\",\"model\":\"m\",\"epoch\":1,"
+                + "\"jobId\":\"0123456789abcdef-m-e1-0000\",\"vignetteId\":\"a\",\"prompt\":\"What is 2+2?\","
+                + "\"expected\":\"4\",\"response\":\"4\",\"score\":1.0,\"explanation\":null,"
+                + "\"metadata\":{\"topic\":\"sums\"},\"apiModel\":\"m-2024\"");
         assertThat(lines[1]).contains("\"response\":\"has, a comma and \\\"quotes\\\"\\nand a line break\"")
-                .contains("\"latencyMs\":null");
+                .contains("\"score\":0.0").contains("\"latencyMs\":null");
+
+        out.getBuffer().setLength(0);
+        err.getBuffer().setLength(0);
+        assertThat(execute("results", "--db", db.toString(), "--run", "feedfacefeedface")).isEqualTo(2);
+        assertThat(err.toString()).contains("the database holds no run 'feedfacefeedface'; it holds 0123456789abcdef");
     }
 
     @Test

@@ -42,6 +42,7 @@ import static org.awaitility.Awaitility.await;
 
 /** The coordinator command's run, in process, with real workers over loopback TCP. */
 class CoordinatorRunTest {
+    private static final String MODEL = "m";
     @TempDir
     Path dir;
 
@@ -65,7 +66,7 @@ class CoordinatorRunTest {
         assertThat(run.run()).isZero();
 
         assertThat(out.toString()).contains("Run complete").contains("40 of 40 stored")
-                .contains("accuracy:    50.0% exact match (20 of 40)");
+                .contains("m: 0.500 ± 0.080 (95% CI 0.343-0.657, n=40)");
         assertThat(err.toString()).contains("worker w1 registered from").contains("start workers with:");
         try (ResultStore store = JdbcResultStore.openSqlite(dir.resolve("r.db"))) {
             assertThat(store.recordCount()).isEqualTo(40);
@@ -178,7 +179,7 @@ class CoordinatorRunTest {
 
         StringWriter secondOut = new StringWriter();
         StringWriter secondErr = new StringWriter();
-        int secondExit = WorkerMain.run(new String[] {"coordinator", "--suite", suite.toString(), "--db", db.toString(),
+        int secondExit = WorkerMain.run(new String[] {"coordinator", "--suite", suite.toString(), "--model", MODEL, "--db", db.toString(),
                 "--listen", "127.0.0.1:0"}, new PrintWriter(secondOut, true), new PrintWriter(secondErr, true), Map.of());
 
         assertThat(secondExit).isEqualTo(1);
@@ -273,11 +274,11 @@ class CoordinatorRunTest {
     private CoordinatorSettings settings(Path suite, String token, Duration waitForWorkers) {
         return new CoordinatorSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), suite,
                 dir.resolve("r.db"), 4, "", token, SpecParams.NONE, 3, waitForWorkers, Duration.ofMillis(200),
-                Duration.ofSeconds(2), null);
+                Duration.ofSeconds(2), null, List.of(MODEL), "exact", 1, null, null);
     }
 
     private WorkerLoop startWorker(InetSocketAddress coordinator, String id, String token, JobRunner runner) {
-        WorkerOptions options = WorkerOptions.defaults().withToken(token)
+        WorkerOptions options = WorkerOptions.defaults().withToken(token).withModels(List.of(MODEL))
                 .withHeartbeat(Duration.ofMillis(200))
                 .withBackoff(Duration.ofMillis(20), Duration.ofMillis(200));
         WorkerLoop loop = new WorkerLoop(coordinator, id, 2, runner, options);

@@ -71,7 +71,7 @@ class DatabaseLockIT {
     }
 
     private Process startCoordinator(Path suite, Path db) throws IOException {
-        return jars.start("coordinator", "--suite", suite.toString(), "--db", db.toString(), "--listen",
+        return jars.start("coordinator", "--suite", suite.toString(), "--model", "m", "--db", db.toString(), "--listen",
                 "127.0.0.1:0", "--wait-for-workers", "5m");
     }
 

@@ -2,6 +2,7 @@ package dev.panoptes.worker;
 
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.StoredRecord;
+import dev.panoptes.worker.report.ReportPage;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteReader;
 import org.junit.jupiter.api.Test;
@@ -48,13 +49,31 @@ class DemoIT {
         assertThat(demo.exitValue()).as(printed).isZero();
 
         assertThat(printed).contains("killed demo-worker-1").contains("with SIGKILL")
-                .contains("Run complete").contains("300 of 300 stored");
+                .contains("Run complete").contains("answers:     1800 of 1800 stored");
         Matcher redelivered = Pattern.compile("redelivered: (\\d+) jobs").matcher(printed);
         assertThat(redelivered.find()).as(printed).isTrue();
         assertThat(Integer.parseInt(redelivered.group(1))).as("jobs redelivered").isPositive();
         // The second act: a worker with a wrong --model-api loses no job and fails none.
         assertThat(printed).contains("demo-worker-misconfigured was started with a wrong --model-api")
-                .contains("its model API answered 404").contains("75 of 75 complete, 0 failed");
+                .contains("its model API answered 404").contains("450 of 450 complete, 0 failed");
+        // Two models, three epochs, the normalized scorer: the small model's full stops are forgiven.
+        assertThat(printed).contains("accuracy (normalized), mean score with its 95% confidence interval:")
+                .contains("stub-arithmetic-small - stub-arithmetic: -").contains("op=*: ");
+        Matcher report = Pattern.compile("Report:  file:(\\S+) ").matcher(printed);
+        assertThat(report.find()).as(printed).isTrue();
+        Path reportFile = Path.of(java.net.URI.create("file:" + report.group(1)));
+        ReportPage page = new ReportPage(Files.readString(reportFile));
+        Matcher runId = Pattern.compile("\\(run id ([0-9a-f]{16})\\)").matcher(printed);
+        assertThat(runId.find()).isTrue();
+        for (String model : List.of(DemoCommand.MODEL, DemoCommand.SMALL_MODEL)) {
+            Matcher line = Pattern.compile("\n    " + Pattern.quote(model) + ": (\\d\\.\\d{3}) ± (\\d\\.\\d{3}) \\(95% CI "
+                    + "(\\d\\.\\d{3})-(\\d\\.\\d{3}), n=900, 300 vignettes\\)").matcher(printed);
+            assertThat(line.find()).as("the summary line of %s in:%n%s", model, printed).isTrue();
+            assertThat(page.figure("accuracy", runId.group(1), model, "accuracy")).isEqualTo(line.group(1));
+            assertThat(page.figure("accuracy", runId.group(1), model, "stderr")).isEqualTo(line.group(2));
+            assertThat(page.figure("accuracy", runId.group(1), model, "ci-low")).isEqualTo(line.group(3));
+            assertThat(page.figure("accuracy", runId.group(1), model, "ci-high")).isEqualTo(line.group(4));
+        }
 
         Suite suite;
         try (InputStream in = DemoCommand.class.getResourceAsStream(DemoCommand.SUITE_RESOURCE)) {
@@ -64,13 +83,17 @@ class DemoIT {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
             store.forEachRecord(records::add);
         }
-        Set<String> vignettes = new HashSet<>();
-        records.forEach(r -> vignettes.add(r.record().vignetteId()));
-        assertThat(records).hasSize(suite.vignettes().size());
-        assertThat(vignettes).hasSize(suite.vignettes().size());
+        Set<String> answers = new HashSet<>();
+        records.forEach(r -> answers.add(r.context().model() + "/" + r.context().epoch() + "/" + r.record().vignetteId()));
+        int expected = suite.vignettes().size() * 2 * DemoCommand.EPOCHS;
+        assertThat(records).hasSize(expected);
+        assertThat(answers).hasSize(expected);
         assertThat(records).allSatisfy(r -> {
             assertThat(r.workerId()).startsWith("demo-worker-").isNotEqualTo("demo-worker-misconfigured");
-            assertThat(r.record().response()).isEqualTo(StubModelServer.answer(promptOf(suite, r)));
+            // Epoch e is asked with seed e; the model the run asked is the one that answered.
+            assertThat(r.record().response()).isEqualTo(StubModelServer.answer(promptOf(suite, r), r.context().model(),
+                    (long) r.context().epoch()));
+            assertThat(r.record().model()).isEqualTo(r.context().model());
         });
     }
 

@@ -66,7 +66,7 @@ class FaultIsolationIT {
 
         jars.assertExitCode(coordinator, 0);
         String printed = jars.log(coordinator);
-        assertThat(printed).contains("Run complete").contains(VIGNETTES + " of " + VIGNETTES + " stored, 0 failed")
+        assertThat(printed).contains("Run complete").contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 failed")
                 .contains("quarantined: worker gpu-07, 1 time; its last failure: worker gpu-07 at")
                 .contains("answered HTTP 404 for model '" + MODEL + "'");
         assertStoredOnceBy(db, "gpu-01", "gpu-02", "gpu-03");
@@ -89,7 +89,7 @@ class FaultIsolationIT {
 
         jars.assertExitCode(coordinator, 0);
         String printed = jars.log(coordinator);
-        assertThat(printed).contains("Run complete").contains(VIGNETTES + " of " + VIGNETTES + " stored, 0 failed");
+        assertThat(printed).contains("Run complete").contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 failed");
         Matcher took = Pattern.compile("Run complete in (\\d+\\.\\d) s").matcher(printed);
         assertThat(took.find()).isTrue();
         // Healthy workers alone take about a second; the stuck one costs one or two 2 s deadlines
@@ -107,7 +107,7 @@ class FaultIsolationIT {
             lines.append("{\"id\":\"q").append(i).append("\",\"prompt\":\"What is ").append(i).append(" + 1?\"}\n");
         }
         Files.writeString(suite, lines);
-        List<String> args = new ArrayList<>(List.of("coordinator", "--suite", suite.toString(), "--db",
+        List<String> args = new ArrayList<>(List.of("coordinator", "--suite", suite.toString(), "--model", MODEL, "--db",
                 db.toString(), "--listen", "127.0.0.1:0", "--job-size", "4", "--heartbeat-interval", "1s",
                 "--wait-for-workers", "2m"));
         args.addAll(List.of(extra));

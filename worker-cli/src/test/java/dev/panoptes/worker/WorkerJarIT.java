@@ -8,6 +8,7 @@ import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.wire.Message;
 import org.junit.jupiter.api.AfterEach;
@@ -76,6 +77,7 @@ class WorkerJarIT {
         assertThat(register.protocol()).isEqualTo(1);
         assertThat(register.token()).isEqualTo("tok-it-secret");
         assertThat(register.labels()).containsEntry("model", "stub-model");
+        assertThat(register.models()).containsExactly("stub-model");
         assertThat(result.outcome().jobId()).isEqualTo(job.id());
         ResponseRecord record = result.outcome().records().get(0);
         assertThat(record.vignetteId()).isEqualTo("a");
@@ -88,6 +90,29 @@ class WorkerJarIT {
 
         worker.destroy();
         assertThat(peer.framesUntilEndOfStream()).containsExactly(new Message.Drain());
+        peer.close();
+        assertExitCode(worker, 0);
+    }
+
+    @Test
+    void withoutModelsNamedItOffersWhatTheApiListsAndAsksTheModelEachJobNames() throws Exception {
+        FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.start());
+        Process worker = startWorker(Map.of(), "--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api",
+                modelApi.baseUrl(), "--id", "it-worker-models", "--heartbeat-timeout", "60s");
+
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        assertThat(peer.register().models()).containsExactly("stub-model", "stub-model-2");
+        peer.send(new Message.Registered(5000));
+        Job job = new Job(JobId.of("run2-0001"), new EvalSpec("demo", List.of(new Vignette("b", "yo")),
+                SpecParams.NONE.withModel("stub-model-2")));
+        peer.send(new Message.Assign(job));
+
+        ResponseRecord record = peer.expect(Message.Result.class).outcome().records().get(0);
+        assertThat(record.model()).as("the model the API says answered").isEqualTo("stub-model-2");
+        assertThat(log(worker)).contains("models: those the API lists")
+                .contains("serves 'stub-model', 'stub-model-2'; offering them all to the coordinator");
+
+        worker.destroy();
         peer.close();
         assertExitCode(worker, 0);
     }
@@ -262,10 +287,11 @@ class WorkerJarIT {
             }
         }
 
-        /** The list a worker's startup check reads: this API serves "stub-model". */
+        /** The list a worker's startup check reads: this API serves "stub-model" and "stub-model-2". */
         private void listModels(HttpExchange exchange) throws IOException {
             try (exchange) {
-                byte[] bytes = "{\"object\":\"list\",\"data\":[{\"id\":\"stub-model\",\"object\":\"model\"}]}"
+                byte[] bytes = ("{\"object\":\"list\",\"data\":[{\"id\":\"stub-model\",\"object\":\"model\"},"
+                        + "{\"id\":\"stub-model-2\",\"object\":\"model\"}]}")
                         .getBytes(StandardCharsets.UTF_8);
                 exchange.getResponseHeaders().set("Content-Type", "application/json");
                 exchange.sendResponseHeaders(200, bytes.length);

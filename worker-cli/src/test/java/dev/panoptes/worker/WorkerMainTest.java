@@ -68,6 +68,32 @@ class WorkerMainTest {
     }
 
     @Test
+    void servesEveryModelNamedAndWithoutAnyOffersWhatTheApiLists() {
+        assertThat(execute("--coordinator", "c:7070", "--model-api", "http://localhost:8000/v1", "--model", "a",
+                "--model", "b", "--model", "a")).isZero();
+        WorkerSettings named = onlyStarted();
+        assertThat(named.models()).containsExactly("a", "b");
+        assertThat(named.model()).isEqualTo("a");
+        assertThat(named.startupLine()).contains(", models a, b, capacity");
+
+        started.clear();
+        assertThat(execute("--coordinator", "c:7070", "--model-api", "http://localhost:8000/v1")).isZero();
+        WorkerSettings discovered = onlyStarted();
+        assertThat(discovered.models()).isEmpty();
+        assertThat(discovered.model()).isNull();
+        assertThat(discovered.startupLine()).contains(", models: those the API lists, capacity");
+    }
+
+    @Test
+    void withoutTheModelApiCheckTheModelsMustBeNamed() {
+        assertThat(execute("--coordinator", "c:7070", "--model-api", "http://localhost:8000/v1", "--no-model-check"))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("Missing required option '--model=NAME': without the model API check"
+                + " (--no-model-check) the worker cannot ask the API which models it serves");
+        assertThat(started).isEmpty();
+    }
+
+    @Test
     void appliesTheDocumentedDefaults() {
         assertThat(execute(REQUIRED)).isZero();
 
@@ -192,7 +218,7 @@ class WorkerMainTest {
 
         assertThat(exit).isEqualTo(2);
         assertThat(err.toString().lines().findFirst()).contains(
-                "Missing required options: '--coordinator=HOST:PORT', '--model-api=URL', '--model=NAME'");
+                "Missing required options: '--coordinator=HOST:PORT', '--model-api=URL'");
     }
 
     @Test

@@ -138,7 +138,7 @@ class WorkerProcessTest {
     // ---- helpers ----
 
     private WorkerSettings settings(FakeCoordinator coordinator, String id) {
-        return new WorkerSettings(coordinator.address(), URI.create("http://127.0.0.1:1/v1"), "m", null, id, 1,
+        return new WorkerSettings(coordinator.address(), URI.create("http://127.0.0.1:1/v1"), List.of("m"), null, id, 1,
                 OPTIONS, Duration.ofSeconds(1), null, true, false);
     }
 

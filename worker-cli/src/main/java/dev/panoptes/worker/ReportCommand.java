@@ -1,0 +1,77 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.worker.report.HtmlReport;
+import dev.panoptes.worker.report.RunData;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code java -jar worker.jar report --db FILE --out FILE}: one self-contained HTML file (data and
+ * scripts inline; no server, no network) with, per run, accuracy per model with confidence
+ * intervals, the comparison of models, the per-group breakdown, per-worker counts, token totals,
+ * failures and a searchable table of samples. Its figures are the summary's and the export's.
+ */
+@Command(name = "report",
+        sortOptions = false,
+        mixinStandardHelpOptions = true,
+        description = "Writes an HTML report of the runs in a result database: one self-contained file to open in"
+                + " any browser (no server, nothing fetched from the network).",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:written", "1:the database could not be read or the file not written",
+            "2:invalid command line, or no such run"})
+final class ReportCommand implements Callable<Integer> {
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private VerboseMixin verbose;
+
+    @Option(names = "--db", order = 10, paramLabel = "FILE", defaultValue = "panoptes.db",
+            description = "The result database a coordinator wrote. Default: ${DEFAULT-VALUE}.")
+    private Path db;
+
+    @Option(names = "--out", order = 20, paramLabel = "FILE", defaultValue = "panoptes-report.html",
+            description = "The HTML file to write (replaced if it exists). Default: ${DEFAULT-VALUE}.")
+    private Path outFile;
+
+    @Option(names = "--run", order = 30, paramLabel = "ID", description = "Only this run. Default: every run.")
+    private String run;
+
+    @Option(names = "--group-by", order = 40, paramLabel = "KEY",
+            description = "Also break accuracy down by this metadata key.")
+    private String groupBy;
+
+    @Override
+    public Integer call() throws IOException {
+        verbose.apply();
+        ResultsCommand.requireDatabase(spec, db);
+        Path parent = outFile.toAbsolutePath().getParent();
+        if (parent != null && !Files.isDirectory(parent)) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--out': the folder " + parent
+                    + " does not exist");
+        }
+        List<RunData> runs;
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            runs = ResultsCommand.load(spec, store, run);
+        }
+        HtmlReport.write(runs, outFile, groupBy);
+        PrintWriter out = spec.commandLine().getOut();
+        int samples = runs.stream().mapToInt(r -> r.samples().size()).sum();
+        out.printf("wrote %s: %d %s, %d answers, %,d bytes; open it in a browser: %s%n", outFile, runs.size(),
+                runs.size() == 1 ? "run" : "runs", samples, Files.size(outFile), outFile.toAbsolutePath().toUri());
+        out.flush();
+        return 0;
+    }
+}

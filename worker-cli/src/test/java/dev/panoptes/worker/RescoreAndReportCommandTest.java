@@ -1,0 +1,121 @@
+package dev.panoptes.worker;
+
+import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.Vignette;
+import dev.panoptes.control.score.RunScoring;
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.RunEntry;
+import dev.panoptes.control.store.StoredRecord;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code rescore} and {@code report} on a database a run wrote. */
+class RescoreAndReportCommandTest {
+    private static final String RUN = "0123456789abcdef";
+
+    @TempDir
+    Path dir;
+
+    private Path db;
+    private final StringWriter out = new StringWriter();
+    private final StringWriter err = new StringWriter();
+
+    @BeforeEach
+    void storeARunScoredByExactMatch() {
+        db = dir.resolve("r.db");
+        List<Vignette> vignettes = List.of(new Vignette("q1", "2+2?", "4", Map.of()),
+                new Vignette("q2", "Capital of France?", "Paris", Map.of()),
+                new Vignette("q3", "Say hi", null, Map.of()));
+        Job job = new Job(JobId.of(RUN + "-m-e0-0000"), new EvalSpec("s", vignettes, SpecParams.NONE.withModel("m")),
+                RUN, 0);
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db).withScoring(new RunScoring("exact"))) {
+            store.recordRun(new RunEntry(RUN, "s.jsonl", List.of("m"), "exact", 1, 3, Instant.EPOCH));
+            store.record(job, new JobOutcome(job.id(), List.of(new ResponseRecord("q1", "4."),
+                    new ResponseRecord("q2", "The answer is Paris"), new ResponseRecord("q3", "hi"))), "w1");
+        }
+    }
+
+    @Test
+    void rescoringReplacesTheScoresWithoutAModelAndPrintsTheNewAccuracy() {
+        assertThat(scores()).containsExactly(0.0, 0.0, null);
+
+        assertThat(execute("rescore", "--db", db.toString(), "--scorer", "normalized")).isZero();
+        assertThat(out.toString()).contains("run " + RUN + ": 3 answers scored again with normalized")
+                .contains("  m: 0.500 ± 0.500 (95% CI 0.000-1.000, n=2); 1 answers unscored (no expected answer)");
+        assertThat(scores()).containsExactly(1.0, 0.0, null);
+
+        out.getBuffer().setLength(0);
+        assertThat(execute("rescore", "--db", db.toString(), "--scorer", "includes", "--run", RUN)).isZero();
+        assertThat(scores()).containsExactly(1.0, 1.0, null);
+        assertThat(out.toString()).contains("  m: 1.000 ± 0.000 (95% CI 1.000-1.000, n=2)");
+    }
+
+    @Test
+    void rescoreRefusesAJudgeAScorerThatDoesNotExistAndARunThatIsNotThere() {
+        assertThat(execute("rescore", "--db", db.toString(), "--scorer", "judge:gpt-4o")).isEqualTo(2);
+        assertThat(err.toString()).contains("judge:gpt-4o is model-graded and needs the fleet");
+
+        err.getBuffer().setLength(0);
+        assertThat(execute("rescore", "--db", db.toString(), "--scorer", "fuzzy")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--scorer'").contains("fuzzy");
+
+        err.getBuffer().setLength(0);
+        assertThat(execute("rescore", "--db", db.toString(), "--scorer", "exact", "--run", "nope")).isEqualTo(2);
+        assertThat(err.toString()).contains("the database holds no run 'nope'; it holds " + RUN);
+        assertThat(scores()).containsExactly(0.0, 0.0, null);
+    }
+
+    @Test
+    void theReportIsOneFileThatNeedsNothingElseAndSaysWhereItIs() throws Exception {
+        Path report = dir.resolve("out.html");
+
+        assertThat(execute("report", "--db", db.toString(), "--out", report.toString())).isZero();
+
+        assertThat(out.toString()).startsWith("wrote " + report + ": 1 run, 3 answers, ")
+                .contains("open it in a browser: " + report.toUri());
+        String html = Files.readString(report);
+        assertThat(html).contains("<title>").contains(RUN).doesNotContain("<link").doesNotContain(" src=");
+        assertThat(html.replace(report.toUri().toString(), "")).doesNotContain("http://").doesNotContain("https://");
+    }
+
+    @Test
+    void theReportRefusesAFolderThatDoesNotExistAndAMissingDatabase() {
+        assertThat(execute("report", "--db", db.toString(), "--out", dir.resolve("no/such/r.html").toString()))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--out': the folder");
+
+        err.getBuffer().setLength(0);
+        assertThat(execute("report", "--db", dir.resolve("none.db").toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("no such file: " + dir.resolve("none.db"));
+        assertThat(dir.resolve("none.db")).doesNotExist();
+    }
+
+    private List<Double> scores() {
+        List<Double> scores = new ArrayList<>();
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            store.forEachRecord((StoredRecord r) -> scores.add(r.score() == null ? null : r.score().score()));
+        }
+        return scores;
+    }
+
+    private int execute(String... args) {
+        return WorkerMain.run(args, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+    }
+}
