@@ -4,7 +4,6 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
-import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -24,7 +23,10 @@ import java.time.Instant;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
+import java.util.ArrayList;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -52,10 +54,9 @@ public final class JdbcResultStore implements ResultStore {
             + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
     private static final String UPSERT_FAILURE = "INSERT INTO panoptes_failures (job_id, reason, attempts, failed_at, "
             + "run_id, run_model) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET reason = excluded.reason, "
-            + "attempts = excluded.attempts, failed_at = excluded.failed_at";
-    private static final String SELECT_RECORDS = "SELECT job_id, vignette_id, response, model, finish_reason, latency_ms, "
-            + "prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, epoch, prompt, expected, "
-            + "metadata, scorer, score, explanation FROM panoptes_records";
+            + "attempts = excluded.attempts, failed_at = excluded.failed_at, "
+            + "run_id = COALESCE(excluded.run_id, panoptes_failures.run_id), "
+            + "run_model = COALESCE(excluded.run_model, panoptes_failures.run_model)";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String description;
@@ -173,9 +174,9 @@ public final class JdbcResultStore implements ResultStore {
                 insert.setString(3, r.response());
                 insert.setString(4, r.model());
                 insert.setString(5, r.finishReason());
-                setLong(insert, 6, r.latencyMs());
-                setLong(insert, 7, r.usage() == null ? null : r.usage().promptTokens());
-                setLong(insert, 8, r.usage() == null ? null : r.usage().completionTokens());
+                RecordRows.setLong(insert, 6, r.latencyMs());
+                RecordRows.setLong(insert, 7, r.usage() == null ? null : r.usage().promptTokens());
+                RecordRows.setLong(insert, 8, r.usage() == null ? null : r.usage().completionTokens());
                 insert.setString(9, workerId);
                 insert.setLong(10, now);
                 Vignette v = vignettes.get(r.vignetteId());
@@ -187,7 +188,7 @@ public final class JdbcResultStore implements ResultStore {
                 insert.setString(16, v == null || v.metadata().isEmpty() ? null : metadataJson(v));
                 ScoreEntry score = v == null ? null : scoring.score(v, r);
                 insert.setString(17, score == null ? null : score.scorer());
-                setDouble(insert, 18, score == null ? null : score.score());
+                RecordRows.setDouble(insert, 18, score == null ? null : score.score());
                 insert.setString(19, score == null ? null : score.explanation());
                 if (insert.executeUpdate() == 1) {
                     stored++;
@@ -227,28 +228,16 @@ public final class JdbcResultStore implements ResultStore {
 
     /**
      * Stores the grade of an answer that waited for one (a model-graded score), unless it has
-     * one already: the first grade stands, as the first record does.
+     * one already, or a reason for having none: the first verdict stands, as the first record does.
      *
      * @return true when the grade was stored; false when the answer is missing or already graded
      * @throws StoreException when the store cannot write
      */
     public synchronized boolean recordGrade(JobId jobId, String vignetteId, ScoreEntry grade) {
-        checkOpen();
-        try (PreparedStatement update = connection.prepareStatement("UPDATE panoptes_records SET scorer = ?, "
-                + "score = ?, explanation = ? WHERE job_id = ? AND vignette_id = ? AND score IS NULL")) {
-            update.setString(1, grade.scorer());
-            setDouble(update, 2, grade.score());
-            update.setString(3, grade.explanation());
-            update.setString(4, jobId.value());
-            update.setString(5, vignetteId);
-            int n = update.executeUpdate();
-            connection.commit();
-            return n == 1;
-        } catch (SQLException e) {
-            rollbackQuietly(e);
-            throw new StoreException("cannot store the grade of " + jobId + "/" + vignetteId + " in " + description
-                    + ": " + e.getMessage(), e);
-        }
+        boolean[] stored = {false};
+        write("store the grade of " + jobId + "/" + vignetteId,
+                () -> stored[0] = RecordRows.grade(connection, jobId, vignetteId, grade));
+        return stored[0];
     }
 
     /**
@@ -259,28 +248,11 @@ public final class JdbcResultStore implements ResultStore {
      * @return the number of records scored again
      * @throws StoreException when the store cannot read or write
      */
-    public synchronized int rescore(String runId, java.util.function.Function<StoredRecord, ScoreEntry> scorer) {
-        checkOpen();
-        java.util.List<StoredRecord> records = new java.util.ArrayList<>();
+    public synchronized int rescore(String runId, Function<StoredRecord, ScoreEntry> scorer) {
+        List<StoredRecord> records = new ArrayList<>();
         forEachRecord(runId, records::add);
-        try (PreparedStatement update = connection.prepareStatement("UPDATE panoptes_records SET scorer = ?, "
-                + "score = ?, explanation = ? WHERE job_id = ? AND vignette_id = ?")) {
-            for (StoredRecord r : records) {
-                ScoreEntry e = scorer.apply(r);
-                update.setString(1, e == null ? null : e.scorer());
-                setDouble(update, 2, e == null ? null : e.score());
-                update.setString(3, e == null ? null : e.explanation());
-                update.setString(4, r.jobId().value());
-                update.setString(5, r.record().vignetteId());
-                update.addBatch();
-            }
-            update.executeBatch();
-            connection.commit();
-            return records.size();
-        } catch (SQLException e) {
-            rollbackQuietly(e);
-            throw new StoreException("cannot store new scores in " + description + ": " + e.getMessage(), e);
-        }
+        write("store new scores", () -> RecordRows.rescore(connection, records, scorer));
+        return records.size();
     }
 
     @Override
@@ -389,37 +361,20 @@ public final class JdbcResultStore implements ResultStore {
      */
     public synchronized void forEachRecord(String runId, Consumer<StoredRecord> action) {
         checkOpen();
-        try (PreparedStatement q = connection.prepareStatement(SELECT_RECORDS
+        try (PreparedStatement q = connection.prepareStatement(RecordRows.SELECT
                 + (runId == null ? "" : " WHERE run_id = ?") + " ORDER BY stored_at, job_id, vignette_id")) {
             if (runId != null) {
                 q.setString(1, runId);
             }
             try (ResultSet rs = q.executeQuery()) {
                 while (rs.next()) {
-                    action.accept(storedRecord(rs));
+                    action.accept(RecordRows.storedRecord(rs));
                 }
             }
             connection.commit();
         } catch (SQLException e) {
             throw readFailure("the records", e);
         }
-    }
-
-    private static StoredRecord storedRecord(ResultSet rs) throws SQLException {
-        Long prompt = getLong(rs, 7);
-        Long completion = getLong(rs, 8);
-        Usage usage = prompt == null && completion == null ? null
-                : new Usage(prompt == null ? 0 : prompt, completion == null ? 0 : completion);
-        ResponseRecord record = new ResponseRecord(rs.getString(2), rs.getString(3), rs.getString(4),
-                rs.getString(5), getLong(rs, 6), usage);
-        RecordContext context = new RecordContext(rs.getString(11), rs.getString(12), rs.getInt(13),
-                rs.getString(14), rs.getString(15), rs.getString(16));
-        String scorer = rs.getString(17);
-        double score = rs.getDouble(18);
-        Double scoreOrNull = rs.wasNull() ? null : score;
-        ScoreEntry entry = scorer == null ? null : new ScoreEntry(scorer, scoreOrNull, rs.getString(19));
-        return new StoredRecord(JobId.of(rs.getString(1)), record, rs.getString(9),
-                Instant.ofEpochMilli(rs.getLong(10)), context, entry);
     }
 
     /**
@@ -429,47 +384,12 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot write
      */
     public synchronized void recordRun(RunEntry run) {
-        checkOpen();
-        try (PreparedStatement upsert = connection.prepareStatement("INSERT INTO panoptes_runs (run_id, suite, "
-                + "models, scorer, epochs, vignettes, started_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) "
-                + "DO UPDATE SET suite = excluded.suite, models = excluded.models, scorer = excluded.scorer, "
-                + "epochs = excluded.epochs, vignettes = excluded.vignettes, started_at = excluded.started_at")) {
-            upsert.setString(1, run.runId());
-            upsert.setString(2, run.suite());
-            upsert.setString(3, JSON.writeValueAsString(run.models()));
-            upsert.setString(4, run.scorer());
-            upsert.setInt(5, run.epochs());
-            upsert.setInt(6, run.vignettes());
-            upsert.setLong(7, run.startedAt().toEpochMilli());
-            upsert.executeUpdate();
-            connection.commit();
-        } catch (SQLException | JsonProcessingException e) {
-            SQLException cause = e instanceof SQLException se ? se : new SQLException(e.toString(), e);
-            rollbackQuietly(cause);
-            throw new StoreException("cannot note run " + run.runId() + " in " + description + ": " + e.getMessage(), e);
-        }
+        write("note run " + run.runId(), () -> RunTables.upsertRun(connection, run));
     }
 
     /** The runs noted by {@link #recordRun}, most recently started first. @throws StoreException */
-    public synchronized java.util.List<RunEntry> runs() {
-        checkOpen();
-        java.util.List<RunEntry> runs = new java.util.ArrayList<>();
-        try (Statement s = connection.createStatement();
-             ResultSet rs = s.executeQuery("SELECT run_id, suite, models, scorer, epochs, vignettes, started_at "
-                     + "FROM panoptes_runs ORDER BY started_at DESC, run_id")) {
-            while (rs.next()) {
-                java.util.List<String> models = java.util.Arrays.asList(JSON.readValue(rs.getString(3), String[].class));
-                runs.add(new RunEntry(rs.getString(1), rs.getString(2), models, rs.getString(4), rs.getInt(5),
-                        rs.getInt(6), Instant.ofEpochMilli(rs.getLong(7))));
-            }
-            connection.commit();
-            return runs;
-        } catch (SQLException e) {
-            throw readFailure("the runs", e);
-        } catch (JsonProcessingException e) {
-            throw new StoreException("the runs table of " + description + " holds a models list that is not JSON: "
-                    + e.getOriginalMessage(), e);
-        }
+    public synchronized List<RunEntry> runs() {
+        return read("the runs", () -> RunTables.runs(connection));
     }
 
     /**
@@ -479,21 +399,8 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot write
      */
     public synchronized void addWorkerEvents(String runId, String workerId, long failures, long quarantines) {
-        checkOpen();
-        try (PreparedStatement upsert = connection.prepareStatement("INSERT INTO panoptes_worker_events (run_id, "
-                + "worker_id, failures, quarantines) VALUES (?, ?, ?, ?) ON CONFLICT (run_id, worker_id) DO UPDATE "
-                + "SET failures = panoptes_worker_events.failures + excluded.failures, "
-                + "quarantines = panoptes_worker_events.quarantines + excluded.quarantines")) {
-            upsert.setString(1, runId);
-            upsert.setString(2, workerId);
-            upsert.setLong(3, failures);
-            upsert.setLong(4, quarantines);
-            upsert.executeUpdate();
-            connection.commit();
-        } catch (SQLException e) {
-            rollbackQuietly(e);
-            throw new StoreException("cannot store worker events in " + description + ": " + e.getMessage(), e);
-        }
+        write("store the events of worker " + workerId,
+                () -> RunTables.addWorkerEvents(connection, runId, workerId, failures, quarantines));
     }
 
     /**
@@ -501,22 +408,41 @@ public final class JdbcResultStore implements ResultStore {
      *
      * @throws StoreException when the store cannot read
      */
-    public synchronized java.util.List<WorkerEventCount> workerEvents(String runId) {
+    public synchronized List<WorkerEventCount> workerEvents(String runId) {
+        return read("worker events", () -> RunTables.workerEvents(connection, runId));
+    }
+
+    /** Work in one transaction, committed; on failure rolled back and reported as what it was for. */
+    private void write(String what, SqlWork work) {
         checkOpen();
-        java.util.List<WorkerEventCount> rows = new java.util.ArrayList<>();
-        try (PreparedStatement q = connection.prepareStatement("SELECT worker_id, failures, quarantines FROM "
-                + "panoptes_worker_events WHERE run_id = ? ORDER BY worker_id")) {
-            q.setString(1, runId);
-            try (ResultSet rs = q.executeQuery()) {
-                while (rs.next()) {
-                    rows.add(new WorkerEventCount(rs.getString(1), rs.getLong(2), rs.getLong(3)));
-                }
-            }
+        try {
+            work.run();
             connection.commit();
-            return rows;
         } catch (SQLException e) {
-            throw readFailure("worker events", e);
+            rollbackQuietly(e);
+            throw new StoreException("cannot " + what + " in " + description + ": " + e.getMessage(), e);
         }
+    }
+
+    private <T> T read(String what, SqlQuery<T> query) {
+        checkOpen();
+        try {
+            T result = query.get();
+            connection.commit();
+            return result;
+        } catch (SQLException e) {
+            throw readFailure(what, e);
+        }
+    }
+
+    @FunctionalInterface
+    private interface SqlWork {
+        void run() throws SQLException;
+    }
+
+    @FunctionalInterface
+    private interface SqlQuery<T> {
+        T get() throws SQLException;
     }
 
     @Override
@@ -571,26 +497,5 @@ public final class JdbcResultStore implements ResultStore {
         } catch (SQLException e) {
             cause.addSuppressed(e);
         }
-    }
-
-    private static void setLong(PreparedStatement ps, int index, Long value) throws SQLException {
-        if (value == null) {
-            ps.setNull(index, Types.BIGINT);
-        } else {
-            ps.setLong(index, value);
-        }
-    }
-
-    private static void setDouble(PreparedStatement ps, int index, Double value) throws SQLException {
-        if (value == null) {
-            ps.setNull(index, Types.DOUBLE);
-        } else {
-            ps.setDouble(index, value);
-        }
-    }
-
-    private static Long getLong(ResultSet rs, int index) throws SQLException {
-        long v = rs.getLong(index);
-        return rs.wasNull() ? null : v;
     }
 }
