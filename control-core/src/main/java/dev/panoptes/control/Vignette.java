@@ -28,10 +28,14 @@ public record Vignette(String id, String prompt, String expected, Map<String, Ob
      *                                  when the messages do not end with a user message
      */
     public Vignette {
-        Checks.notEmpty(id, "vignette id");
+        if (id == null || id.isEmpty()) {
+            throw new IllegalArgumentException("vignette id must not be empty");
+        }
         messages = messages == null ? List.of() : List.copyOf(messages);
         if (messages.isEmpty()) {
-            Checks.notEmpty(prompt, "prompt of vignette '" + id + "'");
+            if (prompt == null || prompt.isEmpty()) {
+                throw new IllegalArgumentException("prompt of vignette '" + id + "' must not be empty");
+            }
         } else {
             if (prompt != null) {
                 throw new IllegalArgumentException("vignette '" + id + "' gives both prompt and messages; give one");
@@ -89,14 +93,23 @@ public record Vignette(String id, String prompt, String expected, Map<String, Ob
         return b.toString();
     }
 
-    /** This vignette with {@code before} put in front of its turns (few-shot examples). */
+    /**
+     * This vignette with {@code before} (few-shot examples) put in front of its turns, after any
+     * system messages its chat starts with: instructions stay first.
+     */
     public Vignette withTurnsBefore(List<ChatMessage> before) {
         if (before.isEmpty()) {
             return this;
         }
-        List<ChatMessage> all = new java.util.ArrayList<>(before.size() + turns().size());
+        List<ChatMessage> own = turns();
+        int systems = 0;
+        while (systems < own.size() && "system".equals(own.get(systems).role())) {
+            systems++;
+        }
+        List<ChatMessage> all = new java.util.ArrayList<>(before.size() + own.size());
+        all.addAll(own.subList(0, systems));
         all.addAll(before);
-        all.addAll(turns());
+        all.addAll(own.subList(systems, own.size()));
         return new Vignette(id, null, expected, metadata, all, scorer);
     }
 }

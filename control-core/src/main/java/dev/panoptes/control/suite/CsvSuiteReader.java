@@ -47,25 +47,22 @@ public final class CsvSuiteReader {
         CsvSchema schema = CsvSchema.emptySchema().withHeader();
         try (MappingIterator<Map<String, String>> rows = mapper.readerForMapOf(String.class).with(schema)
                 .with(CsvParser.Feature.FAIL_ON_MISSING_COLUMNS).readValues(bytes)) {
-            CsvSchema header = (CsvSchema) rows.getParserSchema();
-            List<String> columns = new ArrayList<>();
-            header.forEach(c -> columns.add(c.getName()));
-            if (!columns.contains("id") || !columns.contains("prompt")) {
-                problems.add("row 1: the header must name the columns id and prompt (and may name expected, scorer"
-                        + " and any metadata), got " + columns);
+            List<String> columns = header(rows, problems);
+            if (columns == null) {
                 throw new SuiteFormatException(file.toString(), problems);
             }
+            // A row is a record, as a spreadsheet shows it: a quoted value may span lines.
             int row = 1;
             while (true) {
                 Map<String, String> cells;
+                row++;
                 try {
                     if (!rows.hasNextValue()) {
                         break;
                     }
-                    row++;
                     cells = rows.nextValue();
                 } catch (RuntimeJsonMappingException | IOException e) {
-                    problems.add("row " + (row + 1) + ": not valid CSV: " + firstLine(e.getMessage()));
+                    problems.add("row " + row + ": not valid CSV: " + firstLine(e.getMessage()));
                     break;
                 }
                 Vignette v = vignette(cells, row, problems);
@@ -79,8 +76,10 @@ public final class CsvSuiteReader {
                 }
                 vignettes.add(v);
             }
-        } catch (RuntimeJsonMappingException e) {
-            problems.add("not valid CSV: " + firstLine(e.getMessage()));
+        } catch (IOException | RuntimeJsonMappingException e) {
+            if (problems.isEmpty()) {
+                problems.add("row 1: not valid CSV: " + firstLine(e.getMessage()));
+            }
         }
         if (problems.isEmpty() && vignettes.isEmpty()) {
             problems.add("row 2: the suite has no vignettes; write a header row (id,prompt,expected) and one row"
@@ -90,6 +89,29 @@ public final class CsvSuiteReader {
             throw new SuiteFormatException(file.toString(), problems);
         }
         return new Suite(name, vignettes, sha256(bytes));
+    }
+
+    /**
+     * The header's column names, or null (with the problem added) when the file is empty or the
+     * header lacks id or prompt.
+     */
+    private static List<String> header(MappingIterator<Map<String, String>> rows, List<String> problems)
+            throws IOException {
+        CsvSchema header = (CsvSchema) rows.getParserSchema();
+        List<String> columns = new ArrayList<>();
+        if (header != null) {
+            header.forEach(c -> columns.add(c.getName()));
+        }
+        if (columns.isEmpty() || columns.size() == 1 && columns.get(0).isEmpty()) {
+            problems.add("row 1: the file is empty; write a header row (id,prompt,expected) and one row per vignette");
+            return null;
+        }
+        if (!columns.contains("id") || !columns.contains("prompt")) {
+            problems.add("row 1: the header must name the columns id and prompt (and may name expected, scorer"
+                    + " and any metadata), got " + columns);
+            return null;
+        }
+        return columns;
     }
 
     private static Vignette vignette(Map<String, String> cells, int row, List<String> problems) {

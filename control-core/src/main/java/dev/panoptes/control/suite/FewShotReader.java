@@ -19,7 +19,8 @@ import java.util.List;
  * <p>Stateless and thread-safe.
  */
 public final class FewShotReader {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     /**
      * @return the examples as chat turns (user, assistant, user, assistant, ...)
@@ -40,6 +41,7 @@ public final class FewShotReader {
             try {
                 node = JSON.readTree(line);
             } catch (IOException e) {
+                // Also when a second value follows the first: one example per line.
                 problems.add("line " + (i + 1) + ": not valid JSON");
                 continue;
             }

@@ -1,0 +1,174 @@
+package dev.panoptes.control.suite;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.Vignette;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HexFormat;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class JobPlanTest {
+    private static final String LLAMA = "meta-llama/Llama-3.1-8B";
+    private static final SpecParams PARAMS = new SpecParams("be terse", 0.2, 64, 42L);
+    private final Suite suite = suite(5);
+
+    private static Suite suite(int size) {
+        List<Vignette> vignettes = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            vignettes.add(new Vignette("v" + i, "prompt " + i));
+        }
+        return new Suite("s", vignettes, "ab".repeat(32));
+    }
+
+    /** The run id as JobPlan computed it before SpecParams had a model. */
+    private static String runIdBeforeModels(Suite suite, SpecParams p, int jobSize, String label) throws Exception {
+        String printed = "SpecParams[system=" + p.system() + ", temperature=" + p.temperature() + ", maxTokens="
+                + p.maxTokens() + ", seed=" + p.seed() + "]";
+        String key = suite.sha256() + "\n" + printed + "\n" + jobSize + "\n" + label;
+        byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+        return HexFormat.of().formatHex(digest, 0, 8);
+    }
+
+    @Test
+    void aRunThatNamesNoModelKeepsItsIdsFromBeforeModels() throws Exception {
+        JobPlan plan = JobPlan.of(suite, PARAMS, 2, "take 1");
+
+        assertThat(plan.runId()).isEqualTo(runIdBeforeModels(suite, PARAMS, 2, "take 1")).hasSize(16);
+        assertThat(plan.jobs()).extracting(j -> j.id().value())
+                .containsExactly(plan.runId() + "-0000", plan.runId() + "-0001", plan.runId() + "-0002");
+        assertThat(JobPlan.of(suite, SpecParams.NONE, 1, "").runId())
+                .isEqualTo(runIdBeforeModels(suite, SpecParams.NONE, 1, ""));
+    }
+
+    @Test
+    void theFourArgumentFormIsTheSixArgumentFormWithNoModelAndOneEpoch() {
+        JobPlan legacy = JobPlan.of(suite, PARAMS, 2, "x");
+        JobPlan explicit = JobPlan.of(suite, PARAMS, 2, "x", Collections.singletonList(null), 1);
+
+        assertThat(explicit).isEqualTo(legacy);
+        assertThat(legacy.jobs()).allSatisfy(j -> {
+            assertThat(j.runId()).isEqualTo(legacy.runId());
+            assertThat(j.epoch()).isZero();
+            assertThat(j.model()).isNull();
+            assertThat(j.spec().params()).isEqualTo(PARAMS);
+        });
+        assertThat(legacy.jobs()).extracting(Job::size).containsExactly(2, 2, 1);
+        assertThat(legacy.vignetteCount()).isEqualTo(5);
+    }
+
+    @Test
+    void aRunOfModelsAndEpochsIsTheSuiteTimesEachModelTimesEachEpochInThatOrder() {
+        JobPlan plan = JobPlan.of(suite, PARAMS, 2, "", List.of(LLAMA, "gpt-4o"), 2);
+        String llama = JobPlan.modelKey(LLAMA);
+        String r = plan.runId();
+
+        assertThat(plan.jobs()).extracting(j -> j.id().value()).containsExactly(
+                r + "-" + llama + "-e0-0000", r + "-" + llama + "-e0-0001", r + "-" + llama + "-e0-0002",
+                r + "-" + llama + "-e1-0000", r + "-" + llama + "-e1-0001", r + "-" + llama + "-e1-0002",
+                r + "-gpt-4o-e0-0000", r + "-gpt-4o-e0-0001", r + "-gpt-4o-e0-0002",
+                r + "-gpt-4o-e1-0000", r + "-gpt-4o-e1-0001", r + "-gpt-4o-e1-0002");
+        assertThat(plan.jobs()).extracting(Job::model).containsExactly(
+                LLAMA, LLAMA, LLAMA, LLAMA, LLAMA, LLAMA, "gpt-4o", "gpt-4o", "gpt-4o", "gpt-4o", "gpt-4o", "gpt-4o");
+        assertThat(plan.jobs()).extracting(Job::epoch).containsExactly(0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1, 1);
+        assertThat(plan.jobs()).allSatisfy(j -> assertThat(j.runId()).isEqualTo(r));
+        assertThat(plan.vignetteCount()).isEqualTo(20);
+    }
+
+    @Test
+    void oneNamedModelWithOneEpochStillGetsModelAndEpochInItsIds() {
+        JobPlan plan = JobPlan.of(suite, PARAMS, 5, "", List.of("gpt-4o"), 1);
+        assertThat(plan.jobs()).singleElement().satisfies(j -> {
+            assertThat(j.id().value()).isEqualTo(plan.runId() + "-gpt-4o-e0-0000");
+            assertThat(j.model()).isEqualTo("gpt-4o");
+            assertThat(j.spec().params().seed()).isEqualTo(42L);
+        });
+    }
+
+    @Test
+    void theRunIdDependsOnNeitherModelsNorEpochsNorTheModelOfTheParams() {
+        String base = JobPlan.of(suite, PARAMS, 2, "l").runId();
+
+        assertThat(JobPlan.of(suite, PARAMS, 2, "l", List.of("a"), 1).runId()).isEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS, 2, "l", List.of("a", "b", LLAMA), 4).runId()).isEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS.withModel("c"), 2, "l", List.of("a"), 3).runId()).isEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS, 3, "l").runId()).isNotEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS, 2, "m").runId()).isNotEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS.withSeed(1L), 2, "l").runId()).isNotEqualTo(base);
+    }
+
+    @Test
+    void eachEpochGetsItsOwnSeedOnlyWhenThereAreSeveral() {
+        JobPlan seeded = JobPlan.of(suite, PARAMS, 5, "", List.of("a"), 3);
+        assertThat(seeded.jobs()).extracting(j -> j.spec().params().seed()).containsExactly(42L, 43L, 44L);
+
+        JobPlan unseeded = JobPlan.of(suite, SpecParams.NONE, 5, "", List.of("a"), 3);
+        assertThat(unseeded.jobs()).extracting(j -> j.spec().params().seed()).containsExactly(0L, 1L, 2L);
+
+        assertThat(JobPlan.of(suite, SpecParams.NONE, 5, "", List.of("a"), 1).jobs())
+                .extracting(j -> j.spec().params().seed()).containsOnlyNulls();
+        assertThat(JobPlan.of(suite, PARAMS, 5, "", List.of("a", "b"), 1).jobs())
+                .extracting(j -> j.spec().params().seed()).containsOnly(42L);
+        // Everything else of the parameters is carried as given.
+        assertThat(seeded.jobs()).allSatisfy(j -> assertThat(j.spec().params().withSeed(42L))
+                .isEqualTo(PARAMS.withModel("a")));
+    }
+
+    @Test
+    void aModelKeyIsSafeForAnIdAndTellsApartNamesThatDifferOnlyInAReplacedCharacter() {
+        String llama = JobPlan.modelKey(LLAMA);
+        assertThat(llama).doesNotContain("/").startsWith("meta-llama_Llama-3.1-8B~").hasSize(23 + 1 + 8);
+        assertThat(llama).matches("[A-Za-z0-9._~-]+");
+
+        assertThat(JobPlan.modelKey("gpt-4o")).isEqualTo("gpt-4o");
+        assertThat(JobPlan.modelKey(null)).isEqualTo("any");
+        assertThat(JobPlan.modelKey("org/model")).isNotEqualTo(JobPlan.modelKey("org:model"))
+                .isNotEqualTo(JobPlan.modelKey("org_model"));
+        assertThat(JobPlan.modelKey("org_model")).isEqualTo("org_model");
+        assertThat(JobPlan.modelKey(LLAMA)).isEqualTo(llama);
+    }
+
+    @Test
+    void aLongModelNameIsCutButStillTellsApartNamesSharingTheFirst64Characters() {
+        String prefix = "m".repeat(64);
+        String a = JobPlan.modelKey(prefix + "a");
+        String b = JobPlan.modelKey(prefix + "b");
+
+        assertThat(a).startsWith(prefix + "~").hasSize(64 + 1 + 8);
+        assertThat(a).isNotEqualTo(b);
+        assertThat(JobPlan.modelKey(prefix)).isEqualTo(prefix);
+    }
+
+    @Test
+    void duplicateModelsNoModelsAndFewerThanOneEpochOrVignettePerJobAreRejected() {
+        assertThatThrownBy(() -> JobPlan.of(suite, PARAMS, 2, "", List.of("a", "b", "a"), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("models must be at least one, each once")
+                .hasMessageContaining("[a, b, a]");
+        assertThatThrownBy(() -> JobPlan.of(suite, PARAMS, 2, "", Arrays.asList(null, null), 1))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> JobPlan.of(suite, PARAMS, 2, "", List.of(), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("models must be at least one");
+        assertThatThrownBy(() -> JobPlan.of(suite, PARAMS, 2, "", List.of("a"), 0))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("epochs must be at least 1, got 0");
+        assertThatThrownBy(() -> JobPlan.of(suite, PARAMS, 0, "", List.of("a"), 1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("job size must be at least 1, got 0");
+    }
+
+    @Test
+    void theSameInputsGiveTheSameJobs() {
+        assertThat(JobPlan.of(suite(5), PARAMS, 2, "", List.of(LLAMA, "b"), 3))
+                .isEqualTo(JobPlan.of(suite(5), PARAMS, 2, "", List.of(LLAMA, "b"), 3));
+    }
+}
