@@ -27,6 +27,7 @@ import java.util.concurrent.Callable;
             BenchMain.Failure.class,
             BenchMain.Scheduling.class,
             BenchMain.E2e.class,
+            BenchMain.RateLimit.class,
             BenchMain.ModelClient.class,
             BenchMain.JfrCommand.class,
             BenchMain.Suite.class
@@ -418,6 +419,47 @@ public final class BenchMain implements Callable<Integer> {
             return common.execute("e2e", (ctx, report) -> E2eBench.run(ctx, report,
                     new E2eBench.Options(common.runsOr(3), vignettes, workers, capacity, latencyMs, jobSize, workerJar,
                             storeOutcomes, !stubNagle, profile)));
+        }
+    }
+
+    @Command(name = "ratelimit", mixinStandardHelpOptions = true,
+            description = "The fleet against a model API that answers 429 beyond a threshold in flight: the real"
+                    + " coordinator and workers, with the coordinator's rate governor and without, side by side.")
+    static final class RateLimit implements Callable<Integer> {
+        @Mixin
+        Common common;
+
+        @Option(names = "--vignettes", description = "Vignettes per run (default: ${DEFAULT-VALUE}).",
+                defaultValue = "6000")
+        int vignettes;
+
+        @Option(names = "--workers", description = "Worker processes (default: ${DEFAULT-VALUE}).", defaultValue = "4")
+        int workers;
+
+        @Option(names = "--capacity", description = "Capacity of each worker (default: ${DEFAULT-VALUE}).",
+                defaultValue = "16")
+        int capacity;
+
+        @Option(names = "--latency-ms", description = "The stub model's latency per call (default: ${DEFAULT-VALUE}).",
+                defaultValue = "50")
+        long latencyMs;
+
+        @Option(names = "--threshold", description = "Requests in flight beyond which the stub answers 429"
+                + " (default: ${DEFAULT-VALUE}).", defaultValue = "24")
+        int threshold;
+
+        @Option(names = "--job-size", description = "Vignettes per job (default: ${DEFAULT-VALUE}).", defaultValue = "1")
+        int jobSize;
+
+        @Option(names = "--worker-jar", description = "The product binary (default: ${DEFAULT-VALUE}).",
+                defaultValue = "worker-cli/target/worker.jar")
+        Path workerJar;
+
+        @Override
+        public Integer call() throws Exception {
+            return common.execute("ratelimit", (ctx, report) -> RateLimitBench.run(ctx, report,
+                    new RateLimitBench.Options(common.runsOr(3), vignettes, workers, capacity, latencyMs, threshold,
+                            jobSize, workerJar)));
         }
     }
 

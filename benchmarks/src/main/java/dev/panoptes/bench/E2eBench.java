@@ -145,8 +145,8 @@ final class E2eBench {
         String coordinatorName = "e2e-coordinator-" + name;
         Path coordinatorLog = ctx.logDir().resolve(coordinatorName + ".log");
         try (Child coordinator = Child.startCommand(ctx, coordinatorName, cli.command(ctx.coordinatorJvmArgs(),
-                List.of("coordinator", "--listen", "127.0.0.1:" + port, "--suite", suite.toString(), "--db",
-                        db.toString(), "--job-size", Integer.toString(o.jobSize()))))) {
+                List.of("coordinator", "--listen", "127.0.0.1:" + port, "--suite", suite.toString(), "--model",
+                        "stub", "--db", db.toString(), "--job-size", Integer.toString(o.jobSize()))))) {
             ProductCli.awaitListening(port, 60_000, coordinator);
             long start = System.nanoTime();
             long coordinatorCpu0 = coordinator.cpuNanos();
@@ -245,7 +245,7 @@ final class E2eBench {
     }
 
     /** Workers the coordinator has reported registered so far, from its log (stderr). */
-    private static int registrations(Path log) {
+    static int registrations(Path log) {
         try {
             String text = Files.readString(log);
             int n = 0;
@@ -289,7 +289,7 @@ final class E2eBench {
     }
 
     /** Stored records, read-only; 0 while the coordinator has not created the table yet. */
-    private static long countRecords(Path db) {
+    static long countRecords(Path db) {
         if (!Files.exists(db)) {
             return 0;
         }

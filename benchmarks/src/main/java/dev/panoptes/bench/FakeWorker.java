@@ -11,6 +11,8 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
 
 /**
  * A minimal, fast fake worker in its own JVM, to measure the coordinator alone: one thread, a
@@ -33,15 +35,17 @@ public final class FakeWorker {
         ChildIo.startWatchdog();
         ChildIo.exitWhenStdinCloses();
         try {
+            // An optional sixth argument names the models it offers (comma-separated), for runs that name theirs.
+            List<String> models = args.length > 5 && !args[5].isEmpty() ? List.of(args[5].split(",")) : List.of();
             serve(Integer.parseInt(args[0]), args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]),
-                    Long.parseLong(args[4]));
+                    Long.parseLong(args[4]), models);
         } catch (Exception | Error e) {
             ChildIo.die("fake worker", e);
         }
     }
 
-    private static void serve(int port, String workerId, int capacity, int heartbeatMs, long connectRetryMs)
-            throws IOException, InterruptedException {
+    private static void serve(int port, String workerId, int capacity, int heartbeatMs, long connectRetryMs,
+                              List<String> models) throws IOException, InterruptedException {
         MessageCodec codec = new MessageCodec();
         byte[] heartbeat = codec.encodeFrame(new Message.Heartbeat(workerId));
         try (Socket socket = connect(port, connectRetryMs)) {
@@ -49,7 +53,8 @@ public final class FakeWorker {
             socket.setSoTimeout(heartbeatMs);
             InputStream in = socket.getInputStream();
             OutputStream out = socket.getOutputStream();
-            out.write(codec.encodeFrame(new Message.Register(workerId, capacity)));
+            out.write(codec.encodeFrame(new Message.Register(workerId, capacity, Message.PROTOCOL_VERSION, null,
+                    Map.of(), models)));
             ChildIo.reply("REGISTERING", "nanos", System.nanoTime());
             FakeWorkerCodec answers = new FakeWorkerCodec();
             byte[] buf = new byte[256 * 1024];

@@ -122,14 +122,14 @@ final class SuiteBench {
         String name = runDir.getFileName().toString();
         try (Child probe = Child.start(ctx, "suite-probe-" + name, FakeWorker.class, List.of(),
                 List.of(Integer.toString(port), "suite-probe", Integer.toString(o.workerCapacity()), "1000",
-                        "120000"))) {
+                        "120000", "stub"))) {
             // The probe is retrying its connect every 2 ms before the coordinator starts.
             probe.expect("CONNECTING", Duration.ofSeconds(30));
             List<String> jvm = new ArrayList<>(List.of("-Xmx" + heapMb + "m", "-Xlog:gc:file=" + gcLog));
             jvm.addAll(ctx.coordinatorJvmArgs());
             List<String> command = cli.command(jvm,
                     List.of("coordinator", "--listen", "127.0.0.1:" + port, "--suite", suite.toString(),
-                            "--db", runDir.resolve("results.db").toString(), "--job-size",
+                            "--model", "stub", "--db", runDir.resolve("results.db").toString(), "--job-size",
                             Integer.toString(o.jobSize())));
             long t0 = System.nanoTime();
             try (Child coordinator = Child.startCommand(ctx, "suite-coordinator-" + name, command)) {

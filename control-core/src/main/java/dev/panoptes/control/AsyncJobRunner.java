@@ -29,4 +29,14 @@ public interface AsyncJobRunner {
      * @return completes with one record per vignette of the job's spec, or exceptionally
      */
     CompletionStage<JobOutcome> start(Job job);
+
+    /**
+     * How many times the model API this runner calls answered HTTP 429 (too many requests) since
+     * the runner was made, retried requests included; 0 when it does not know. The worker session
+     * reports the increase to its coordinator, which governs the fleet's concurrency against the
+     * API. Any thread.
+     */
+    default long throttledCount() {
+        return 0;
+    }
 }

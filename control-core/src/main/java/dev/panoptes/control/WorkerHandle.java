@@ -31,6 +31,14 @@ public interface WorkerHandle {
         return model == null || models().contains(model);
     }
 
+    /**
+     * The model API this worker calls (its base URL, without credentials), for limits shared by
+     * the workers of one API; null when unknown.
+     */
+    default String endpoint() {
+        return null;
+    }
+
     /** The number of jobs this worker runs at once; at least 1. */
     int capacity();
 

@@ -152,6 +152,12 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
         return new WorkerException(where + " failed unexpectedly: " + t, t);
     }
 
+    /** The client's count of 429 answers. */
+    @Override
+    public long throttledCount() {
+        return client.throttledCount();
+    }
+
     @Override
     public String toString() {
         return "EvalJobRunner[" + client + "]";

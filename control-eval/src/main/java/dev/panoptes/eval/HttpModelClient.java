@@ -236,6 +236,8 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     /** The calls not yet completed, so that {@link #close()} can fail them. */
     private final Set<Call> live = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    /** 429 answers seen, retried ones included; read by whoever reports them to a coordinator. */
+    private final java.util.concurrent.atomic.LongAdder throttled = new java.util.concurrent.atomic.LongAdder();
 
     private HttpModelClient(Builder b) {
         this.baseUrl = b.baseUrl;
@@ -365,6 +367,15 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         return model;
     }
 
+    /**
+     * How many answers were HTTP 429 (too many requests) since this client was built, including
+     * those of attempts that were retried. Any thread.
+     */
+    @Override
+    public long throttledCount() {
+        return throttled.sum();
+    }
+
     /** The model a request asks for: its own, else this client's. */
     String modelFor(ModelRequest request) {
         String asked = request.params().model();
@@ -481,6 +492,9 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     /** The answer to a 2xx, or why the attempt failed and whether another may help. */
     private ModelResponse answer(Answer response, String model) throws AttemptFailure {
         int status = response.status();
+        if (status == 429) {
+            throttled.increment();
+        }
         String body = response.body();
         if (status >= 200 && status <= 299) {
             try {

@@ -53,4 +53,12 @@ public interface ModelClient {
      *         documents
      */
     CompletableFuture<ModelResponse> completeAsync(ModelRequest request);
+
+    /**
+     * How many answers of the model API were HTTP 429 (too many requests) since this client was
+     * made, retried ones included; 0 when the client does not count them. Any thread.
+     */
+    default long throttledCount() {
+        return 0;
+    }
 }

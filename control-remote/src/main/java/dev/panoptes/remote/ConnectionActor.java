@@ -501,6 +501,8 @@ final class ConnectionActor {
             }
         } else if (message instanceof Message.Drain) {
             onDrain();
+        } else if (message instanceof Message.Throttled throttled) {
+            context.events.onThrottled(worker, throttled.count());
         } else {
             // PROTOCOL.md rule 3: a late register, or a coordinator's message sent back to us, is a slip.
             log.debug("worker={} job=- - ignoring a {} frame from a registered worker", workerId(), message.type());

@@ -103,6 +103,15 @@ public final class RemoteWorker implements WorkerHandle {
         return actor.remoteAddress();
     }
 
+    /**
+     * The model API the worker calls, as it said at registration (its {@code endpoint} label),
+     * or null.
+     */
+    @Override
+    public String endpoint() {
+        return labels.get("endpoint");
+    }
+
     /** The labels the worker registered with; informational; never null. */
     public Map<String, String> labels() {
         return labels;

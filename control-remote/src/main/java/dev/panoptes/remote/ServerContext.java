@@ -33,6 +33,10 @@ final class ServerContext {
 
         /** A registered worker's connection is ending; its jobs are about to be failed. */
         void onLost(RemoteWorker worker, Throwable cause);
+
+        /** The worker's model API answered {@code count} requests with HTTP 429 since it last said so. */
+        default void onThrottled(RemoteWorker worker, long count) {
+        }
     }
 
     final ServerOptions options;

@@ -91,6 +91,14 @@ public final class WorkerServer implements AutoCloseable {
         }
 
         /**
+         * A worker's model API answered {@code count} of its requests with HTTP 429 (too many
+         * requests) since the worker last said so, retried requests included ({@code throttled}
+         * frames, PROTOCOL.md revision 4).
+         */
+        default void onThrottled(RemoteWorker worker, long count) {
+        }
+
+        /**
          * The server failed as a whole (a selector thread died) and is closing: every worker is
          * being dropped, and its pool is marked failed.
          *
@@ -401,6 +409,11 @@ public final class WorkerServer implements AutoCloseable {
         public void onLost(RemoteWorker worker, Throwable cause) {
             pool.remove(worker);
             tell(() -> listener.onLost(worker, cause), "onLost", worker.id());
+        }
+
+        @Override
+        public void onThrottled(RemoteWorker worker, long count) {
+            tell(() -> listener.onThrottled(worker, count), "onThrottled", worker.id());
         }
     }
 }

@@ -159,6 +159,16 @@ final class CoordinatorCommand implements Callable<Integer> {
                     + " retries included).")
     private Duration jobTimeout;
 
+    @Option(names = "--max-concurrency-per-endpoint", order = 137, paramLabel = "N", defaultValue = "0",
+            description = "The most jobs in flight against one model API (workers with the same --model-api) across"
+                    + " the fleet; 0 for no ceiling. Either way the fleet backs off together when the API answers"
+                    + " 429: its limit halves, then grows by one job per round of answers. Default: ${DEFAULT-VALUE}.")
+    private int maxConcurrencyPerEndpoint;
+
+    @Option(names = "--no-rate-governor", order = 138,
+            description = "Do not govern the fleet's concurrency per model API: each worker backs off alone on 429.")
+    private boolean noRateGovernor;
+
     private final Map<String, String> env;
 
     CoordinatorCommand(Map<String, String> env) {
@@ -170,8 +180,13 @@ final class CoordinatorCommand implements Callable<Integer> {
         verbose.apply();
         Logging.quietLibrary(verbose.isVerbose());
         CoordinatorSettings settings = settings();
+        if (maxConcurrencyPerEndpoint < 0) {
+            throw invalid("--max-concurrency-per-endpoint", "must be 0 (no ceiling) or more, got "
+                    + maxConcurrencyPerEndpoint);
+        }
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
-                System.console() != null, Jars.selfCommand());
+                System.console() != null, Jars.selfCommand())
+                .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint);
         try {
             return runInterruptibly(run);
         } catch (SuiteFormatException e) {

@@ -3,6 +3,8 @@ package dev.panoptes.worker;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSourceFailedException;
 import dev.panoptes.control.score.RunScoring;
+import dev.panoptes.control.schedule.DispatchGate;
+import dev.panoptes.control.schedule.EndpointGovernor;
 import dev.panoptes.control.schedule.ProgressListener;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.schedule.Scheduler;
@@ -54,6 +56,8 @@ final class CoordinatorRun {
     private final String workerCommand;
     private Consumer<InetSocketAddress> onListening = address -> { };
     private final List<ProgressListener> extraListeners = new ArrayList<>();
+    /** The fleet's concurrency per model API; null when not governed. */
+    private EndpointGovernor governor = new EndpointGovernor(0);
     private volatile RunSummary summary;
     /** The console while the run is on, else null. */
     private volatile ProgressPrinter console;
@@ -74,6 +78,17 @@ final class CoordinatorRun {
     /** Called with the bound address once the server listens (the demo starts its workers there). */
     CoordinatorRun onListening(Consumer<InetSocketAddress> callback) {
         this.onListening = callback;
+        return this;
+    }
+
+    /**
+     * Governs the fleet's concurrency against each model API (additive increase, multiplicative
+     * decrease on the 429s workers report), or not.
+     *
+     * @param ceiling the most jobs in flight against one API; 0 for none
+     */
+    CoordinatorRun withRateGovernor(boolean enabled, int ceiling) {
+        this.governor = enabled ? new EndpointGovernor(ceiling) : null;
         return this;
     }
 
@@ -119,7 +134,7 @@ final class CoordinatorRun {
         // The server binds before the store opens, so that an address in use or a host that does
         // not resolve leaves no empty database behind.
         try (ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
-             WorkerServer server = WorkerServer.start(serverOptions(), pool, fleet = new FleetReporter(progress));
+             WorkerServer server = WorkerServer.start(serverOptions(), pool, fleet = new FleetReporter(progress).governedBy(governor));
              JdbcResultStore store = JdbcResultStore.openSqlite(settings.db()).withScoring(scoring)) {
             store.recordRun(new RunEntry(plan.runId(), settings.suite().toString(), settings.models(),
                     settings.scorer(), settings.epochs(), suite.vignettes().size(), Instant.now()));
@@ -143,7 +158,8 @@ final class CoordinatorRun {
                     .withMaxAttempts(settings.maxAttempts())
                     .withWaitForWorkers(settings.waitForWorkers())
                     .withJobTimeout(settings.jobTimeout())
-                    .withListener(fanOut(progress, fleet, address, events));
+                    .withListener(fanOut(progress, fleet, address, events))
+                    .withGate(governor == null ? DispatchGate.OPEN : governor);
             RunReport report;
             try {
                 report = new Scheduler(pool, store, options).run(plan.jobs());
@@ -166,11 +182,28 @@ final class CoordinatorRun {
             fleet.quiet();
             summary = RunSummary.of(plan, report, RunDataLoader.load(store, plan.runId()), settings.groupBy());
             out.print(summary.render());
+            out.print(governorLines());
             out.flush();
             return summary.allCompleted() ? 0 : EXIT_INCOMPLETE;
         } finally {
             console = null;
         }
+    }
+
+    /** What the rate governor did, for the summary: one line per model API that answered 429. */
+    private String governorLines() {
+        if (governor == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder();
+        governor.state().forEach((endpoint, st) -> {
+            if (st.throttled() > 0) {
+                b.append(String.format(Locale.ROOT, "  rate:        %s answered 429 %d times; the fleet's limit on it was"
+                        + " cut %d times and ended at %.1f jobs in flight%n", endpoint, st.throttled(), st.cuts(),
+                        st.limit()));
+            }
+        });
+        return b.toString();
     }
 
     /** " --model a --model b" for the hint that shows how to start a worker. */

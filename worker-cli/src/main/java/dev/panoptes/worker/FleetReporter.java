@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.schedule.EndpointGovernor;
 import dev.panoptes.remote.RemoteWorker;
 import dev.panoptes.remote.WorkerServer;
 import org.slf4j.Logger;
@@ -34,6 +35,8 @@ final class FleetReporter implements WorkerServer.Listener {
     private final Map<String, Long> printedAt = new ConcurrentHashMap<>();
     /** Set once the run is over: the workers dropped by the server's shutdown are not news. */
     private volatile boolean quiet;
+    /** Where workers' 429 reports go; null when the fleet's rate is not governed. Set before the server starts. */
+    private volatile EndpointGovernor governor;
 
     FleetReporter(ProgressPrinter progress) {
         this(progress, System::nanoTime);
@@ -92,5 +95,19 @@ final class FleetReporter implements WorkerServer.Listener {
         }
         return " " + n + (n == 1 ? " connection was" : " connections were") + " refused so far (last "
                 + lastRejection.get() + ")";
+    }
+
+    /** Sends workers' 429 reports to {@code governor} from now on. */
+    FleetReporter governedBy(EndpointGovernor governor) {
+        this.governor = governor;
+        return this;
+    }
+
+    @Override
+    public void onThrottled(RemoteWorker worker, long count) {
+        EndpointGovernor g = governor;
+        if (g != null) {
+            g.onThrottled(worker.endpoint(), count);
+        }
     }
 }

@@ -57,11 +57,17 @@ public final class StubModelServer implements AutoCloseable {
     private final Duration latency;
     private final ObjectMapper mapper = new ObjectMapper();
     private final AtomicLong requests = new AtomicLong();
+    /** Requests answered 429 because more than {@link #maxConcurrent} were in flight. */
+    private final AtomicLong throttled = new AtomicLong();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    /** The most completions it serves at once before answering 429, as a rate-limited API does; 0 for no limit. */
+    private final int maxConcurrent;
 
-    private StubModelServer(HttpServer server, ExecutorService executor, Duration latency) {
+    private StubModelServer(HttpServer server, ExecutorService executor, Duration latency, int maxConcurrent) {
         this.server = server;
         this.executor = executor;
         this.latency = latency;
+        this.maxConcurrent = maxConcurrent;
     }
 
     /**
@@ -73,6 +79,21 @@ public final class StubModelServer implements AutoCloseable {
      * @throws IOException when the address cannot be bound
      */
     public static StubModelServer start(InetSocketAddress bind, Duration latency, int threads) throws IOException {
+        return start(bind, latency, threads, 0);
+    }
+
+    /**
+     * Starts a server that answers HTTP 429 (a {@code rate_limit_error}, as OpenAI's API does) to
+     * any completion beyond {@code maxConcurrent} in flight at once.
+     *
+     * @param maxConcurrent the most completions served at once; 0 for no limit
+     * @throws IOException when the address cannot be bound
+     */
+    public static StubModelServer start(InetSocketAddress bind, Duration latency, int threads, int maxConcurrent)
+            throws IOException {
+        if (maxConcurrent < 0) {
+            throw new IllegalArgumentException("maxConcurrent must be 0 (no limit) or more, got " + maxConcurrent);
+        }
         HttpServer http = HttpServer.create(bind, 256);
         AtomicInteger n = new AtomicInteger();
         ExecutorService executor = Executors.newFixedThreadPool(threads, r -> {
@@ -80,7 +101,7 @@ public final class StubModelServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        StubModelServer stub = new StubModelServer(http, executor, latency);
+        StubModelServer stub = new StubModelServer(http, executor, latency, maxConcurrent);
         http.createContext("/v1/chat/completions", stub::handleCompletion);
         http.createContext("/v1/models", stub::handleModels);
         http.setExecutor(executor);
@@ -93,6 +114,11 @@ public final class StubModelServer implements AutoCloseable {
     public URI baseUrl() {
         InetSocketAddress a = server.getAddress();
         return URI.create("http://" + a.getHostString() + ":" + a.getPort() + "/v1");
+    }
+
+    /** Completions answered 429 so far (over {@code maxConcurrent}). */
+    public long throttledCount() {
+        return throttled.get();
     }
 
     /** Completions served so far. */
@@ -150,26 +176,43 @@ public final class StubModelServer implements AutoCloseable {
                 send(exchange, 400, "{\"error\":{\"message\":\"messages is required\",\"type\":\"invalid_request_error\"}}");
                 return;
             }
-            String prompt = messages.get(messages.size() - 1).path("content").asText("");
-            String model = body.path("model").asText("stub");
-            Long seed = body.hasNonNull("seed") ? body.get("seed").asLong() : null;
-            sleep(latency);
-            String text = answer(prompt, model, seed);
-            ObjectNode response = mapper.createObjectNode();
-            response.put("id", "chatcmpl-" + requests.incrementAndGet());
-            response.put("object", "chat.completion");
-            response.put("created", System.currentTimeMillis() / 1000);
-            response.put("model", model);
-            ObjectNode choice = response.putArray("choices").addObject();
-            choice.put("index", 0);
-            choice.putObject("message").put("role", "assistant").put("content", text);
-            choice.put("finish_reason", "stop");
-            ObjectNode usage = response.putObject("usage");
-            int in = words(prompt);
-            int out = words(text);
-            usage.put("prompt_tokens", in).put("completion_tokens", out).put("total_tokens", in + out);
-            send(exchange, 200, mapper.writeValueAsString(response));
+            if (maxConcurrent > 0 && inFlight.incrementAndGet() > maxConcurrent) {
+                inFlight.decrementAndGet();
+                throttled.incrementAndGet();
+                send(exchange, 429, "{\"error\":{\"message\":\"Rate limit reached: more than " + maxConcurrent
+                        + " requests in flight\",\"type\":\"rate_limit_error\"}}");
+                return;
+            }
+            try {
+                answer(exchange, body, messages);
+            } finally {
+                if (maxConcurrent > 0) {
+                    inFlight.decrementAndGet();
+                }
+            }
         }
+    }
+
+    private void answer(HttpExchange exchange, JsonNode body, JsonNode messages) throws IOException {
+        String prompt = messages.get(messages.size() - 1).path("content").asText("");
+        String model = body.path("model").asText("stub");
+        Long seed = body.hasNonNull("seed") ? body.get("seed").asLong() : null;
+        sleep(latency);
+        String text = answer(prompt, model, seed);
+        ObjectNode response = mapper.createObjectNode();
+        response.put("id", "chatcmpl-" + requests.incrementAndGet());
+        response.put("object", "chat.completion");
+        response.put("created", System.currentTimeMillis() / 1000);
+        response.put("model", model);
+        ObjectNode choice = response.putArray("choices").addObject();
+        choice.put("index", 0);
+        choice.putObject("message").put("role", "assistant").put("content", text);
+        choice.put("finish_reason", "stop");
+        ObjectNode usage = response.putObject("usage");
+        int in = words(prompt);
+        int out = words(text);
+        usage.put("prompt_tokens", in).put("completion_tokens", out).put("total_tokens", in + out);
+        send(exchange, 200, mapper.writeValueAsString(response));
     }
 
     private void handleModels(HttpExchange exchange) throws IOException {

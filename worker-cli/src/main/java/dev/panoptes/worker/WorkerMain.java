@@ -222,7 +222,7 @@ public final class WorkerMain implements Callable<Integer> {
         WorkerOptions options = WorkerOptions.defaults()
                 .withHeartbeat(heartbeat)
                 .withToken(firstSet(token, env.get(TOKEN_ENV)))
-                .withLabels(models.isEmpty() ? Map.of() : Map.of("model", models.get(0)));
+                .withLabels(labels());
         if (heartbeatTimeout != null) {
             if (heartbeatTimeout.compareTo(heartbeat) <= 0) {
                 throw new ParameterException(spec.commandLine(), "Invalid value for option '--heartbeat-timeout':"
@@ -240,6 +240,20 @@ public final class WorkerMain implements Callable<Integer> {
                 id == null ? WorkerIds.defaultId() : id, capacity, options, grace, requestTimeout, !noModelCheck,
                 verbose.isVerbose());
         return starter.start(settings);
+    }
+
+    /**
+     * The first model, and the model API's URL as {@code endpoint}: the coordinator governs the
+     * concurrency of all workers that call one endpoint together. The URL carries no credentials
+     * (the URL converter refuses user info).
+     */
+    private Map<String, String> labels() {
+        Map<String, String> labels = new java.util.LinkedHashMap<>();
+        if (!models.isEmpty()) {
+            labels.put("model", models.get(0));
+        }
+        labels.put("endpoint", modelApi.toString().replaceAll("/+$", ""));
+        return labels;
     }
 
     private void requireWorkerOptions() {

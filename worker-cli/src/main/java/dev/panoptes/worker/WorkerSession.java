@@ -87,6 +87,8 @@ public final class WorkerSession implements Closeable {
     private final String workerId;
     private final int capacity;
     private final AsyncJobRunner runner;
+    /** I/O thread only: the runner's 429 count already reported to the coordinator. */
+    private long throttlesReported;
     private final WorkerOptions options;
     private final String coordinator;
     private final MessageCodec codec = new MessageCodec();
@@ -154,6 +156,8 @@ public final class WorkerSession implements Closeable {
         this.workerId = WorkerIds.requireValid(workerId);
         this.capacity = WorkerIds.requireCapacity(workerId, capacity);
         this.runner = Objects.requireNonNull(runner, "runner");
+        // 429s seen before this connection were the previous session's to report (or lost with it).
+        this.throttlesReported = runner.throttledCount();
         this.options = Objects.requireNonNull(options, "options");
         this.coordinator = Workers.describe(channel.socket().getRemoteSocketAddress());
         this.selector = Selector.open();
@@ -292,6 +296,7 @@ public final class WorkerSession implements Closeable {
                 return;
             }
             collectAnswers();
+            reportThrottles(now);
             if (drainRequested && !drainSent) {
                 drainSent = true;
                 log.info("worker={} - draining: asked coordinator {} to assign nothing more; finishing the jobs it"
@@ -566,6 +571,18 @@ public final class WorkerSession implements Closeable {
         }
         heldCount = held.size() + stacked;
         return found;
+    }
+
+    /**
+     * Tells the coordinator how many 429s the model API answered since the last report, so that
+     * it can govern the fleet's concurrency against the API (PROTOCOL.md, revision 4).
+     */
+    private void reportThrottles(long now) throws IOException {
+        long seen = runner.throttledCount();
+        if (seen > throttlesReported && !outputShut) {
+            send(new Message.Throttled(seen - throttlesReported), now);
+            throttlesReported = seen;
+        }
     }
 
     private void checkClocks(long now) throws IOException {

@@ -94,6 +94,35 @@ class WorkerSessionTest {
     }
 
     @Test
+    void the429sItsModelApiAnsweredAreReportedToTheCoordinatorOnceEachWithTheAnswers() throws Exception {
+        java.util.concurrent.atomic.AtomicLong throttled = new java.util.concurrent.atomic.AtomicLong(2);
+        AsyncJobRunner runner = new AsyncJobRunner() {
+            @Override
+            public java.util.concurrent.CompletionStage<dev.panoptes.control.JobOutcome> start(Job job) {
+                // Each job met three 429s before its answer, as a retried call would.
+                throttled.addAndGet(3);
+                return java.util.concurrent.CompletableFuture.completedFuture(TestJobs.echo(job));
+            }
+
+            @Override
+            public long throttledCount() {
+                return throttled.get();
+            }
+        };
+        serveAsync("w1", 2, runner);
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        peer.send(new Message.Assign(TestJobs.job("j1", "hi")));
+        peer.expect(Message.Result.class);
+        // The two seen before the session are not this session's to report.
+        assertThat(peer.expect(Message.Throttled.class).count()).isEqualTo(3);
+        peer.send(new Message.Assign(TestJobs.job("j2", "yo")));
+        peer.expect(Message.Result.class);
+        assertThat(peer.expect(Message.Throttled.class).count()).isEqualTo(3);
+        peer.closeGracefully();
+    }
+
+    @Test
     void runsTwoJobsAtOnceWithCapacityTwoAndAnswersInCompletionOrder() throws Exception {
         StubModel model = new StubModel().hold("slow").hold("fast");
         serveWorker("w1", 2, new EvalJobRunner(model), OPTIONS);

@@ -31,11 +31,14 @@ import java.util.Objects;
  * @param maxQuarantineBackoff the cap on that
  * @param maxWorkerFaults      worker-scoped failures one job may have without spending its
  *                             attempts; each one beyond counts as an attempt (at least 0)
+ * @param gate                 a limit on dispatches besides the workers' capacities (such as the
+ *                             fleet's concurrency per model API); {@link DispatchGate#OPEN} for none
  */
 public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration maxRetryBackoff,
                                Duration waitForWorkers, Duration pollInterval, boolean skipCompleted,
                                ProgressListener listener, Duration jobTimeout, int quarantineAfter,
-                               Duration quarantineBackoff, Duration maxQuarantineBackoff, int maxWorkerFaults) {
+                               Duration quarantineBackoff, Duration maxQuarantineBackoff, int maxWorkerFaults,
+                               DispatchGate gate) {
     /** @throws IllegalArgumentException when a value is out of range */
     public SchedulerOptions {
         if (maxAttempts < 1) {
@@ -58,6 +61,7 @@ public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration 
         if (maxWorkerFaults < 0) {
             throw new IllegalArgumentException("maxWorkerFaults must not be negative, got " + maxWorkerFaults);
         }
+        Objects.requireNonNull(gate, "gate");
     }
 
     /**
@@ -69,52 +73,52 @@ public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration 
     public static SchedulerOptions defaults() {
         return new SchedulerOptions(3, Duration.ofMillis(250), Duration.ofSeconds(5), Duration.ofMinutes(1),
                 Duration.ofMillis(250), true, ProgressListener.NONE, Duration.ofMinutes(30), 3, Duration.ofSeconds(30),
-                Duration.ofMinutes(10), 5);
+                Duration.ofMinutes(10), 5, DispatchGate.OPEN);
     }
 
     /** A copy with another attempt limit. */
     public SchedulerOptions withMaxAttempts(int value) {
         return new SchedulerOptions(value, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
                 skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
-                maxWorkerFaults);
+                maxWorkerFaults, gate);
     }
 
     /** A copy with another backoff: {@code first} for the second redelivery, doubling up to {@code max}. */
     public SchedulerOptions withRetryBackoff(Duration first, Duration max) {
         return new SchedulerOptions(maxAttempts, first, max, waitForWorkers, pollInterval, skipCompleted, listener,
-                jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults);
+                jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate);
     }
 
     /** A copy with another limit on waiting for a usable worker. */
     public SchedulerOptions withWaitForWorkers(Duration value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, value, pollInterval, skipCompleted,
-                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults);
+                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate);
     }
 
     /** A copy with another poll interval. */
     public SchedulerOptions withPollInterval(Duration value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, value, skipCompleted,
-                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults);
+                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate);
     }
 
     /** A copy that does or does not skip jobs already complete in the store. */
     public SchedulerOptions withSkipCompleted(boolean value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval, value,
-                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults);
+                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate);
     }
 
     /** A copy reporting progress to another listener. */
     public SchedulerOptions withListener(ProgressListener value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
                 skipCompleted, value, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
-                maxWorkerFaults);
+                maxWorkerFaults, gate);
     }
 
     /** A copy with another deadline per attempt; {@link Duration#ZERO} for none. */
     public SchedulerOptions withJobTimeout(Duration value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
                 skipCompleted, listener, value, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
-                maxWorkerFaults);
+                maxWorkerFaults, gate);
     }
 
     /**
@@ -123,13 +127,13 @@ public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration 
      */
     public SchedulerOptions withQuarantine(int failuresInARow, Duration first, Duration max) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
-                skipCompleted, listener, jobTimeout, failuresInARow, first, max, maxWorkerFaults);
+                skipCompleted, listener, jobTimeout, failuresInARow, first, max, maxWorkerFaults, gate);
     }
 
     /** A copy with another number of worker-scoped failures a job may have without spending attempts. */
     public SchedulerOptions withMaxWorkerFaults(int value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
-                skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, value);
+                skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, value, gate);
     }
 
     private static void requirePositiveOrZero(Duration d, String name) {
@@ -137,5 +141,12 @@ public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration 
         if (d.isNegative()) {
             throw new IllegalArgumentException(name + " must not be negative, got " + d);
         }
+    }
+
+    /** A copy with a dispatch gate (see {@link DispatchGate}). */
+    public SchedulerOptions withGate(DispatchGate value) {
+        return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
+                skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
+                maxWorkerFaults, value);
     }
 }

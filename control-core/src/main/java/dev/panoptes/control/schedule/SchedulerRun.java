@@ -53,6 +53,7 @@ final class SchedulerRun {
     private final Quarantine quarantine;
     private final WorkerWait workerWait;
     private final long jobTimeoutNanos;
+    private final DispatchGate gate;
     private final BlockingQueue<Runnable> events = new LinkedBlockingQueue<>();
     private final Runnable wake = () -> events.add(() -> { });
     private final ArrayDeque<JobState> ready = new ArrayDeque<>();
@@ -84,6 +85,7 @@ final class SchedulerRun {
         this.quarantine = new Quarantine(options);
         this.workerWait = new WorkerWait(options);
         this.jobTimeoutNanos = options.jobTimeout().toNanos();
+        this.gate = options.gate();
     }
 
     RunReport execute() throws InterruptedException {
@@ -212,7 +214,13 @@ final class SchedulerRun {
         int dispatched = 0;
         for (Iterator<JobState> it = ready.iterator(); it.hasNext() && freeTotal > 0; ) {
             JobState state = it.next();
-            int chosen = choose(state, workers, free);
+            int chosen;
+            // A worker the gate holds back (its model API is at the fleet's limit) counts as full for
+            // this pass; the job may still go to a worker behind another API.
+            while ((chosen = choose(state, workers, free)) >= 0 && !gate.tryAcquire(workers.get(chosen))) {
+                freeTotal -= free[chosen];
+                free[chosen] = 0;
+            }
             if (chosen < 0) {
                 continue;
             }
@@ -303,6 +311,7 @@ final class SchedulerRun {
                 error = new WorkerException("worker " + worker.id() + " gave a wrong answer: " + e.getMessage());
             }
         }
+        gate.release(worker, error == null);
         if (error == null) {
             onCompleted(state, worker, outcome);
             return;

@@ -131,6 +131,20 @@ public sealed interface Message {
         }
     }
 
+    /**
+     * worker -> coordinator (revision 4): the worker's model API answered {@code count} requests
+     * with HTTP 429 (too many requests) since the worker last said so, retried ones included. The
+     * coordinator uses it to govern the fleet's concurrency per model endpoint.
+     *
+     * @param count 429 answers since the last {@code throttled} frame; at least 1
+     */
+    record Throttled(long count) implements Message {
+        @Override
+        public String type() {
+            return "throttled";
+        }
+    }
+
     /** worker -> coordinator: assign nothing more; the worker finishes what it holds and closes. */
     record Drain() implements Message {
         @Override

@@ -184,6 +184,8 @@ public final class MessageCodec {
         } else if (message instanceof Message.Assign a) {
             g.writeFieldName("job");
             writeJob(g, a.job());
+        } else if (message instanceof Message.Throttled t) {
+            g.writeNumberField("count", t.count());
         } else if (!(message instanceof Message.Drain)) {
             throw new IllegalStateException("no encoding for " + message.getClass());
         }
@@ -371,6 +373,7 @@ public final class MessageCodec {
                 case "failed" -> new Message.Failed(new JobId(f.string("jobId")), f.string("error"),
                         f.bool("retryable"), FailureScope.fromWire(f.optString("scope")).orElse(null));
                 case "drain" -> new Message.Drain();
+                case "throttled" -> new Message.Throttled(Math.max(1, f.integer("count")));
                 case "registered" -> new Message.Registered(f.integer("heartbeatMs"));
                 case "rejected" -> new Message.Rejected(f.string("reason"), f.optBool("retryable", false));
                 case "cancel" -> new Message.Cancel(new JobId(f.string("jobId")), f.optString("reason"));

@@ -50,6 +50,8 @@ class MessageCodecTest {
                 Message.Failed.of(JobId.of("j2"), "model API answered 404", FailureScope.WORKER),
                 Message.Failed.of(JobId.of("j3"), "model API answered 503", FailureScope.TRANSIENT),
                 new Message.Drain(),
+                new Message.Throttled(7),
+                new Message.Register("w3", 4, 1, null, Map.of("endpoint", "http://gpu-07:8000/v1"), List.of("a", "b")),
                 new Message.Registered(5000),
                 new Message.Rejected("wrong token"),
                 new Message.Rejected("coordinator busy", true),

@@ -1,0 +1,36 @@
+package dev.panoptes.control.schedule;
+
+import dev.panoptes.control.WorkerHandle;
+
+/**
+ * A limit on dispatches beyond each worker's capacity, consulted by the scheduler before it hands
+ * a job to a worker: for example the fleet's concurrency against one model API
+ * ({@link EndpointGovernor}).
+ *
+ * <p>Threads: {@link #tryAcquire} and {@link #release} are called on the scheduler's thread, in
+ * pairs (every acquired dispatch is released once, when its attempt is answered, whatever the
+ * answer). Implementations may be told things on other threads and must then be thread-safe.
+ */
+public interface DispatchGate {
+    /** No limit at all. */
+    DispatchGate OPEN = new DispatchGate() {
+        @Override
+        public boolean tryAcquire(WorkerHandle worker) {
+            return true;
+        }
+
+        @Override
+        public void release(WorkerHandle worker, boolean succeeded) {
+        }
+    };
+
+    /** May one more job go to {@code worker} now? A true must be followed by one {@link #release}. */
+    boolean tryAcquire(WorkerHandle worker);
+
+    /**
+     * An attempt acquired for {@code worker} was answered.
+     *
+     * @param succeeded whether it answered with an outcome (rather than a failure)
+     */
+    void release(WorkerHandle worker, boolean succeeded);
+}
