@@ -1,6 +1,5 @@
 package dev.panoptes.control.score;
 
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -9,18 +8,16 @@ import java.util.Optional;
  * possibly wrapped ("B", "(b)") or followed by its text ("B) Paris"). Stateless and
  * thread-safe.
  */
-final class ChoiceScorer implements Scorer {
+final class ChoiceScorer extends SpecScorer {
     static final String SPEC = "choice";
 
-    @Override
-    public String spec() {
-        return SPEC;
+    ChoiceScorer() {
+        super(SPEC);
     }
 
+
     @Override
-    public Score score(String answer, String expected) {
-        Objects.requireNonNull(answer, "answer");
-        Objects.requireNonNull(expected, "expected");
+    Score compare(String answer, String expected) {
         Optional<Character> want = ChoiceExtraction.expectedLetter(expected);
         if (want.isEmpty()) {
             return new Score(0, "expected answer '" + Texts.clip(expected, 100)
@@ -34,8 +31,4 @@ final class ChoiceScorer implements Scorer {
         return new Score(correct ? 1 : 0, "chose " + got.get() + (correct ? "" : ", expected " + want.get()));
     }
 
-    @Override
-    public String toString() {
-        return SPEC;
-    }
 }

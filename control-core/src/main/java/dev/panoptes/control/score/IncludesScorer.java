@@ -2,25 +2,22 @@ package dev.panoptes.control.score;
 
 import java.util.Collections;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * Spec {@code includes}: the SQuAD-normalized expected answer occurs in the SQuAD-normalized
  * answer as a run of whole words, so "4" is not found in "14" but "new york" is found in
  * "It is New York.". Stateless and thread-safe.
  */
-final class IncludesScorer implements Scorer {
+final class IncludesScorer extends SpecScorer {
     static final String SPEC = "includes";
 
-    @Override
-    public String spec() {
-        return SPEC;
+    IncludesScorer() {
+        super(SPEC);
     }
 
+
     @Override
-    public Score score(String answer, String expected) {
-        Objects.requireNonNull(answer, "answer");
-        Objects.requireNonNull(expected, "expected");
+    Score compare(String answer, String expected) {
         List<String> wanted = Normalization.squadTokens(expected);
         if (wanted.isEmpty()) {
             // An empty word list occurs in every answer; passing everything would hide a bad suite.
@@ -34,8 +31,4 @@ final class IncludesScorer implements Scorer {
                 + "' does not occur as whole words in the normalized answer");
     }
 
-    @Override
-    public String toString() {
-        return SPEC;
-    }
 }

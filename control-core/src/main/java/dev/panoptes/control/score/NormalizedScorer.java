@@ -1,23 +1,20 @@
 package dev.panoptes.control.score;
 
-import java.util.Objects;
 
 /**
  * Spec {@code normalized}: SQuAD exact match, that is equality after
  * {@link Normalization#squadNormalize(String)} on both sides. Stateless and thread-safe.
  */
-final class NormalizedScorer implements Scorer {
+final class NormalizedScorer extends SpecScorer {
     static final String SPEC = "normalized";
 
-    @Override
-    public String spec() {
-        return SPEC;
+    NormalizedScorer() {
+        super(SPEC);
     }
 
+
     @Override
-    public Score score(String answer, String expected) {
-        Objects.requireNonNull(answer, "answer");
-        Objects.requireNonNull(expected, "expected");
+    Score compare(String answer, String expected) {
         String normalizedAnswer = Normalization.squadNormalize(answer);
         String normalizedExpected = Normalization.squadNormalize(expected);
         if (normalizedAnswer.equals(normalizedExpected)) {
@@ -27,8 +24,4 @@ final class NormalizedScorer implements Scorer {
                 + "' differs from normalized expected '" + Texts.clip(normalizedExpected, 100) + "'");
     }
 
-    @Override
-    public String toString() {
-        return SPEC;
-    }
 }

@@ -1,6 +1,5 @@
 package dev.panoptes.control.score;
 
-import java.util.Objects;
 import java.util.OptionalDouble;
 import java.util.regex.Pattern;
 
@@ -15,19 +14,18 @@ import java.util.regex.Pattern;
  *
  * <p>Immutable and thread-safe.
  */
-final class NumericScorer implements Scorer {
+final class NumericScorer extends SpecScorer {
     static final String NAME = "numeric";
     static final double DEFAULT_TOLERANCE = 1e-6;
     private static final Pattern DECIMAL = Pattern.compile("(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][-+]?\\d+)?");
 
-    private final String spec;
     /** The tolerance as written (with its % when relative), for explanations. */
     private final String toleranceText;
     private final double tolerance;
     private final boolean relative;
 
     private NumericScorer(String spec, String toleranceText, double tolerance, boolean relative) {
-        this.spec = spec;
+        super(spec);
         this.toleranceText = toleranceText;
         this.tolerance = tolerance;
         this.relative = relative;
@@ -56,15 +54,9 @@ final class NumericScorer implements Scorer {
         return new NumericScorer(NAME + ":" + tolerance, tolerance, Double.parseDouble(digits), relative);
     }
 
-    @Override
-    public String spec() {
-        return spec;
-    }
 
     @Override
-    public Score score(String answer, String expected) {
-        Objects.requireNonNull(answer, "answer");
-        Objects.requireNonNull(expected, "expected");
+    Score compare(String answer, String expected) {
         OptionalDouble want = NumberExtraction.lastNumber(expected);
         if (want.isEmpty()) {
             return new Score(0, "expected answer '" + Texts.clip(expected, 100) + "' holds no number");
@@ -81,8 +73,4 @@ final class NumericScorer implements Scorer {
                 + " within " + toleranceText);
     }
 
-    @Override
-    public String toString() {
-        return spec;
-    }
 }

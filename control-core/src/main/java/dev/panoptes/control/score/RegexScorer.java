@@ -1,6 +1,5 @@
 package dev.panoptes.control.score;
 
-import java.util.Objects;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -12,7 +11,7 @@ import java.util.regex.Pattern;
  * <p>Immutable and thread-safe: the compiled pattern is shared, each call makes its own
  * matcher.
  */
-final class RegexScorer implements Scorer {
+final class RegexScorer extends SpecScorer {
     static final String PREFIX = "regex:";
 
     private final Pattern pattern;
@@ -22,6 +21,7 @@ final class RegexScorer implements Scorer {
      *                                  capturing group; the message says which
      */
     RegexScorer(String regex) {
+        super(PREFIX + regex);
         if (regex.isEmpty()) {
             throw new IllegalArgumentException("the pattern is empty");
         }
@@ -37,15 +37,9 @@ final class RegexScorer implements Scorer {
         }
     }
 
-    @Override
-    public String spec() {
-        return PREFIX + pattern.pattern();
-    }
 
     @Override
-    public Score score(String answer, String expected) {
-        Objects.requireNonNull(answer, "answer");
-        Objects.requireNonNull(expected, "expected");
+    Score compare(String answer, String expected) {
         String captured = lastCapture(answer);
         if (captured == null) {
             return new Score(0, "no match for /" + pattern.pattern() + "/");
@@ -68,8 +62,4 @@ final class RegexScorer implements Scorer {
         return last;
     }
 
-    @Override
-    public String toString() {
-        return spec();
-    }
 }
