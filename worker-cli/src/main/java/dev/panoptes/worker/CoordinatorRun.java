@@ -161,10 +161,11 @@ final class CoordinatorRun {
                     .withListener(fanOut(progress, fleet, address, events))
                     .withGate(governor == null ? DispatchGate.OPEN : governor);
             RunReport report;
+            RunReport grading;
             try {
                 report = new Scheduler(pool, store, options).run(plan.jobs());
-                new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store, progress::message)
-                        .run(pool, options);
+                grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
+                        progress::message).run(pool, options);
             } catch (InterruptedException e) {
                 events.storeIn(store, plan.runId());
                 progress.message("interrupted: " + store.recordCount() + " records are kept in " + settings.db()
@@ -183,8 +184,15 @@ final class CoordinatorRun {
             summary = RunSummary.of(plan, report, RunDataLoader.load(store, plan.runId()), settings.groupBy());
             out.print(summary.render());
             out.print(governorLines());
+            boolean graded = grading == null || grading.failed().isEmpty();
+            if (!graded) {
+                RunReport.FailedJob first = grading.failed().get(0);
+                out.printf("  grading:     %d grading jobs failed, their answers are unscored (first: %s after %d"
+                        + " attempts: %s); run the same command again to grade them%n", grading.failed().size(),
+                        first.jobId(), first.attempts(), first.reason());
+            }
             out.flush();
-            return summary.allCompleted() ? 0 : EXIT_INCOMPLETE;
+            return summary.allCompleted() && graded ? 0 : EXIT_INCOMPLETE;
         } finally {
             console = null;
         }

@@ -101,7 +101,9 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         String scorer = stats.info().scorer() == null ? "" : " (" + stats.info().scorer() + ")";
         boolean any = stats.models().stream().anyMatch(m -> m.scored() > 0);
         if (!any) {
-            sb.append("  accuracy:    no answer could be scored (no vignette has an expected answer)\n");
+            int unscored = stats.models().stream().mapToInt(RunStats.ModelStats::unscored).sum();
+            sb.append(unscored == 0 ? "  accuracy:    no answer to score\n"
+                    : "  accuracy:    no answer scored: " + unscored + " unscored (no expected answer, or no grade)\n");
             return;
         }
         sb.append("  accuracy").append(scorer).append(", mean score with its 95% confidence interval:\n");

@@ -145,6 +145,24 @@ class EvaluationRunTest {
     }
 
     @Test
+    void whenNoWorkerServesTheJudgeTheAnswersStayUnscoredTheRunSaysSoAndExits3() throws Exception {
+        CoordinatorSettings base = settings(List.of("m"), "judge:absent-judge", 1, null);
+        CoordinatorSettings settings = new CoordinatorSettings(base.listen(), base.suite(), base.db(), base.jobSize(),
+                "", null, SpecParams.NONE, 3, Duration.ofSeconds(1), Duration.ofMillis(200), Duration.ofSeconds(2),
+                null, base.models(), base.scorer(), 1, null, null);
+        CoordinatorRun run = run(settings).onListening(address -> startWorker(address, "w-m", List.of("m")));
+
+        assertThat(run.run()).isEqualTo(CoordinatorRun.EXIT_INCOMPLETE);
+
+        assertThat(out.toString()).contains("answers:     12 of 12 stored, 0 failed")
+                .contains("accuracy:    no answer scored: 12 unscored (no expected answer, or no grade)")
+                .contains("grading:     3 grading jobs failed, their answers are unscored")
+                .contains("no connected worker served model 'absent-judge'")
+                .contains("run the same command again to grade them");
+        assertThat(records()).allSatisfy(r -> assertThat(r.score().score()).isNull());
+    }
+
+    @Test
     void fewShotExamplesAndChatVignettesReachTheModelAsTurnsAndCsvSuitesRun() throws Exception {
         Path suite = Files.writeString(dir.resolve("suite.csv"), "id,prompt,expected,topic\n"
                 + "q0,\"What is 1+1, in digits?\",2,sums\nq1,Capital of France?,Paris,geo\n");

@@ -102,7 +102,7 @@ class RunSummaryTest {
         assertThat(summary.allCompleted()).isFalse();
         assertThat(summary.render()).contains("Run INCOMPLETE").contains("(run id " + RUN + ")").contains("0 of 1 stored, 1 failed")
                 .contains("after 1 attempts: model API answered 400: bad")
-                .contains("no answer could be scored").doesNotContain("latency");
+                .contains("accuracy:    no answer to score").doesNotContain("latency");
     }
 
     private static SampleRow sample(String model, int epoch, String vignette, Double score, Long latencyMs) {
