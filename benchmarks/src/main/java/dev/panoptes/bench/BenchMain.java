@@ -147,9 +147,14 @@ public final class BenchMain implements Callable<Integer> {
                 + " selector threads (ServerOptions.directCompletions), as the coordinator command does.")
         boolean directCompletions;
 
+        @Option(names = "--tls", description = "Also measure the worker protocol over TLS, in the same rounds: a"
+                + " second coordinator and real WorkerSession worker over TLS (a self-signed EC certificate), next"
+                + " to a plaintext pair with the real WorkerSession, so that the two rows differ only by TLS.")
+        boolean tls;
+
         DispatchBench.Options options(DispatchBench.Mode mode) {
             return new DispatchBench.Options(mode, ks, common.runsOr(5), warmupMs, measureMs, jitWarmupMs, profile,
-                    profileK, profileMs, selectorThreads, completionThreads, directCompletions);
+                    profileK, profileMs, selectorThreads, completionThreads, directCompletions, tls);
         }
     }
 

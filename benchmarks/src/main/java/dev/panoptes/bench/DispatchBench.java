@@ -7,6 +7,7 @@ import dev.panoptes.control.Vignette;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,7 +47,7 @@ final class DispatchBench {
     /** How to run it; see {@link BenchMain}'s options. */
     record Options(Mode mode, List<Integer> ks, int runs, long warmupMs, long measureMs, long jitWarmupMs,
                    boolean profile, int profileK, long profileMs, int selectorThreads, int completionThreads,
-                   boolean directCompletions) {
+                   boolean directCompletions, boolean tls) {
     }
 
     /** One measured window. */
@@ -63,7 +64,15 @@ final class DispatchBench {
     private DispatchBench() {
     }
 
-    static int run(BenchContext ctx, Report report, Options o) throws Exception {
+    static int run(BenchContext ctx, Report report, Options given) throws Exception {
+        Options o = given;
+        if (o.tls() && o.mode() == Mode.FAKE) {
+            // The fake worker is a blocking socket: both rows use the real WorkerSession instead.
+            report.progress("--tls: both rows use the real WorkerSession (the fake worker speaks no TLS)");
+            o = new Options(Mode.SESSION, o.ks(), o.runs(), o.warmupMs(), o.measureMs(), o.jitWarmupMs(), o.profile(),
+                    o.profileK(), o.profileMs(), o.selectorThreads(), o.completionThreads(), o.directCompletions(),
+                    true);
+        }
         int maxK = o.ks().stream().mapToInt(Integer::intValue).max().orElse(1);
         int[] sizes = frameSizes();
         int assignBytes = sizes[0];
@@ -96,12 +105,32 @@ final class DispatchBench {
             Kv w = driver.expect("WORKER", Duration.ofSeconds(60));
             report.progress("worker " + w.get("id") + " registered with capacity " + w.get("capacity"));
         }
+        Child tlsDriver = null;
+        Child tlsWorker = null;
+        if (o.tls() && driver != null) {
+            Path store = BenchTls.createKeyStore(Files.createTempDirectory("panoptes-bench-tls"));
+            List<String> jvm = new ArrayList<>(heap());
+            jvm.add("-D" + BenchTls.PROPERTY + "=" + store);
+            tlsDriver = Child.start(ctx, "coordinator-tls", DispatchCoordinator.class, jvm,
+                    List.of(Integer.toString(o.selectorThreads()), Integer.toString(o.completionThreads()),
+                            Boolean.toString(o.directCompletions())));
+            int port = tlsDriver.expect("READY", Duration.ofSeconds(30)).intValue("port");
+            tlsWorker = Child.start(ctx, "session-worker-tls", SessionWorker.class, jvm,
+                    List.of(Integer.toString(port), "1000", "session-tls:" + maxK + ":echo"));
+            tlsDriver.send("await-worker");
+            Kv w = tlsDriver.expect("WORKER", Duration.ofSeconds(60));
+            report.progress("TLS worker " + w.get("id") + " registered with capacity " + w.get("capacity"));
+        }
 
         report.progress("JIT warm-up: " + o.jitWarmupMs() + " ms per system at K=64");
         round(echoDriver, echoWorker, 64, o.jitWarmupMs(), 1000);
         if (driver != null) {
             round(driver, worker, 64, o.jitWarmupMs(), 1000);
         }
+        if (tlsDriver != null) {
+            round(tlsDriver, tlsWorker, 64, o.jitWarmupMs(), 1000);
+        }
+        Map<Integer, List<Round>> overTls = new LinkedHashMap<>();
 
         Map<Integer, List<Round>> floor = new LinkedHashMap<>();
         Map<Integer, List<Round>> panoptes = new LinkedHashMap<>();
@@ -116,6 +145,12 @@ final class DispatchBench {
                     panoptes.computeIfAbsent(k, x -> new ArrayList<>()).add(p);
                     line += String.format(Locale.ROOT, "; panoptes %,.0f jobs/s p50 %.1f us p99 %.1f us (%s)",
                             p.jobsPerSecond(), p.latency().p50Us(), p.latency().p99Us(), p.threads());
+                }
+                if (tlsDriver != null) {
+                    Round t = round(tlsDriver, tlsWorker, k, o.warmupMs(), o.measureMs());
+                    overTls.computeIfAbsent(k, x -> new ArrayList<>()).add(t);
+                    line += String.format(Locale.ROOT, "; TLS %,.0f jobs/s p50 %.1f us", t.jobsPerSecond(),
+                            t.latency().p50Us());
                 }
                 report.progress(line + String.format(Locale.ROOT, " [load %.2f]", Machine.loadAverage()));
             }
@@ -172,10 +207,39 @@ final class DispatchBench {
             targets(report, panoptes);
         }
 
+        if (tlsDriver != null) {
+            tlsTable(report, panoptes, overTls);
+        }
+
         if (o.profile() && driver != null) {
             profile(ctx, report, o, driver, worker);
         }
         return 0;
+    }
+
+    /** Plaintext and TLS side by side, from the same rounds: what TLS costs per job. */
+    private static void tlsTable(Report report, Map<Integer, List<Round>> plain, Map<Integer, List<Round>> tls) {
+        report.line("");
+        report.line("Plaintext vs TLS (real WorkerSession both; TLS: self-signed EC P-256 certificate, the JDK's"
+                + " default protocol and suites; CPU of both JVMs per job):");
+        report.line("");
+        List<List<String>> rows = new ArrayList<>();
+        for (Map.Entry<Integer, List<Round>> e : tls.entrySet()) {
+            int k = e.getKey();
+            for (boolean isTls : new boolean[]{false, true}) {
+                List<Round> r = isTls ? e.getValue() : plain.get(k);
+                double cpu = Stats.of(r.stream().map(x -> x.driverCpuUsPerJob() + x.workerCpuUsPerJob()).toList())
+                        .median();
+                rows.add(List.of(Integer.toString(k), isTls ? "TLS" : "plaintext",
+                        Stats.of(r.stream().map(Round::jobsPerSecond).toList()).formatRate(),
+                        Stats.of(r.stream().map(x -> x.latency().p50Us()).toList()).format(1),
+                        cpu(r, Round::driverCpuUsPerJob, Round::driverSysUsPerJob),
+                        cpu(r, Round::workerCpuUsPerJob, Round::workerSysUsPerJob),
+                        String.format(Locale.ROOT, "%.2f", cpu)));
+            }
+        }
+        report.table(List.of("K", "transport", "jobs/s", "p50 us", "coordinator CPU us/job (kernel)",
+                "worker CPU us/job (kernel)", "total CPU us/job"), rows);
     }
 
     private static String cpu(List<Round> rounds, java.util.function.ToDoubleFunction<Round> total,

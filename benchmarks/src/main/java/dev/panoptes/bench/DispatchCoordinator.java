@@ -13,6 +13,7 @@ import dev.panoptes.remote.WorkerServer;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
+import javax.net.ssl.SSLContext;
 import java.io.BufferedReader;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -59,12 +60,16 @@ public final class DispatchCoordinator {
         ChildIo.startWatchdog();
         ChildIo.logLevel("INFO");
         try {
-            ServerOptions options = ServerOptions.builder()
+            ServerOptions.Builder builder = ServerOptions.builder()
                     .bind(new InetSocketAddress("127.0.0.1", 0))
                     .selectorThreads(Integer.parseInt(args[0]))
                     .completionThreads(Integer.parseInt(args[1]))
-                    .directCompletions(args.length > 2 && Boolean.parseBoolean(args[2]))
-                    .build();
+                    .directCompletions(args.length > 2 && Boolean.parseBoolean(args[2]));
+            SSLContext tls = BenchTls.serverContext();
+            if (tls != null) {
+                builder.tls(tls, false);
+            }
+            ServerOptions options = builder.build();
             SharedPool pool = new SharedPool();
             try (WorkerServer server = WorkerServer.start(options, pool)) {
                 ChildIo.reply("READY", "port", server.address().getPort());

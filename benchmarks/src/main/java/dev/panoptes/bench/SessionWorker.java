@@ -23,7 +23,8 @@ public final class SessionWorker {
         ChildIo.startWatchdog();
         ChildIo.logLevel("INFO");
         InetSocketAddress coordinator = new InetSocketAddress("127.0.0.1", Integer.parseInt(args[0]));
-        WorkerOptions options = WorkerOptions.defaults().withHeartbeat(Duration.ofMillis(Long.parseLong(args[1])));
+        WorkerOptions options = WorkerOptions.defaults().withHeartbeat(Duration.ofMillis(Long.parseLong(args[1])))
+                .withTls(BenchTls.clientContext());
         for (int i = 2; i < args.length; i++) {
             String[] spec = args[i].split(":");
             String id = spec[0];

@@ -12,9 +12,12 @@ import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.wire.FrameDecoder;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.OutboundBuffer;
+import dev.panoptes.remote.tls.TlsSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.SocketAddress;
@@ -44,6 +47,15 @@ import java.util.function.Consumer;
  * {@link #onWritable()}, {@link #onDispatchQueued()}, {@link #onTimer(long)}, {@link #flush()}
  * and {@link #close(Throwable)}. Queued dispatches are drained only while a slot is free, so at
  * most {@code capacity} assigns are ever unanswered, which also bounds the outgoing buffer.
+ *
+ * <p><b>TLS</b> (when the server has a TLS context) sits between the socket and the framing, in a
+ * {@link TlsSession}: ciphertext is read and unwrapped into the same {@link FrameDecoder}, and the
+ * {@link OutboundBuffer} writes itself through the session, which wraps no more than the socket
+ * takes, so frame limits, backpressure and the write-stall clock are as without TLS. Ciphertext
+ * counts as a sign of life. The handshake's delegated tasks run on the server's TLS executor,
+ * never here; reads pause while they run and {@link #onTlsTasksDone()} resumes. The TLS handshake
+ * is part of the registration handshake, under the same timeout. A TLS failure closes this
+ * connection only, with one log line naming the peer and the reason.
  *
  * <p><b>Futures</b> are never completed on the selector thread: completions go to
  * {@link SelectorLoop#complete} / {@link SelectorLoop#fail}, which hand them, one batch per loop
@@ -84,6 +96,8 @@ final class ConnectionActor {
     // ---- selector thread only
     private final FrameDecoder decoder;
     private final OutboundBuffer out = new OutboundBuffer();
+    /** The TLS layer under the framing; null for plaintext. */
+    private final TlsSession tls;
     private final Liveness liveness;
     private final Consumer<Message> onMessage = this::onMessage;
     private final PendingJobs.Assigner assigner = new PendingJobs.Assigner() {
@@ -105,6 +119,8 @@ final class ConnectionActor {
     private SelectionKey key;
     private Phase phase = Phase.HANDSHAKE;
     private boolean writeInterest;
+    /** True while TLS tasks run: the unwrapped bytes wait for them, so reading more would only spin. */
+    private boolean readPaused;
     private boolean flushScheduled;
     private boolean rejectionReported;
     /** This actor's index in its loop's list of actors, for O(1) removal. */
@@ -119,6 +135,10 @@ final class ConnectionActor {
         // Small until the peer has registered: an unauthenticated peer gets nothing big from us.
         this.decoder = new FrameDecoder(context.codec, context.options.handshakeFrameBytes());
         this.liveness = new Liveness(context);
+        this.tls = context.options.tls()
+                ? TlsSession.server(context.options.tlsContext(), context.options.requireClientCertificate(), channel,
+                        context.tlsTasks, () -> loop.execute(this::onTlsTasksDone))
+                : null;
     }
 
     // ------------------------------------------------------------------ any thread
@@ -254,6 +274,10 @@ final class ConnectionActor {
     /** Reads what the socket has and acts on every whole frame. */
     void onReadable() {
         assert loop.isOwnerThread();
+        if (tls != null) {
+            onReadableTls();
+            return;
+        }
         ByteBuffer buffer = loop.readBuffer();
         for (int reads = 0; reads < MAX_READS_PER_EVENT && phase != Phase.CLOSED; reads++) {
             buffer.clear();
@@ -290,6 +314,116 @@ final class ConnectionActor {
         }
     }
 
+    /** {@link #onReadable()} through TLS: ciphertext in, every whole frame of its plaintext acted on. */
+    private void onReadableTls() {
+        for (int reads = 0; reads < MAX_READS_PER_EVENT && phase != Phase.CLOSED && !readPaused; reads++) {
+            int n;
+            try {
+                n = tls.readNet();
+            } catch (IOException e) {
+                close(e);
+                return;
+            }
+            if (n < 0) {
+                onEndOfStream();
+                return;
+            }
+            if (n > 0) {
+                // Ciphertext counts: bytes, not frames or records, are the sign of life.
+                liveness.received(loop.nowMs());
+            }
+            boolean full = tls.netInFull();
+            if (!unwrapAndFeed()) {
+                return;
+            }
+            if (n == 0 || !full) {
+                break;
+            }
+        }
+        if (phase == Phase.OPEN) {
+            drainQueue();
+        }
+    }
+
+    /**
+     * Unwraps what has arrived and acts on every whole frame; schedules a flush for handshake
+     * messages and for frames that waited for the handshake.
+     *
+     * @return false when the connection closed
+     */
+    private boolean unwrapAndFeed() {
+        boolean wasComplete = tls.isHandshakeComplete();
+        try {
+            ByteBuffer plain;
+            while (phase != Phase.CLOSED && (plain = tls.unwrap()) != null) {
+                decoder.feed(plain, onMessage);
+            }
+        } catch (SSLException e) {
+            onTlsFailure(e);
+            return false;
+        } catch (ProtocolException e) {
+            onProtocolError(e);
+            return false;
+        }
+        if (phase == Phase.CLOSED) {
+            return false;
+        }
+        if (!wasComplete && tls.isHandshakeComplete() && log.isDebugEnabled()) {
+            String cn = tls.peerCommonName();
+            log.debug("worker=- job=- - TLS handshake with {} done ({}{}); waiting for register", remote,
+                    tls.describe(), cn == null ? "" : ", client certificate CN=" + cn);
+        }
+        if (tls.isInboundDone()) {
+            // close_notify: the peer ended the stream on purpose.
+            onEndOfStream();
+            return false;
+        }
+        if (tls.isTaskRunning() != readPaused) {
+            readPaused = tls.isTaskRunning();
+            updateInterest();
+        }
+        if (tls.hasPendingOutput() || !out.isEmpty()) {
+            scheduleFlush();
+        }
+        return true;
+    }
+
+    /** The TLS handshake's delegated tasks finished on the server's TLS executor: go on with it. */
+    private void onTlsTasksDone() {
+        assert loop.isOwnerThread();
+        if (phase == Phase.CLOSED) {
+            return;
+        }
+        if (unwrapAndFeed() && phase == Phase.OPEN) {
+            drainQueue();
+        }
+        scheduleFlush();
+    }
+
+    /**
+     * A TLS failure (unknown CA, expired certificate, a plaintext client, an alert from the
+     * worker): closes this connection only, with one line naming the peer and the reason.
+     */
+    private void onTlsFailure(SSLException e) {
+        String reason = TlsSession.reason(e);
+        if (phase == Phase.HANDSHAKE && !tls.isHandshakeComplete()) {
+            log.warn("worker=- job=- - TLS handshake with {} failed: {}; closing that connection (is it a worker"
+                    + " started with --tls, whose --tls-ca trusts this coordinator's certificate{}?)", remote, reason,
+                    context.options.requireClientCertificate()
+                            ? ", with a --tls-cert issued by this coordinator's client CA" : "");
+            rejectionReported = true;
+            reportRejected("TLS handshake failed: " + reason);
+        } else {
+            log.warn("worker={} job=- - TLS error on the connection from {}: {}; closing it", workerId(), remote,
+                    reason);
+        }
+        close(e);
+    }
+
+    private void updateInterest() {
+        key.interestOps((readPaused ? 0 : SelectionKey.OP_READ) | (writeInterest ? SelectionKey.OP_WRITE : 0));
+    }
+
     /** The socket can take more bytes: send what is buffered. */
     void onWritable() {
         assert loop.isOwnerThread();
@@ -316,6 +450,11 @@ final class ConnectionActor {
             long deadline = liveness.handshakeDeadlineMs();
             if (nowMs < deadline) {
                 return deadline;
+            }
+            if (tls != null && !tls.isHandshakeComplete()) {
+                onTlsFailure(new SSLHandshakeException("no TLS handshake completed within the handshake timeout of "
+                        + context.handshakeTimeoutMs + " ms (a peer that went silent, or that does not speak TLS)"));
+                return Long.MAX_VALUE;
             }
             reject("no register frame within the handshake timeout of " + context.handshakeTimeoutMs
                     + " ms; is this a Panoptes worker, and is it sending register first?", null, null, true);
@@ -371,17 +510,29 @@ final class ConnectionActor {
             return;
         }
         int written;
+        boolean wantWrite;
         try {
-            written = out.writeTo(channel);
+            if (tls == null) {
+                written = out.writeTo(channel);
+                wantWrite = !out.isEmpty();
+            } else {
+                // Plaintext is taken only as fast as its ciphertext leaves; the rest waits in out.
+                out.writeTo(tls);
+                tls.flush();
+                written = (int) Math.min(Integer.MAX_VALUE, tls.takeNetBytesWritten());
+                wantWrite = tls.hasPendingOutput() || (!out.isEmpty() && tls.canSendData());
+            }
+        } catch (SSLException e) {
+            onTlsFailure(e);
+            return;
         } catch (IOException e) {
             close(e);
             return;
         }
-        boolean wantWrite = !out.isEmpty();
         liveness.wrote(loop.nowMs(), written, wantWrite);
         if (wantWrite != writeInterest) {
             writeInterest = wantWrite;
-            key.interestOps(wantWrite ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+            updateInterest();
             if (wantWrite) {
                 loop.timerAt(liveness.nextDeadlineMs());
             }
@@ -413,6 +564,14 @@ final class ConnectionActor {
         Throwable first = closeCause.get();
         if (key != null) {
             key.cancel();
+        }
+        if (tls != null && tls.isHandshakeComplete() && !(first instanceof SSLException)) {
+            // close_notify, best effort: the worker learns the stream ended where we meant it to.
+            try {
+                tls.closeOutbound();
+            } catch (IOException | RuntimeException e) {
+                first.addSuppressed(e);
+            }
         }
         try {
             channel.close();
@@ -476,18 +635,27 @@ final class ConnectionActor {
         scheduleFlush();
         loop.timerAt(now + Math.min(context.heartbeatIntervalMs, context.heartbeatTimeoutMs));
         if (capacity != register.capacity()) {
-            log.info("worker={} job=- - registered from {} with capacity {} (it asked for {}; clamped to [1, {}])"
-                    + ", models {}, labels {}", register.workerId(), remote, capacity, register.capacity(),
+            log.info("worker={} job=- - registered from {}{} with capacity {} (it asked for {}; clamped to [1, {}])"
+                    + ", models {}, labels {}", register.workerId(), remote, transport(), capacity, register.capacity(),
                     context.options.maxCapacity(), register.models(), register.labels());
         } else {
-            log.info("worker={} job=- - registered from {} with capacity {}, models {}, labels {}",
-                    register.workerId(), remote, capacity, register.models(), register.labels());
+            log.info("worker={} job=- - registered from {}{} with capacity {}, models {}, labels {}",
+                    register.workerId(), remote, transport(), capacity, register.models(), register.labels());
         }
         try {
             context.events.onRegistered(worker);
         } catch (RuntimeException e) {
             log.warn("worker={} job=- - the registration handler failed; carrying on", register.workerId(), e);
         }
+    }
+
+    /** How the worker is connected, for the registration line: nothing for plaintext. */
+    private String transport() {
+        if (tls == null) {
+            return "";
+        }
+        String cn = tls.peerCommonName();
+        return " over " + tls.describe() + (cn == null ? "" : " with client certificate CN=" + cn);
     }
 
     private void onWorkerMessage(Message message) {
@@ -617,7 +785,10 @@ final class ConnectionActor {
     }
 
     private void onEndOfStream() {
-        if (decoder.isMidFrame()) {
+        if (tls != null && !tls.isHandshakeComplete()) {
+            onTlsFailure(new SSLHandshakeException("the peer closed the connection during the TLS handshake"
+                    + " (a worker that does not trust this coordinator's certificate, or not a TLS client)"));
+        } else if (decoder.isMidFrame()) {
             onProtocolError(new ProtocolException("the connection from " + remote
                     + " ended in the middle of a frame"));
         } else {
@@ -649,9 +820,15 @@ final class ConnectionActor {
                 claimedWorkerId == null ? "-" : claimedWorkerId, remote, reason);
         try {
             out.appendFrame(context.encodeFrame(new Message.Rejected(reason, retryable)));
-            out.writeTo(channel);
-            // A FIN right behind the frame, so that the worker reads the reason before the end.
-            channel.shutdownOutput();
+            if (tls == null) {
+                out.writeTo(channel);
+                // A FIN right behind the frame, so that the worker reads the reason before the end.
+                channel.shutdownOutput();
+            } else if (tls.isHandshakeComplete()) {
+                out.writeTo(tls);
+                tls.closeOutbound();
+                channel.shutdownOutput();
+            }
         } catch (IOException | RuntimeException e) {
             log.debug("worker=- job=- - could not send rejected to {}: {}", remote, e.toString());
         }
@@ -675,5 +852,17 @@ final class ConnectionActor {
     @Override
     public String toString() {
         return "ConnectionActor[" + workerId() + " at " + remote + ", " + (isOpen() ? "open" : "closed") + "]";
+    }
+
+    /**
+     * Milliseconds since the worker last sent a byte (a heartbeat, an answer), read by the
+     * selector thread from its liveness clock: any thread may ask. The answer is completed on
+     * the selector thread, so wait for it (with a timeout: a stopped loop never answers) and
+     * attach no callbacks.
+     */
+    CompletableFuture<Long> silentMs() {
+        CompletableFuture<Long> answer = new CompletableFuture<>();
+        loop.execute(() -> answer.complete(liveness.silentMs(loop.nowMs())));
+        return answer;
     }
 }

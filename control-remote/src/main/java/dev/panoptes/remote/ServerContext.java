@@ -7,6 +7,7 @@ import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
 
 import java.net.SocketAddress;
+import java.util.concurrent.Executor;
 
 /**
  * What every connection of one server shares: its options in milliseconds, the codec, the
@@ -50,13 +51,23 @@ final class ServerContext {
     final byte[] heartbeatFrame;
     final byte[] registeredFrame;
     /**
+     * Where TLS handshakes run their delegated tasks (certificate checks, key agreement), off the
+     * selector threads; null to run them inline (tests that drive a loop by hand).
+     */
+    final Executor tlsTasks;
+    /**
      * Per dispatching thread: a reused buffer and JSON generator, since making a generator per job
      * was most of the cost of encoding a small one (measured: 25 % more coordinator CPU per job).
      */
     private final ThreadLocal<FrameEncoder> encoders;
 
     ServerContext(ServerOptions options, Events events) {
+        this(options, events, null);
+    }
+
+    ServerContext(ServerOptions options, Events events, Executor tlsTasks) {
         this.options = options;
+        this.tlsTasks = tlsTasks;
         this.codec = new MessageCodec(options.maxFrameBytes());
         this.handshake = new Handshake(options.token(), options.maxCapacity());
         this.events = events;

@@ -1,8 +1,12 @@
 package dev.panoptes.remote;
 
 import dev.panoptes.control.wire.MessageCodec;
+import dev.panoptes.remote.tls.PemFiles;
+
+import javax.net.ssl.SSLContext;
 
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -12,7 +16,8 @@ import java.util.Objects;
  *
  * <p>Defaults follow docs/PROTOCOL.md: 127.0.0.1:7070, no token, heartbeat every 5 s, a worker
  * reaped after 3 x the interval of silence or of not reading, 10 s to send {@code register},
- * 64 KiB frames until then and 16 MiB after, capacity clamped to 1024.
+ * 64 KiB frames until then and 16 MiB after, capacity clamped to 1024, plaintext TCP (TLS with
+ * {@link Builder#tls(Path, Path, Path)} or {@link Builder#tls(SSLContext, boolean)}).
  */
 public final class ServerOptions {
     /** The port a coordinator listens on unless told otherwise. */
@@ -35,6 +40,8 @@ public final class ServerOptions {
     private final Duration writeStallTimeout;
     private final int handshakeFrameBytes;
     private final boolean directCompletions;
+    private final SSLContext tlsContext;
+    private final boolean requireClientCertificate;
 
     private ServerOptions(Builder b, Duration heartbeatTimeout, Duration writeStallTimeout) {
         this.bind = b.bind;
@@ -50,6 +57,8 @@ public final class ServerOptions {
         this.writeStallTimeout = writeStallTimeout;
         this.handshakeFrameBytes = Math.min(b.handshakeFrameBytes, b.maxFrameBytes);
         this.directCompletions = b.directCompletions;
+        this.tlsContext = b.tlsContext;
+        this.requireClientCertificate = b.requireClientCertificate;
     }
 
     /** A builder holding the defaults. */
@@ -129,6 +138,28 @@ public final class ServerOptions {
         return maxCapacity;
     }
 
+    /**
+     * The TLS context connections are served with (docs/PROTOCOL.md, "Transport security"), or
+     * null for plaintext TCP, the default.
+     */
+    public SSLContext tlsContext() {
+        return tlsContext;
+    }
+
+    /** True when TLS is on. */
+    public boolean tls() {
+        return tlsContext != null;
+    }
+
+    /**
+     * True for mutual TLS: a worker must present a certificate the context trusts, or its
+     * handshake fails. Without a token, such a certificate alone lets it register; with one, it
+     * needs both.
+     */
+    public boolean requireClientCertificate() {
+        return requireClientCertificate;
+    }
+
     /** The number of selector threads hosting every connection; fixed for the server's life. */
     public int selectorThreads() {
         return selectorThreads;
@@ -158,7 +189,8 @@ public final class ServerOptions {
                 + "ms, maxFrameBytes=" + maxFrameBytes + ", maxCapacity=" + maxCapacity + ", selectorThreads="
                 + selectorThreads + ", completionThreads=" + completionThreads + ", dispatchQueueCapacity="
                 + dispatchQueueCapacity + ", writeStallTimeout=" + writeStallTimeout.toMillis()
-                + "ms, handshakeFrameBytes=" + handshakeFrameBytes + ", directCompletions=" + directCompletions + "]";
+                + "ms, handshakeFrameBytes=" + handshakeFrameBytes + ", directCompletions=" + directCompletions
+                + ", tls=" + (tlsContext == null ? "off" : requireClientCertificate ? "mutual" : "on") + "]";
     }
 
     /**
@@ -179,8 +211,42 @@ public final class ServerOptions {
         private Duration writeStallTimeout;
         private int handshakeFrameBytes = DEFAULT_HANDSHAKE_FRAME_BYTES;
         private boolean directCompletions;
+        private SSLContext tlsContext;
+        private boolean requireClientCertificate;
 
         private Builder() {
+        }
+
+        /**
+         * Serves TLS with this context (its key managers hold the coordinator's certificate).
+         *
+         * @param requireClientCertificate true for mutual TLS: workers must present a
+         *                                 certificate the context's trust managers accept
+         */
+        public Builder tls(SSLContext context, boolean requireClientCertificate) {
+            this.tlsContext = Objects.requireNonNull(context, "TLS context");
+            this.requireClientCertificate = requireClientCertificate;
+            return this;
+        }
+
+        /**
+         * Serves TLS with the certificate chain and the PKCS#8 private key of these PEM files, and,
+         * when {@code clientCa} is not null, mutual TLS: workers must present a certificate
+         * issued by that CA (PEM).
+         *
+         * @throws IllegalArgumentException when a file is missing or unreadable, not PEM, or the
+         *                                  key does not match the certificate; the message names
+         *                                  the file
+         */
+        public Builder tls(Path certificateChain, Path privateKey, Path clientCa) {
+            return tls(PemFiles.serverContext(certificateChain, privateKey, clientCa), clientCa != null);
+        }
+
+        /** Plaintext TCP (the default). */
+        public Builder noTls() {
+            this.tlsContext = null;
+            this.requireClientCertificate = false;
+            return this;
         }
 
         /**

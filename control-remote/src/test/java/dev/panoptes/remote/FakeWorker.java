@@ -9,6 +9,9 @@ import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
 import dev.panoptes.control.wire.MessageStream;
 
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -76,6 +79,40 @@ final class FakeWorker implements AutoCloseable {
         socket.connect(address, READ_TIMEOUT_MS);
         socket.setSoTimeout(READ_TIMEOUT_MS);
         return new FakeWorker(socket);
+    }
+
+    /**
+     * Connects over TLS (the JDK's {@link SSLSocket}, checking the coordinator's certificate for
+     * 127.0.0.1 as a worker does) and completes the handshake, without registering.
+     *
+     * @throws javax.net.ssl.SSLHandshakeException when the handshake fails on this side
+     */
+    static FakeWorker connectTls(InetSocketAddress address, SSLContext tls) throws IOException {
+        Socket plain = new Socket();
+        plain.setTcpNoDelay(true);
+        plain.connect(address, READ_TIMEOUT_MS);
+        SSLSocket socket = (SSLSocket) tls.getSocketFactory().createSocket(plain, address.getHostString(),
+                address.getPort(), true);
+        SSLParameters parameters = socket.getSSLParameters();
+        parameters.setEndpointIdentificationAlgorithm("HTTPS");
+        socket.setSSLParameters(parameters);
+        socket.setSoTimeout(READ_TIMEOUT_MS);
+        try {
+            socket.startHandshake();
+        } catch (IOException e) {
+            socket.close();
+            throw e;
+        }
+        return new FakeWorker(socket);
+    }
+
+    /** Connects over TLS and sends {@code register} with this id and capacity. */
+    static FakeWorker registerTls(InetSocketAddress address, SSLContext tls, Message.Register register)
+            throws IOException {
+        FakeWorker worker = connectTls(address, tls);
+        worker.send(register);
+        worker.workerId = register.workerId();
+        return worker;
     }
 
     /** Connects and sends {@code register} with this id and capacity. */

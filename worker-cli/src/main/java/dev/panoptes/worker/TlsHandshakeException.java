@@ -1,0 +1,28 @@
+package dev.panoptes.worker;
+
+import java.io.IOException;
+
+/**
+ * The TLS handshake with the coordinator failed: it does not trust the worker's certificate,
+ * or the worker does not trust the coordinator's (an unknown CA, another host name, expired).
+ * Only an operator can fix it, but possibly on the coordinator's side (a certificate rotated),
+ * so the reconnect loop keeps retrying with its backoff, logging this message each time.
+ */
+public final class TlsHandshakeException extends IOException {
+    private final String reason;
+
+    /**
+     * @param coordinator the coordinator's {@code host:port}
+     * @param reason      the TLS layer's reason, in its words
+     */
+    public TlsHandshakeException(String coordinator, String reason, Throwable cause) {
+        super("TLS handshake with coordinator " + coordinator + " failed: " + reason
+                + "; check --tls-ca / the coordinator's certificate", cause);
+        this.reason = reason;
+    }
+
+    /** The TLS layer's reason, without advice. */
+    public String reason() {
+        return reason;
+    }
+}
