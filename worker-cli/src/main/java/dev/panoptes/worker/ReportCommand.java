@@ -38,9 +38,8 @@ final class ReportCommand implements Callable<Integer> {
     @Mixin
     private VerboseMixin verbose;
 
-    @Option(names = "--db", order = 10, paramLabel = "FILE", defaultValue = "panoptes.db",
-            description = "The result database a coordinator wrote. Default: ${DEFAULT-VALUE}.")
-    private Path db;
+    @Mixin
+    private DatabaseOptions database;
 
     @Option(names = "--out", order = 20, paramLabel = "FILE", defaultValue = "panoptes-report.html",
             description = "The HTML file to write (replaced if it exists). Default: ${DEFAULT-VALUE}.")
@@ -56,14 +55,14 @@ final class ReportCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         verbose.apply();
-        ResultsCommand.requireDatabase(spec, db);
+        DatabaseTarget target = database.existing(spec);
         Path parent = outFile.toAbsolutePath().getParent();
         if (parent != null && !Files.isDirectory(parent)) {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--out': the folder " + parent
                     + " does not exist");
         }
         List<RunData> runs;
-        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+        try (JdbcResultStore store = target.open()) {
             runs = ResultsCommand.load(spec, store, run);
         }
         HtmlReport.write(runs, outFile, groupBy);

@@ -14,7 +14,6 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 
@@ -40,9 +39,8 @@ final class RescoreCommand implements Callable<Integer> {
     @Mixin
     private VerboseMixin verbose;
 
-    @Option(names = "--db", order = 10, paramLabel = "FILE", defaultValue = "panoptes.db",
-            description = "The result database a coordinator wrote. Default: ${DEFAULT-VALUE}.")
-    private Path db;
+    @Mixin
+    private DatabaseOptions database;
 
     @Option(names = "--scorer", order = 20, paramLabel = "SCORER", required = true,
             description = "exact, normalized, includes, regex:PATTERN, numeric[:TOL|:TOL%%] or choice. Required.")
@@ -54,7 +52,7 @@ final class RescoreCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         verbose.apply();
-        ResultsCommand.requireDatabase(spec, db);
+        DatabaseTarget target = database.existing(spec);
         if (Scorers.isJudge(scorer)) {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--scorer': " + scorer
                     + " is model-graded and needs the fleet; run the coordinator again with --scorer " + scorer
@@ -67,7 +65,7 @@ final class RescoreCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--scorer': " + e.getMessage());
         }
         PrintWriter out = spec.commandLine().getOut();
-        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+        try (JdbcResultStore store = target.open()) {
             List<RunData> runs = ResultsCommand.load(spec, store, run);
             for (RunData data : runs) {
                 String id = data.info().runId();

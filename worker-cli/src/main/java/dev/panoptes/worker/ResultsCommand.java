@@ -19,14 +19,12 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 
 /**
- * {@code java -jar worker.jar results --db FILE [--run ID] [--format jsonl|csv]}: exports the
+ * {@code java -jar worker.jar results --db FILE|URL [--run ID] [--format jsonl|csv]}: exports the
  * stored answers, one per line, with everything needed to recompute the summary: run, model,
  * epoch, prompt, expected answer, answer, score and metadata. The rows are those the summary and
  * the report are computed from ({@link RunDataLoader}).
@@ -55,9 +53,8 @@ final class ResultsCommand implements Callable<Integer> {
     @Mixin
     private VerboseMixin verbose;
 
-    @Option(names = "--db", order = 10, paramLabel = "FILE", defaultValue = "panoptes.db",
-            description = "The result database a coordinator wrote. Default: ${DEFAULT-VALUE}.")
-    private Path db;
+    @Mixin
+    private DatabaseOptions database;
 
     @Option(names = "--run", order = 15, paramLabel = "ID",
             description = "Only this run (its id is in the coordinator's summary). Default: every run.")
@@ -70,9 +67,9 @@ final class ResultsCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         verbose.apply();
-        requireDatabase(spec, db);
+        DatabaseTarget target = database.existing(spec);
         PrintWriter out = spec.commandLine().getOut();
-        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+        try (JdbcResultStore store = target.open()) {
             List<RunData> runs = load(spec, store, run);
             if (format == Format.csv) {
                 CsvWriter csv = new CsvWriter(out);
@@ -94,14 +91,6 @@ final class ResultsCommand implements Callable<Integer> {
         }
         out.flush();
         return 0;
-    }
-
-    /** Refuses a --db that does not exist (opening it would create an empty one). */
-    static void requireDatabase(CommandSpec spec, Path db) {
-        if (!Files.isRegularFile(db)) {
-            throw new ParameterException(spec.commandLine(), "Invalid value for option '--db': no such file: " + db
-                    + " (a coordinator creates it; see 'coordinator --help')");
-        }
     }
 
     /** Every run of the store, or the one named. @throws ParameterException when it holds no such run */

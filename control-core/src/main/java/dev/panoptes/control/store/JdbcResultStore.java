@@ -26,19 +26,28 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.ArrayList;
 import java.util.Map;
+import java.util.Properties;
 import java.util.function.Function;
 import java.util.Set;
 import java.util.function.Consumer;
 
 /**
  * A durable {@link ResultStore} on plain JDBC. The library carries no driver: SQLite
- * ({@code org.xerial:sqlite-jdbc}) is the embedded default that the binary brings, and the SQL
- * is portable to PostgreSQL ({@code INSERT ... ON CONFLICT DO NOTHING}).
+ * ({@code org.xerial:sqlite-jdbc}) is the embedded default that the binary brings, and
+ * PostgreSQL ({@code org.postgresql:postgresql}, see {@link #openPostgres}) is the shared one. The
+ * SQL is the same on both ({@code INSERT ... ON CONFLICT DO NOTHING}).
  *
  * <p>The schema is created on first use and versioned in {@code panoptes_schema}; a database
  * written by a newer schema is refused rather than misread. Each outcome is stored in one
- * transaction, so a crash never leaves half a job. On SQLite the journal is WAL and writers
- * wait for each other (busy timeout) instead of failing, so two processes may share a file.
+ * transaction, so a crash never leaves half a job, and every failed operation rolls back (on
+ * PostgreSQL an error aborts the whole transaction). On SQLite the journal is WAL and writers
+ * wait for each other (busy timeout) instead of failing, so two processes may share a file. On
+ * PostgreSQL any number of stores may write one database at once: a record stored by one is a
+ * duplicate for the others, and the schema is prepared under a transaction-scoped advisory lock,
+ * so that stores starting together do not race to create it.
+ *
+ * <p>Credentials are never printed: {@link #toString()} and every error message name the
+ * database without its password.
  *
  * <p>Thread-safe: operations are serialised on the one connection.
  */
@@ -47,6 +56,14 @@ public final class JdbcResultStore implements ResultStore {
     /** The schema version this code writes and reads. */
     public static final int SCHEMA_VERSION = StoreSchema.VERSION;
     private static final int BUSY_TIMEOUT_MS = 30_000;
+    /**
+     * The PostgreSQL advisory lock (transaction-scoped) under which the schema is created or
+     * upgraded: any fixed 64-bit number that other applications are unlikely to use
+     * ("panoptes" in ASCII).
+     */
+    static final long SCHEMA_LOCK_KEY = 0x70616e6f70746573L;
+    /** How long opening a PostgreSQL connection may take, unless the URL says otherwise. */
+    private static final int CONNECT_TIMEOUT_S = 10;
 
     private static final String INSERT_RECORD = "INSERT INTO panoptes_records (job_id, vignette_id, response, model, "
             + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, "
@@ -60,6 +77,8 @@ public final class JdbcResultStore implements ResultStore {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String description;
+    /** The password, only to scrub it out of messages; null when there is none. */
+    private final String secret;
     private final Connection connection;
     private final Clock clock;
     /** Prepared once (sqlite-jdbc compiles SQL on every prepare); guarded by {@code this}. */
@@ -73,8 +92,9 @@ public final class JdbcResultStore implements ResultStore {
     /** Guarded by {@code this}. */
     private boolean closed;
 
-    private JdbcResultStore(String description, Connection connection, Clock clock) {
+    private JdbcResultStore(String description, String secret, Connection connection, Clock clock) {
         this.description = description;
+        this.secret = secret == null || secret.isEmpty() ? null : secret;
         this.connection = connection;
         this.clock = clock;
     }
@@ -95,15 +115,60 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the database cannot be opened or holds a newer schema
      */
     public static JdbcResultStore open(String jdbcUrl, Clock clock) {
-        String description = jdbcUrl.replaceAll("(?i)(password=)[^&;]*", "$1***");
+        return open(jdbcUrl, new Properties(), null, clock,
+                "is the JDBC driver on the class path and the path writable?");
+    }
+
+    /**
+     * Opens a PostgreSQL database, creating the tables when missing. Any number of stores, in any
+     * number of processes, may share one database. Needs the PostgreSQL JDBC driver on the class
+     * path. The password is sent to the server only: it is never printed, and scrubbed from every
+     * error message.
+     *
+     * @param jdbcUrl  {@code jdbc:postgresql://host[:port]/dbname[?params]}, without a password
+     * @param user     the user to connect as; null to take it from the URL's {@code user=} or the
+     *                 driver's default
+     * @param password the user's password; null for none (trust or peer authentication)
+     * @throws StoreException when the database cannot be reached or holds a newer schema
+     */
+    public static JdbcResultStore openPostgres(String jdbcUrl, String user, String password) {
+        if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
+            throw new IllegalArgumentException("not a PostgreSQL JDBC URL (jdbc:postgresql://host/dbname): "
+                    + (jdbcUrl == null ? null : redactUrl(jdbcUrl)));
+        }
+        Properties properties = new Properties();
+        if (user != null) {
+            properties.setProperty("user", user);
+        }
+        if (password != null) {
+            properties.setProperty("password", password);
+        }
+        if (!jdbcUrl.contains("connectTimeout=")) {
+            properties.setProperty("connectTimeout", Integer.toString(CONNECT_TIMEOUT_S));
+        }
+        if (!jdbcUrl.contains("tcpKeepAlive=")) {
+            // A server that vanishes is noticed, rather than a statement waiting forever.
+            properties.setProperty("tcpKeepAlive", "true");
+        }
+        if (!jdbcUrl.contains("ApplicationName=")) {
+            properties.setProperty("ApplicationName", "panoptes");
+        }
+        return open(jdbcUrl, properties, password, Clock.systemUTC(),
+                "is the server running and reachable, and are the database, user and password right?");
+    }
+
+    private static JdbcResultStore open(String jdbcUrl, Properties properties, String secret, Clock clock,
+                                        String hint) {
+        String description = redactUrl(jdbcUrl) + (properties.getProperty("user") == null ? ""
+                : " as user " + properties.getProperty("user"));
         Connection connection;
         try {
-            connection = DriverManager.getConnection(jdbcUrl);
+            connection = DriverManager.getConnection(jdbcUrl, properties);
         } catch (SQLException e) {
-            throw new StoreException("cannot open result database " + description + ": " + e.getMessage()
-                    + " (is the JDBC driver on the class path and the path writable?)", e);
+            throw new StoreException(scrub("cannot open result database " + description + ": " + e.getMessage()
+                    + " (" + hint + ")", secret), e);
         }
-        JdbcResultStore store = new JdbcResultStore(description, connection, clock);
+        JdbcResultStore store = new JdbcResultStore(description, secret, connection, clock);
         try {
             store.prepare();
         } catch (SQLException | RuntimeException e) {
@@ -111,14 +176,30 @@ public final class JdbcResultStore implements ResultStore {
             if (e instanceof StoreException se) {
                 throw se;
             }
-            throw new StoreException("cannot prepare result database " + description + ": " + e.getMessage(), e);
+            throw new StoreException(store.scrub("cannot prepare result database " + description + ": "
+                    + e.getMessage()), e);
         }
         return store;
     }
 
+    /** The URL with the value of any {@code password=} parameter replaced by {@code ***}. */
+    static String redactUrl(String jdbcUrl) {
+        return jdbcUrl.replaceAll("(?i)(password=)[^&;]*", "$1***");
+    }
+
+    private String scrub(String message) {
+        return scrub(message, secret);
+    }
+
+    /** The message with every occurrence of the secret replaced by {@code ***}. */
+    private static String scrub(String message, String secret) {
+        return secret == null || secret.isEmpty() || message == null ? message : message.replace(secret, "***");
+    }
+
     private void prepare() throws SQLException {
-        boolean sqlite = connection.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT)
-                .contains("sqlite");
+        String product = connection.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT);
+        boolean sqlite = product.contains("sqlite");
+        boolean postgres = product.contains("postgresql");
         try (Statement s = connection.createStatement()) {
             if (sqlite) {
                 s.execute("PRAGMA busy_timeout = " + BUSY_TIMEOUT_MS);
@@ -128,6 +209,15 @@ public final class JdbcResultStore implements ResultStore {
         }
         connection.setAutoCommit(false);
         try {
+            if (postgres) {
+                // Two stores starting at once would both try to create the tables (CREATE TABLE IF
+                // NOT EXISTS is not safe against a concurrent creator on PostgreSQL); the second
+                // waits here and then finds them. Released by the commit or rollback below.
+                try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock(?)")) {
+                    lock.setLong(1, SCHEMA_LOCK_KEY);
+                    lock.execute();
+                }
+            }
             StoreSchema.prepare(connection, description);
             connection.commit();
         } catch (SQLException | RuntimeException e) {
@@ -168,7 +258,7 @@ public final class JdbcResultStore implements ResultStore {
         try {
             int stored = 0;
             int dup = 0;
-            for (ResponseRecord r : outcome.records()) {
+            for (ResponseRecord r : inKeyOrder(outcome.records())) {
                 insert.setString(1, outcome.jobId().value());
                 insert.setString(2, r.vignetteId());
                 insert.setString(3, r.response());
@@ -204,9 +294,20 @@ public final class JdbcResultStore implements ResultStore {
         } catch (SQLException | RuntimeException e) {
             SQLException cause = e instanceof SQLException se ? se : new SQLException(e.toString(), e);
             rollbackQuietly(cause);
-            throw new StoreException("cannot store the outcome of job " + outcome.jobId() + " from worker "
-                    + workerId + " in " + description + ": " + e.getMessage(), e);
+            throw new StoreException(scrub("cannot store the outcome of job " + outcome.jobId() + " from worker "
+                    + workerId + " in " + description + ": " + e.getMessage()), e);
         }
+    }
+
+    /**
+     * The records sorted by vignette id: two stores writing the same job on PostgreSQL then lock
+     * its rows in the same order, and so wait for each other instead of deadlocking.
+     */
+    private static List<ResponseRecord> inKeyOrder(List<ResponseRecord> records) {
+        List<ResponseRecord> sorted = new ArrayList<>(records);
+        sorted.sort(java.util.Comparator.comparing(ResponseRecord::vignetteId,
+                java.util.Comparator.nullsFirst(java.util.Comparator.naturalOrder())));
+        return sorted;
     }
 
     private static Map<String, Vignette> vignettesById(Job job) {
@@ -278,8 +379,8 @@ public final class JdbcResultStore implements ResultStore {
             connection.commit();
         } catch (SQLException e) {
             rollbackQuietly(e);
-            throw new StoreException("cannot record the failure of job " + jobId + " in " + description + ": "
-                    + e.getMessage(), e);
+            throw new StoreException(scrub("cannot record the failure of job " + jobId + " in " + description + ": "
+                    + e.getMessage()), e);
         }
     }
 
@@ -420,7 +521,11 @@ public final class JdbcResultStore implements ResultStore {
             connection.commit();
         } catch (SQLException e) {
             rollbackQuietly(e);
-            throw new StoreException("cannot " + what + " in " + description + ": " + e.getMessage(), e);
+            throw new StoreException(scrub("cannot " + what + " in " + description + ": " + e.getMessage()), e);
+        } catch (RuntimeException e) {
+            // Whatever the work did so far must not be committed by the next operation.
+            rollbackQuietly(e);
+            throw e;
         }
     }
 
@@ -471,7 +576,7 @@ public final class JdbcResultStore implements ResultStore {
             // Closing the connection closes its statements too.
             connection.close();
         } catch (SQLException e) {
-            log.warn("closing result database {} failed: {}", description, e.getMessage());
+            log.warn("closing result database {} failed: {}", description, scrub(e.getMessage()));
         }
     }
 
@@ -488,10 +593,10 @@ public final class JdbcResultStore implements ResultStore {
 
     private StoreException readFailure(String what, SQLException e) {
         rollbackQuietly(e);
-        return new StoreException("cannot read " + what + " from " + description + ": " + e.getMessage(), e);
+        return new StoreException(scrub("cannot read " + what + " from " + description + ": " + e.getMessage()), e);
     }
 
-    private void rollbackQuietly(SQLException cause) {
+    private void rollbackQuietly(Exception cause) {
         try {
             connection.rollback();
         } catch (SQLException e) {
