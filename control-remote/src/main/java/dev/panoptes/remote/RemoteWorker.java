@@ -143,4 +143,24 @@ public final class RemoteWorker implements WorkerHandle {
                 + (models.isEmpty() ? "" : ", models=" + models)
                 + (actor.isOpen() ? "" : ", closed") + "]";
     }
+
+    /**
+     * How long since the worker last sent anything (a heartbeat, an answer), as its selector
+     * thread measures it; waits up to {@code timeout} for that thread to answer. Any thread; for
+     * status views, not for the scheduler.
+     *
+     * @return the silence in milliseconds, or -1 when the connection is closed or its thread
+     *         did not answer within {@code timeout}
+     * @throws InterruptedException when the calling thread is interrupted while waiting
+     */
+    public long silentMs(java.time.Duration timeout) throws InterruptedException {
+        if (!actor.isOpen()) {
+            return -1;
+        }
+        try {
+            return actor.silentMs().get(timeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return -1;
+        }
+    }
 }

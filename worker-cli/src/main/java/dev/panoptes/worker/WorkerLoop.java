@@ -30,7 +30,11 @@ import java.util.concurrent.TimeUnit;
  * coordinator rejects for good (its {@code rejected} frame not retryable: a wrong token, an
  * unsupported protocol, an invalid id) ends the loop instead: reconnecting cannot help, only the
  * operator can, so {@link #runForever()} throws and leaves the telling to its caller. A
- * retryable rejection is logged as a warning and retried like a lost connection.
+ * retryable rejection is logged as a warning and retried like a lost connection. A failed TLS
+ * handshake ({@link TlsHandshakeException}: an unknown CA, another host name, an expired
+ * certificate) is retried too, with the backoff, one warning per attempt: it is the operator's to
+ * fix, but often on the coordinator's side (its certificate), and a worker that stayed up
+ * connects as soon as it is fixed, where one that exited would need restarting.
  */
 public final class WorkerLoop implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WorkerLoop.class);
@@ -50,6 +54,9 @@ public final class WorkerLoop implements AutoCloseable {
     private boolean running;
     private WorkerSession current;
     private SocketChannel connecting;
+
+    /** Connections made, the first included; read by the metrics from any thread. */
+    private final java.util.concurrent.atomic.AtomicLong connections = new java.util.concurrent.atomic.AtomicLong();
 
     private final CountDownLatch stopSignal = new CountDownLatch(1);
     private final CountDownLatch finished = new CountDownLatch(1);
@@ -121,6 +128,7 @@ public final class WorkerLoop implements AutoCloseable {
                     if (session == null) {
                         break;
                     }
+                    connections.incrementAndGet();
                     session.serve();
                     ending = "coordinator " + session.coordinator() + " closed the connection";
                     cleanEnd = true;
@@ -208,6 +216,20 @@ public final class WorkerLoop implements AutoCloseable {
         return workerId;
     }
 
+    /** True while a session is live and the coordinator has accepted it. Any thread; a moment's view. */
+    public boolean isConnected() {
+        WorkerSession session;
+        synchronized (lock) {
+            session = current;
+        }
+        return session != null && session.accepted();
+    }
+
+    /** Connections made to the coordinator so far, the first included. Any thread. */
+    public long connectionCount() {
+        return connections.get();
+    }
+
     private WorkerSession stop() {
         WorkerSession session;
         SocketChannel socket;
@@ -273,6 +295,10 @@ public final class WorkerLoop implements AutoCloseable {
 
     private String describe(Exception e, WorkerSession session) {
         String what = e.getMessage() == null ? e.toString() : e.getMessage();
+        if (e instanceof TlsHandshakeException) {
+            // Says the coordinator, the reason and what to check, in one line.
+            return what;
+        }
         if (session == null) {
             if (e instanceof UnknownHostException) {
                 return "cannot resolve coordinator host '" + coordinator.getHostString() + "'";
