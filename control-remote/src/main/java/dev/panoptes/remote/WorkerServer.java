@@ -122,6 +122,11 @@ public final class WorkerServer implements AutoCloseable {
     /** The one thread that tells the listener, in order. */
     private final ThreadPoolExecutor events;
     private final List<Thread> eventThreads = new CopyOnWriteArrayList<>();
+    /**
+     * Where TLS handshakes run their delegated tasks, so that a slow certificate check or key
+     * agreement never holds a selector thread; null without TLS. Its threads end when idle.
+     */
+    private final ThreadPoolExecutor tlsTasks;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     /** Round-robin cursor over the loops; loop 0's thread only (it accepts). */
@@ -166,7 +171,8 @@ public final class WorkerServer implements AutoCloseable {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.listener = Objects.requireNonNull(listener, "listener");
         this.threadPrefix = "panoptes-remote-" + SERVERS.incrementAndGet() + "-";
-        ServerContext context = new ServerContext(options, new PoolKeeper());
+        this.tlsTasks = options.tls() ? tlsTaskExecutor(threadPrefix + "tls-") : null;
+        ServerContext context = new ServerContext(options, new PoolKeeper(), tlsTasks);
         this.completions = new ThreadPoolExecutor(options.completionThreads(), options.completionThreads(),
                 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
                 daemonThreads(threadPrefix + "completion-", completionThreads));
@@ -199,6 +205,9 @@ public final class WorkerServer implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             completions.shutdownNow();
             events.shutdownNow();
+            if (tlsTasks != null) {
+                tlsTasks.shutdownNow();
+            }
             AutoCloseable[] toClose = new AutoCloseable[loops.length + 1];
             toClose[0] = channel;
             for (int i = 0; i < loops.length; i++) {
@@ -214,9 +223,11 @@ public final class WorkerServer implements AutoCloseable {
             loopThreads[i].setDaemon(true);
             loopThreads[i].start();
         }
-        log.info("worker=- job=- - listening for workers on {} ({} selector threads, token {}, heartbeat every {} ms,"
+        log.info("worker=- job=- - listening for workers on {} ({} selector threads, token {}, {}, heartbeat every {} ms,"
                         + " timeout {} ms, handshake timeout {} ms)", address, loops.length,
-                options.token() == null ? "not required" : "required", options.heartbeatInterval().toMillis(),
+                options.token() == null ? "not required" : "required",
+                !options.tls() ? "plaintext" : options.requireClientCertificate() ? "mutual TLS" : "TLS",
+                options.heartbeatInterval().toMillis(),
                 options.heartbeatTimeout().toMillis(), options.handshakeTimeout().toMillis());
     }
 
@@ -286,6 +297,10 @@ public final class WorkerServer implements AutoCloseable {
                 log.warn("worker=- job=- - selector thread {} did not stop within {} ms; going on without it",
                         thread.getName(), SHUTDOWN_STEP_TIMEOUT_MS);
             }
+        }
+        if (tlsTasks != null) {
+            // The connections are closed: a handshake task still running has no one to resume.
+            tlsTasks.shutdownNow();
         }
         completions.shutdown();
         events.shutdown();
@@ -371,6 +386,19 @@ public final class WorkerServer implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             log.debug("worker={} job=- - not telling the listener {}: the server is closed", workerId, what);
         }
+    }
+
+    private static ThreadPoolExecutor tlsTaskExecutor(String prefix) {
+        int threads = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
+        AtomicInteger count = new AtomicInteger();
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, prefix + count.getAndIncrement());
+                    t.setDaemon(true);
+                    return t;
+                });
+        executor.allowCoreThreadTimeOut(true);
+        return executor;
     }
 
     private static ThreadFactory daemonThreads(String prefix, List<Thread> started) {

@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.remote.tls.PemFiles;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
@@ -11,7 +12,9 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
+import javax.net.ssl.SSLContext;
 import java.io.PrintWriter;
+import java.security.cert.X509Certificate;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,7 +42,9 @@ import java.util.concurrent.TimeUnit;
                     + " sent again. Ctrl-C stops cleanly; what was stored is kept.",
             "One coordinator per --db: a second one is refused, naming the first (pid, host, address). The"
                     + " lock is an OS lock on FILE.lock beside the database, so it ends with its holder, even"
-                    + " after kill -9."
+                    + " after kill -9.",
+            "With --db postgresql://..., coordinators of different runs share one database; a second one on"
+                    + " the same run is refused (a PostgreSQL advisory lock, which ends with its holder's session)."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
@@ -105,9 +110,20 @@ final class CoordinatorCommand implements Callable<Integer> {
             description = "Also report accuracy per value of this metadata key.")
     private String groupBy;
 
-    @Option(names = "--db", order = 30, paramLabel = "FILE", defaultValue = "panoptes.db",
-            description = "The SQLite database for results; created when missing. Default: ${DEFAULT-VALUE}.")
-    private Path db;
+    @Option(names = "--db", order = 30, paramLabel = "FILE|URL", defaultValue = "panoptes.db",
+            description = "Where results go: a SQLite file, created when missing, or a PostgreSQL database shared"
+                    + " by several coordinators, postgresql://[user@]host[:port]/dbname[?params] (its tables are"
+                    + " created when missing). Default: ${DEFAULT-VALUE}.")
+    private String db;
+
+    @Option(names = "--db-password-file", order = 31, paramLabel = "FILE",
+            description = "A file whose first line is the PostgreSQL password. Default: the "
+                    + DatabaseTarget.PASSWORD_ENV + " or " + DatabaseTarget.PG_PASSWORD_ENV + " environment"
+                    + " variable. Never on the command line; never printed.")
+    private Path dbPasswordFile;
+
+    /** Set by {@link #settings()}. */
+    private DatabaseTarget database;
 
     @Option(names = "--job-size", order = 40, paramLabel = "N", defaultValue = "8",
             description = "Vignettes per job. Default: ${DEFAULT-VALUE}.")
@@ -165,9 +181,31 @@ final class CoordinatorCommand implements Callable<Integer> {
                     + " 429: its limit halves, then grows by one job per round of answers. Default: ${DEFAULT-VALUE}.")
     private int maxConcurrencyPerEndpoint;
 
+    @Option(names = "--tls-cert", order = 140, paramLabel = "FILE",
+            description = "Serve workers over TLS with this certificate chain (PEM, the coordinator's own first);"
+                    + " with --tls-key. Workers then need --tls (and --tls-ca when its CA is not in their JVM's"
+                    + " trust store). Default: plaintext.")
+    private Path tlsCert;
+
+    @Option(names = "--tls-key", order = 141, paramLabel = "FILE",
+            description = "The unencrypted PKCS#8 private key (PEM) of --tls-cert.")
+    private Path tlsKey;
+
+    @Option(names = "--tls-client-ca", order = 142, paramLabel = "FILE",
+            description = "Mutual TLS: workers must present a certificate issued by this CA (PEM). Without --token,"
+                    + " such a certificate alone lets a worker register; with --token, it needs both.")
+    private Path tlsClientCa;
+
     @Option(names = "--no-rate-governor", order = 138,
             description = "Do not govern the fleet's concurrency per model API: each worker backs off alone on 429.")
     private boolean noRateGovernor;
+
+    @Option(names = "--metrics", order = 140, paramLabel = "HOST:PORT", converter = HostPortConverter.Listen.class,
+            description = "Serve an admin endpoint here: GET /metrics (Prometheus text, open to anyone who can reach"
+                    + " the address: keep it on 127.0.0.1 or a network only the scraper reaches) and GET /status (the"
+                    + " run and its workers as JSON; with a token, only with 'Authorization: Bearer TOKEN'; see"
+                    + " 'worker.jar status'). Port 0 picks a free one. Default: off.")
+    private InetSocketAddress metrics;
 
     private final Map<String, String> env;
 
@@ -177,8 +215,7 @@ final class CoordinatorCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        verbose.apply();
-        Logging.quietLibrary(verbose.isVerbose());
+        verbose.applyQuietingLibrary();
         CoordinatorSettings settings = settings();
         if (maxConcurrencyPerEndpoint < 0) {
             throw invalid("--max-concurrency-per-endpoint", "must be 0 (no ceiling) or more, got "
@@ -186,7 +223,10 @@ final class CoordinatorCommand implements Callable<Integer> {
         }
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 System.console() != null, Jars.selfCommand())
-                .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint);
+                .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
+                .withDatabase(database)
+                .withAdmin(metrics);
+        configureTls(run);
         try {
             return runInterruptibly(run);
         } catch (SuiteFormatException e) {
@@ -195,7 +235,37 @@ final class CoordinatorCommand implements Callable<Integer> {
             err.println("Fix these lines and run the command again; nothing was sent to any worker.");
             err.flush();
             return spec.exitCodeOnInvalidInput();
+        } finally {
+            run.closeAdmin();
         }
+    }
+
+    /**
+     * Checks --tls-cert, --tls-key and --tls-client-ca (present, PEM, the key matching the
+     * certificate) and hands the context to the run; a problem is a usage error (exit 2) naming the file.
+     */
+    private void configureTls(CoordinatorRun run) {
+        if (tlsCert == null && tlsKey == null) {
+            if (tlsClientCa != null) {
+                throw invalid("--tls-client-ca", "needs --tls-cert and --tls-key (mutual TLS is TLS first)");
+            }
+            return;
+        }
+        if (tlsCert == null || tlsKey == null) {
+            throw invalid(tlsCert == null ? "--tls-key" : "--tls-cert", "TLS needs both --tls-cert and --tls-key");
+        }
+        SSLContext context;
+        List<X509Certificate> chain;
+        try {
+            chain = PemFiles.readCertificates(tlsCert, "--tls-cert");
+            context = PemFiles.serverContext(tlsCert, tlsKey, tlsClientCa);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "Invalid TLS option: " + e.getMessage());
+        }
+        // The hint names the file workers should trust: the chain itself when it ends in its root.
+        X509Certificate last = chain.get(chain.size() - 1);
+        boolean endsInRoot = last.getSubjectX500Principal().equals(last.getIssuerX500Principal());
+        run.withTls(context, tlsClientCa != null, endsInRoot ? tlsCert.toString() : "CA.pem");
     }
 
     /** Runs on this thread; Ctrl-C interrupts it and waits (a little) for the store to close cleanly. */
@@ -269,15 +339,46 @@ final class CoordinatorCommand implements Callable<Integer> {
         if (jobTimeout != null && jobTimeout.toMillis() < 1) {
             throw invalid("--job-timeout", "must be at least 1ms, got " + DurationConverter.format(jobTimeout));
         }
-        Path parent = db.toAbsolutePath().getParent();
-        if (parent != null && !Files.isDirectory(parent)) {
-            throw invalid("--db", "the folder " + parent + " does not exist");
+        database = database(spec, db, dbPasswordFile, env);
+        if (database instanceof DatabaseTarget.Sqlite sqlite) {
+            Path parent = sqlite.file().toAbsolutePath().getParent();
+            if (parent != null && !Files.isDirectory(parent)) {
+                throw invalid("--db", "the folder " + parent + " does not exist");
+            }
         }
         String secret = token != null && !token.isBlank() ? token : env.get(WorkerMain.TOKEN_ENV);
-        return new CoordinatorSettings(listen, suite, db, jobSize, runLabel,
+        return new CoordinatorSettings(listen, suite, database.settingsPath(), jobSize, runLabel,
                 secret == null || secret.isBlank() ? null : secret,
                 new SpecParams(system, temperature, maxTokens, seed), maxAttempts, waitForWorkers, heartbeatInterval,
                 heartbeatTimeout, jobTimeout, models, scorer, epochs, fewShot, groupBy);
+    }
+
+    /**
+     * The {@code --db} of a command, with its password for PostgreSQL (see {@link DatabaseTarget}).
+     *
+     * @throws ParameterException when --db is malformed or carries a password, or the password file
+     *                            cannot be read (never repeating a password)
+     */
+    static DatabaseTarget database(CommandSpec spec, String db, Path passwordFile, Map<String, String> env) {
+        DatabaseTarget target;
+        try {
+            target = DatabaseTarget.parse(db);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--db': " + e.getMessage());
+        }
+        if (target instanceof DatabaseTarget.Postgres postgres) {
+            try {
+                return postgres.withPassword(DatabaseTarget.password(passwordFile, env));
+            } catch (java.io.IOException e) {
+                throw new ParameterException(spec.commandLine(), "Invalid value for option '--db-password-file': "
+                        + e.getMessage());
+            }
+        }
+        if (passwordFile != null) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--db-password-file': only"
+                    + " for a PostgreSQL --db (postgresql://...); " + db + " is a SQLite file");
+        }
+        return target;
     }
 
     private ParameterException invalid(String option, String why) {

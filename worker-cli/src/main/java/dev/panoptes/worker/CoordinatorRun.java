@@ -14,6 +14,7 @@ import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.worker.admin.CoordinatorAdmin;
 import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.remote.ServerOptions;
 import dev.panoptes.remote.SharedPool;
@@ -21,6 +22,7 @@ import dev.panoptes.remote.WorkerServer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
@@ -58,6 +60,17 @@ final class CoordinatorRun {
     private final List<ProgressListener> extraListeners = new ArrayList<>();
     /** The fleet's concurrency per model API; null when not governed. */
     private EndpointGovernor governor = new EndpointGovernor(0);
+    /** Where results go; null for the SQLite file {@code settings.db()}. */
+    private DatabaseTarget database;
+    /** Where to serve /metrics and /status; null for nowhere. */
+    private InetSocketAddress adminBind;
+    /** The TLS context workers connect with; null for plaintext. */
+    private SSLContext tlsContext;
+    private boolean tlsClientCertificates;
+    /** The CA file to name in the "start workers with" hint. */
+    private String tlsCaForWorkers;
+    /** The admin endpoint once started; it outlives the run until {@link #closeAdmin()}. */
+    private volatile CoordinatorAdmin admin;
     private volatile RunSummary summary;
     /** The console while the run is on, else null. */
     private volatile ProgressPrinter console;
@@ -87,9 +100,65 @@ final class CoordinatorRun {
      *
      * @param ceiling the most jobs in flight against one API; 0 for none
      */
+    /**
+     * Serves workers over TLS (off by default); validated by the caller.
+     *
+     * @param context                  the coordinator's certificate and key, and the client CA
+     * @param requireClientCertificate mutual TLS: workers must present a certificate of the client CA
+     * @param caForWorkers             the file workers should pass as {@code --tls-ca}, for the
+     *                                 "start workers with" hint
+     */
+    CoordinatorRun withTls(SSLContext context, boolean requireClientCertificate, String caForWorkers) {
+        this.tlsContext = context;
+        this.tlsClientCertificates = requireClientCertificate;
+        this.tlsCaForWorkers = caForWorkers;
+        return this;
+    }
+
     CoordinatorRun withRateGovernor(boolean enabled, int ceiling) {
         this.governor = enabled ? new EndpointGovernor(ceiling) : null;
         return this;
+    }
+
+    /**
+     * Stores results in this database (a SQLite file or a shared PostgreSQL database) instead of
+     * the SQLite file {@code settings.db()}.
+     */
+    CoordinatorRun withDatabase(DatabaseTarget target) {
+        this.database = target;
+        return this;
+    }
+
+    /** Where results go. */
+    DatabaseTarget database() {
+        return database != null ? database : new DatabaseTarget.Sqlite(settings.db());
+    }
+
+    /**
+     * Serves the admin endpoint on {@code bind} ({@code GET /metrics}, and {@code GET /status}
+     * behind the workers' token) from the moment the suite is planned. It stays up after
+     * {@link #run()} returns, so that the last figures can be read, until {@link #closeAdmin()}.
+     *
+     * @param bind where to listen, or null for no endpoint
+     */
+    CoordinatorRun withAdmin(InetSocketAddress bind) {
+        this.adminBind = bind;
+        return this;
+    }
+
+    /** The admin endpoint's address once it listens, else null. Any thread. */
+    InetSocketAddress adminAddress() {
+        CoordinatorAdmin a = admin;
+        return a == null ? null : a.address();
+    }
+
+    /** Stops the admin endpoint, if it runs; idempotent. */
+    void closeAdmin() {
+        CoordinatorAdmin a = admin;
+        admin = null;
+        if (a != null) {
+            a.close();
+        }
     }
 
     /** Also tells this listener of the run's progress, on the scheduler's thread. */
@@ -104,28 +173,40 @@ final class CoordinatorRun {
     }
 
     /**
-     * Runs to the end, holding the database's {@link DatabaseLock} throughout.
+     * Runs to the end, holding the database's {@link DatabaseLock} throughout (SQLite: one
+     * coordinator per file), or the run's {@link PostgresRunLock} (PostgreSQL: one coordinator per
+     * run, taken once the suite is planned).
      *
      * @return 0 when every job completed, {@link #EXIT_INCOMPLETE} when some failed,
      *         {@link #EXIT_INTERRUPTED} when the thread was interrupted
      * @throws SuiteFormatException        when the suite has problems (nothing ran)
      * @throws DatabaseLock.InUseException when another coordinator uses the database (nothing was
      *                                     read, bound or written)
+     * @throws PostgresRunLock.InUseException when another coordinator runs the same run in the
+     *                                     PostgreSQL database (nothing was bound or written)
      * @throws IOException                 when the suite cannot be read or the address not bound
      */
     int run() throws IOException, SuiteFormatException {
         // First of all, so that a refused run prints only the refusal, binds no port and neither
         // creates nor touches the database; released however the run ends.
-        try (DatabaseLock lock = DatabaseLock.acquire(settings.db(), settings.listen())) {
-            return runLocked(lock);
+        DatabaseTarget target = database();
+        try (StoreLock lock = target.lockDatabase(settings.listen())) {
+            return runLocked(target, lock);
+        } catch (IOException | SuiteFormatException | RuntimeException | Error e) {
+            closeAdmin();
+            throw e;
         }
     }
 
-    private int runLocked(DatabaseLock lock) throws IOException, SuiteFormatException {
+    private int runLocked(DatabaseTarget target, StoreLock lock) throws IOException, SuiteFormatException {
         RunScoring scoring = new RunScoring(settings.scorer());
         Suite suite = RunSuites.load(settings.suite(), settings.fewShot());
         JobPlan plan = JobPlan.of(suite, settings.params(), settings.jobSize(), RunSuites.label(settings.label(),
                 settings.fewShot()), settings.models(), settings.epochs());
+        if (adminBind != null) {
+            admin = CoordinatorAdmin.start(adminBind, settings.token(), plan.runId(), settings.suite().toString(),
+                    settings.models(), settings.scorer(), settings.epochs());
+        }
         SharedPool pool = new SharedPool();
         FleetReporter fleet;
         WorkerEventCounter events = new WorkerEventCounter();
@@ -133,9 +214,11 @@ final class CoordinatorRun {
         // console that stops taking output must not stall the run.
         // The server binds before the store opens, so that an address in use or a host that does
         // not resolve leaves no empty database behind.
-        try (ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
-             WorkerServer server = WorkerServer.start(serverOptions(), pool, fleet = new FleetReporter(progress).governedBy(governor));
-             JdbcResultStore store = JdbcResultStore.openSqlite(settings.db()).withScoring(scoring)) {
+        // On PostgreSQL, coordinators share the database but not a run: refused before anything is bound.
+        try (StoreLock runLock = target.lockRun(plan.runId(), settings.listen());
+             ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
+             WorkerServer server = WorkerServer.start(serverOptions(), pool, withStatus(fleet = new FleetReporter(progress).governedBy(governor)));
+             JdbcResultStore store = target.open().withScoring(scoring)) {
             store.recordRun(new RunEntry(plan.runId(), settings.suite().toString(), settings.models(),
                     settings.scorer(), settings.epochs(), suite.vignettes().size(), Instant.now()));
             progress.message(String.format(Locale.ROOT, "suite %s: %d vignettes x %d %s x %d %s = %d answers in %d jobs"
@@ -145,14 +228,22 @@ final class CoordinatorRun {
                     settings.jobSize(), plan.runId(), settings.scorer()));
             InetSocketAddress address = server.address();
             lock.listening(address);
-            progress.message("listening for workers on " + hostPort(address) + "; results go to " + settings.db()
+            runLock.listening(address);
+            progress.message("listening for workers on " + hostPort(address) + "; results go to " + target
                     + "; each attempt of a job may take " + DurationConverter.format(settings.jobTimeout())
                     + " (--job-timeout)");
             progress.message("start workers with:\n  " + workerCommand + " --coordinator " + hostPort(address)
                     + " --model-api URL" + modelOptions()
-                    + (settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\""));
+                    + (settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\"")
+                    + (tlsContext == null ? "" : " --tls --tls-ca " + tlsCaForWorkers)
+                    + (tlsClientCertificates ? " --tls-cert WORKER.crt --tls-key WORKER.key" : ""));
             pool.addListener(new ModelWatcher(pool, settings.models(), RunScoring.judgeModelOf(settings.scorer()),
                     progress::message));
+            CoordinatorAdmin adminNow = admin;
+            if (adminNow != null) {
+                progress.message("admin endpoint on http://" + hostPort(adminNow.address()) + "/: /metrics (open to"
+                        + " anyone who can reach it), /status" + (settings.token() == null ? "" : " (with the token)"));
+            }
             onListening.accept(address);
             SchedulerOptions options = SchedulerOptions.defaults()
                     .withMaxAttempts(settings.maxAttempts())
@@ -163,18 +254,19 @@ final class CoordinatorRun {
             RunReport report;
             RunReport grading;
             try {
-                report = new Scheduler(pool, store, options).run(plan.jobs());
+                report = new Scheduler(pool, adminNow == null ? store : adminNow.timed(store), options)
+                        .run(plan.jobs());
                 grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
                         progress::message).run(pool, options);
             } catch (InterruptedException e) {
                 events.storeIn(store, plan.runId());
-                progress.message("interrupted: " + store.recordCount() + " records are kept in " + settings.db()
+                progress.message("interrupted: " + store.recordCount() + " records are kept in " + target
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
             } catch (WorkerSourceFailedException e) {
                 events.storeIn(store, plan.runId());
                 progress.message("the run stopped: " + e.getCause().getMessage() + "; " + store.recordCount()
-                        + " records are kept in " + settings.db() + "; run the same command again to resume");
+                        + " records are kept in " + target + "; run the same command again to resume");
                 log.debug("the worker server failed", e);
                 return EXIT_FAILED;
             }
@@ -182,6 +274,9 @@ final class CoordinatorRun {
             progress.finish();
             fleet.quiet();
             summary = RunSummary.of(plan, report, RunDataLoader.load(store, plan.runId()), settings.groupBy());
+            if (adminNow != null) {
+                adminNow.finished();
+            }
             out.print(summary.render());
             out.print(governorLines());
             boolean graded = grading == null || grading.failed().isEmpty();
@@ -251,6 +346,9 @@ final class CoordinatorRun {
         if (settings.heartbeatTimeout() != null) {
             b.heartbeatTimeout(settings.heartbeatTimeout());
         }
+        if (tlsContext != null) {
+            b.tls(tlsContext, tlsClientCertificates);
+        }
         return b.build();
     }
 
@@ -272,8 +370,18 @@ final class CoordinatorRun {
                         + hostPort(address) + "?" + fleet.rejectionsNote());
             }
         });
+        CoordinatorAdmin adminNow = admin;
+        if (adminNow != null) {
+            all.add(adminNow.status());
+        }
         all.addAll(extraListeners);
         return ProgressListener.fanOut(all);
+    }
+
+    /** The fleet reporter, and the admin endpoint's status when there is one. */
+    private WorkerServer.Listener withStatus(FleetReporter fleet) {
+        CoordinatorAdmin adminNow = admin;
+        return adminNow == null ? fleet : adminNow.alongside(fleet);
     }
 
     private static String describe(java.util.Set<String> models) {

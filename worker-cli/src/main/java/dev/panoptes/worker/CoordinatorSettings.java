@@ -14,7 +14,8 @@ import java.util.Objects;
  *
  * @param listen            where workers connect
  * @param suite             the JSONL suite file
- * @param db                the SQLite result database
+ * @param db                the SQLite result database; with a PostgreSQL --db, its URL without
+ *                          password, for display only (the run uses {@link DatabaseTarget})
  * @param jobSize           vignettes per job
  * @param label             extra text mixed into the run id (a fresh run of the same suite)
  * @param token             the shared secret workers must present, or null

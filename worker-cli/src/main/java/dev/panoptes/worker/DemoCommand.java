@@ -98,8 +98,7 @@ final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        verbose.apply();
-        Logging.quietLibrary(verbose.isVerbose());
+        verbose.applyQuietingLibrary();
         if (workers < 2) {
             throw new ParameterException(spec.commandLine(),
                     "Invalid value for option '--workers': must be at least 2, got " + workers);

@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.remote.tls.PemFiles;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -8,9 +9,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
+import javax.net.ssl.SSLContext;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,7 +54,8 @@ import java.util.concurrent.Callable;
                     + " invalid id). On SIGTERM or SIGINT it tells the coordinator it is draining, finishes and"
                     + " answers the jobs it holds (up to --grace), and exits 0.",
             "The same jar is also the coordinator ('coordinator --suite FILE'), exports results ('results')"
-                    + " and runs the whole system on this machine ('demo'); see '<command> --help'."
+                    + " and runs the whole system on this machine ('demo'), or only a stub model API to try a"
+                    + " worker against ('stub-model'); see '<command> --help'."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
@@ -68,6 +72,10 @@ import java.util.concurrent.Callable;
             "  OPENAI_API_KEY   the model API key when --api-key is not given (preferred: the command line",
             "                   is visible to other users of the machine)",
             "  PANOPTES_TOKEN   the coordinator's token when --token is not given",
+            "",
+            "Logging:",
+            "  Logs go to standard error at INFO. java -Dlogback.configurationFile=FILE -jar worker.jar ... uses your",
+            "  logback configuration instead; it decides every level unless --log-level or -v is given too.",
             "",
             "Example:",
             "  java -jar worker.jar --coordinator 10.0.0.5:7070 --model-api http://localhost:8000/v1 \\",
@@ -144,6 +152,31 @@ public final class WorkerMain implements Callable<Integer> {
                     + " misjudges). Without the check, a wrong URL, key or model fails every job instead.")
     private boolean noModelCheck;
 
+    @Option(names = "--metrics", order = 130, paramLabel = "HOST:PORT", converter = HostPortConverter.Listen.class,
+            description = "Serve GET /metrics (Prometheus text: jobs running, completed and failed, model-call"
+                    + " latency and tokens per model, 429s, connection state) on this address; open to whoever can"
+                    + " reach it, so keep it on 127.0.0.1 or a scrape-only network. Default: off.")
+    private InetSocketAddress metrics;
+
+    @Option(names = "--tls", order = 140,
+            description = "Connect to the coordinator over TLS, checking its certificate against the JVM's trusted"
+                    + " CAs (or --tls-ca) and the host name of --coordinator. Default: plaintext TCP.")
+    private boolean tlsOn;
+
+    @Option(names = "--tls-ca", order = 150, paramLabel = "FILE",
+            description = "The CA certificate(s) (PEM) to trust for the coordinator's certificate, instead of the"
+                    + " JVM's. Implies --tls.")
+    private Path tlsCa;
+
+    @Option(names = "--tls-cert", order = 160, paramLabel = "FILE",
+            description = "This worker's certificate chain (PEM), for a coordinator that requires client"
+                    + " certificates (mutual TLS); with --tls-key. Implies --tls.")
+    private Path tlsCert;
+
+    @Option(names = "--tls-key", order = 170, paramLabel = "FILE",
+            description = "The unencrypted PKCS#8 private key (PEM) of --tls-cert. Implies --tls.")
+    private Path tlsKey;
+
     private final Map<String, String> env;
     private final WorkerStarter starter;
 
@@ -190,9 +223,14 @@ public final class WorkerMain implements Callable<Integer> {
         CommandLine cmd = new CommandLine(new WorkerMain(env, starter));
         cmd.addSubcommand(new CoordinatorCommand(env));
         cmd.addSubcommand(new ResultsCommand());
+        cmd.addSubcommand(new StatusCommand(env));
         cmd.addSubcommand(new ReportCommand());
         cmd.addSubcommand(new RescoreCommand());
         cmd.addSubcommand(new DemoCommand());
+        cmd.addSubcommand(new StubModelCommand());
+        // A model may well be named like a command ("--model stub-model", "--model report"): an
+        // option's value is never taken for a subcommand.
+        cmd.setAllowSubcommandsAsOptionParameters(true);
         cmd.setParameterExceptionHandler(CliErrors.USAGE);
         cmd.setExecutionExceptionHandler(CliErrors.RUNTIME);
         return cmd;
@@ -231,6 +269,7 @@ public final class WorkerMain implements Callable<Integer> {
             }
             options = options.withHeartbeatTimeout(heartbeatTimeout);
         }
+        options = options.withTls(tlsContext());
         String key = firstSet(apiKey, env.get(API_KEY_ENV));
         if (key != null) {
             checkApiKey(key.strip(), firstSet(apiKey, null) != null
@@ -238,7 +277,7 @@ public final class WorkerMain implements Callable<Integer> {
         }
         WorkerSettings settings = new WorkerSettings(coordinator, modelApi, List.copyOf(new LinkedHashSet<>(models)), key,
                 id == null ? WorkerIds.defaultId() : id, capacity, options, grace, requestTimeout, !noModelCheck,
-                verbose.isVerbose());
+                verbose.isVerbose(), metrics);
         return starter.start(settings);
     }
 
@@ -254,6 +293,23 @@ public final class WorkerMain implements Callable<Integer> {
         }
         labels.put("endpoint", modelApi.toString().replaceAll("/+$", ""));
         return labels;
+    }
+
+    /** The TLS context of --tls, --tls-ca, --tls-cert and --tls-key; null for plaintext. */
+    private SSLContext tlsContext() {
+        if (!tlsOn && tlsCa == null && tlsCert == null && tlsKey == null) {
+            return null;
+        }
+        if ((tlsCert == null) != (tlsKey == null)) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '"
+                    + (tlsCert == null ? "--tls-key" : "--tls-cert") + "': a client certificate needs both --tls-cert"
+                    + " and --tls-key");
+        }
+        try {
+            return PemFiles.clientContext(tlsCa, tlsCert, tlsKey);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), "Invalid TLS option: " + e.getMessage());
+        }
     }
 
     private void requireWorkerOptions() {

@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import javax.net.ssl.SSLContext;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -21,10 +22,19 @@ import java.util.Objects;
  * @param models            the models the worker's API serves, sent with {@code register}; a
  *                          coordinator sends it only jobs that ask for one of them (or for none);
  *                          never null
+ * @param tls               the TLS context to connect with (docs/PROTOCOL.md, "Transport security"),
+ *                          or null for plaintext TCP: it holds the CAs the worker trusts (the JVM's
+ *                          default trust store, or {@code --tls-ca}) and, for mutual TLS, the
+ *                          worker's certificate. The coordinator's certificate is checked for the
+ *                          host name the worker was given, as an HTTPS client checks it. A handshake
+ *                          that fails (unknown CA, wrong host, expired) ends the session with a
+ *                          {@link TlsHandshakeException}, and the worker retries with its backoff
+ *                          like after any failed connection: the coordinator's certificate may be
+ *                          fixed or rotated on its side without touching its workers
  */
 public record WorkerOptions(String token, Duration heartbeatInterval, Duration heartbeatTimeout,
                             Duration connectTimeout, Duration initialBackoff, Duration maxBackoff,
-                            Map<String, String> labels, List<String> models) {
+                            Map<String, String> labels, List<String> models, SSLContext tls) {
     /** PROTOCOL.md's default heartbeat interval. */
     public static final Duration DEFAULT_HEARTBEAT = Duration.ofSeconds(5);
     /** PROTOCOL.md's heartbeat timeout, as a multiple of the interval. */
@@ -56,49 +66,58 @@ public record WorkerOptions(String token, Duration heartbeatInterval, Duration h
     /** No token, the protocol's default heartbeat, a 10 s connect timeout, backoff 500 ms to 30 s. */
     public static WorkerOptions defaults() {
         return new WorkerOptions(null, DEFAULT_HEARTBEAT, DEFAULT_HEARTBEAT.multipliedBy(HEARTBEAT_TIMEOUT_FACTOR),
-                Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(30), Map.of(), List.of());
+                Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(30), Map.of(), List.of(), null);
     }
 
     /** These options with another token (null for none). */
     public WorkerOptions withToken(String newToken) {
         return new WorkerOptions(newToken, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
-                maxBackoff, labels, models);
+                maxBackoff, labels, models, tls);
     }
 
     /** These options with another heartbeat interval, and the timeout reset to 3 x that interval. */
     public WorkerOptions withHeartbeat(Duration interval) {
         positive(interval, "heartbeatInterval");
         return new WorkerOptions(token, interval, interval.multipliedBy(HEARTBEAT_TIMEOUT_FACTOR), connectTimeout,
-                initialBackoff, maxBackoff, labels, models);
+                initialBackoff, maxBackoff, labels, models, tls);
     }
 
     /** These options with another heartbeat timeout; call after {@link #withHeartbeat}. */
     public WorkerOptions withHeartbeatTimeout(Duration timeout) {
         return new WorkerOptions(token, heartbeatInterval, timeout, connectTimeout, initialBackoff, maxBackoff,
-                labels, models);
+                labels, models, tls);
     }
 
     /** These options with another connect timeout. */
     public WorkerOptions withConnectTimeout(Duration timeout) {
         return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, timeout, initialBackoff, maxBackoff,
-                labels, models);
+                labels, models, tls);
     }
 
     /** These options with another backoff range between connection attempts. */
     public WorkerOptions withBackoff(Duration initial, Duration max) {
-        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initial, max, labels, models);
+        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initial, max, labels, models, tls);
     }
 
     /** These options with other labels for {@code register}. */
     public WorkerOptions withLabels(Map<String, String> newLabels) {
         return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
-                maxBackoff, newLabels, models);
+                maxBackoff, newLabels, models, tls);
     }
 
     /** These options offering other models at {@code register}. */
     public WorkerOptions withModels(List<String> newModels) {
         return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
-                maxBackoff, labels, newModels);
+                maxBackoff, labels, newModels, tls);
+    }
+
+    /**
+     * These options connecting over TLS with this context (null: plaintext). Build it with
+     * {@link dev.panoptes.remote.tls.PemFiles#clientContext}.
+     */
+    public WorkerOptions withTls(SSLContext context) {
+        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
+                maxBackoff, labels, models, context);
     }
 
     /** Never prints the token. */
@@ -109,7 +128,7 @@ public record WorkerOptions(String token, Duration heartbeatInterval, Duration h
                 + ", heartbeatTimeoutMs=" + heartbeatTimeout.toMillis()
                 + ", connectTimeoutMs=" + connectTimeout.toMillis()
                 + ", backoffMs=" + initialBackoff.toMillis() + ".." + maxBackoff.toMillis()
-                + ", labels=" + labels + ", models=" + models + "]";
+                + ", labels=" + labels + ", models=" + models + ", tls=" + (tls == null ? "off" : "on") + "]";
     }
 
     private static void positive(Duration d, String what) {

@@ -4,9 +4,13 @@ import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.eval.EvalJobRunner;
 import dev.panoptes.eval.HttpModelClient;
 import dev.panoptes.eval.ModelApiCheck;
+import dev.panoptes.worker.admin.AdminServer;
+import dev.panoptes.worker.admin.WorkerMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -72,6 +76,23 @@ final class WorkerProcess {
      */
     static int serveUntilSignalled(WorkerSettings settings, AsyncJobRunner runner, ModelApiProbe probe)
             throws InterruptedException {
+        if (settings.metrics() == null) {
+            return serve(settings, runner, probe, null);
+        }
+        WorkerMetrics metrics = new WorkerMetrics();
+        AdminServer admin;
+        try {
+            admin = AdminServer.start(settings.metrics(), metrics.registry(), null, null);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e.getMessage(), e);
+        }
+        try (admin) {
+            return serve(settings, metrics.measure(runner), probe, metrics);
+        }
+    }
+
+    private static int serve(WorkerSettings settings, AsyncJobRunner runner, ModelApiProbe probe,
+                             WorkerMetrics metrics) throws InterruptedException {
         log.info(settings.startupLine());
         // The loop exists once the models it offers are known (the check may discover them); a
         // signal before that ends the process at once.
@@ -94,6 +115,9 @@ final class WorkerProcess {
             WorkerLoop loop = new WorkerLoop(settings.coordinator(), settings.workerId(), settings.capacity(), runner,
                     settings.options().withModels(models));
             running.set(loop);
+            if (metrics != null) {
+                metrics.watchConnection(loop::isConnected, loop::connectionCount);
+            }
             loop.runForever();
         } catch (RegistrationRejectedException e) {
             // The loop has stopped without a word: this is the one line about it.

@@ -11,11 +11,15 @@ import dev.panoptes.control.wire.FrameEncoder;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
 import dev.panoptes.control.wire.OutboundBuffer;
+import dev.panoptes.remote.tls.TlsSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
@@ -61,6 +65,12 @@ import java.util.function.Consumer;
  * and the job is answered at once with {@code failed}, so that its slot frees on both sides.
  * Answers of jobs still running when the connection ends are abandoned: never written, and their
  * futures cancelled.
+ *
+ * <p><b>TLS.</b> With {@link WorkerOptions#tls()}, a {@link TlsSession} sits between the socket and
+ * the framing: ciphertext is read and unwrapped into the same decoder, and the outbound buffer is
+ * written through it. The handshake's delegated tasks run inline on the I/O thread: it has only
+ * this connection, and nothing to serve until the handshake is done. A handshake that fails ends
+ * {@link #serve()} with a {@link TlsHandshakeException} naming the coordinator and the reason.
  *
  * <p><b>Liveness.</b> When nothing at all arrives from the coordinator for the heartbeat timeout,
  * {@code serve()} ends with a {@link SocketTimeoutException}.
@@ -115,6 +125,8 @@ public final class WorkerSession implements Closeable {
     private final FrameDecoder decoder = new FrameDecoder(codec);
     private final FrameEncoder encoder = new FrameEncoder(codec);
     private final OutboundBuffer out = new OutboundBuffer();
+    /** The TLS layer under the framing; null for plaintext. */
+    private final TlsSession tls;
     private final ByteBuffer readBuffer = ByteBuffer.allocate(READ_BUFFER_BYTES);
     private final Map<JobId, Held> held = new HashMap<>();
     /** Jobs held under an id that another held job has too (a coordinator repeating itself). */
@@ -160,6 +172,14 @@ public final class WorkerSession implements Closeable {
         this.throttlesReported = runner.throttledCount();
         this.options = Objects.requireNonNull(options, "options");
         this.coordinator = Workers.describe(channel.socket().getRemoteSocketAddress());
+        if (options.tls() != null) {
+            // The host name the worker was given (not the address it resolved to) is what the
+            // coordinator's certificate must name.
+            InetSocketAddress peer = (InetSocketAddress) channel.getRemoteAddress();
+            this.tls = TlsSession.client(options.tls(), peer.getHostString(), peer.getPort(), channel, null, null);
+        } else {
+            this.tls = null;
+        }
         this.selector = Selector.open();
     }
 
@@ -202,7 +222,7 @@ public final class WorkerSession implements Closeable {
                 log.debug("worker={} - stopped serving {}: the session was closed locally", workerId, coordinator);
                 return;
             }
-            failure.compareAndSet(null, e);
+            failure.compareAndSet(null, asTlsFailure(e));
             throw rethrowable(failure.get());
         } finally {
             shutdown();
@@ -305,9 +325,13 @@ public final class WorkerSession implements Closeable {
             }
             checkClocks(now);
             flush();
-            if (drainSent && !outputShut && held.isEmpty() && out.isEmpty()) {
+            if (drainSent && !outputShut && held.isEmpty() && out.isEmpty()
+                    && (tls == null || !tls.hasPendingOutput())) {
                 // Every answer is out: a FIN behind them, so that the coordinator reads them all
                 // before our end of stream (a close with unread input could reset and lose them).
+                if (tls != null) {
+                    tls.closeOutbound();
+                }
                 channel.shutdownOutput();
                 outputShut = true;
                 lingerUntilNanos = now + TimeUnit.MILLISECONDS.toNanos(lingerMs());
@@ -349,8 +373,56 @@ public final class WorkerSession implements Closeable {
         }
     }
 
+    /** A TLS failure before the handshake completed, said as one: which coordinator, why, what to check. */
+    private Exception asTlsFailure(Exception e) {
+        if (tls != null && e instanceof SSLException ssl && !tls.isHandshakeComplete()) {
+            return new TlsHandshakeException(coordinator, TlsSession.reason(ssl), ssl);
+        }
+        return e;
+    }
+
+    /** {@link #read()} through TLS: ciphertext in, every whole frame of its plaintext acted on. */
+    private void readTls() throws IOException {
+        for (int reads = 0; reads < MAX_READS_PER_PASS; reads++) {
+            int n = tls.readNet();
+            if (n < 0) {
+                endOfStream = true;
+                if (!tls.isHandshakeComplete()) {
+                    throw new SSLHandshakeException("the coordinator closed the connection during the handshake"
+                            + " (does it require a client certificate, --tls-cert and --tls-key? does it speak TLS?)");
+                }
+                if (decoder.isMidFrame()) {
+                    throw new ProtocolException("coordinator " + coordinator + " closed the connection in the middle"
+                            + " of a frame");
+                }
+                return;
+            }
+            if (n > 0) {
+                lastReceivedNanos = System.nanoTime();
+                passNanos = lastReceivedNanos;
+            }
+            boolean full = tls.netInFull();
+            ByteBuffer plain;
+            while ((plain = tls.unwrap()) != null) {
+                decoder.feed(plain, onMessage);
+            }
+            if (tls.isInboundDone()) {
+                // close_notify: the coordinator ended the stream on purpose.
+                endOfStream = true;
+                return;
+            }
+            if (n == 0 || !full) {
+                return;
+            }
+        }
+    }
+
     /** Reads what the socket has and acts on every whole frame. */
     private void read() throws IOException {
+        if (tls != null) {
+            readTls();
+            return;
+        }
         for (int reads = 0; reads < MAX_READS_PER_PASS; reads++) {
             readBuffer.clear();
             int n = channel.read(readBuffer);
@@ -588,7 +660,7 @@ public final class WorkerSession implements Closeable {
     private void checkClocks(long now) throws IOException {
         long silentMs = TimeUnit.NANOSECONDS.toMillis(now - lastReceivedNanos);
         if (silentMs >= readTimeoutMs && !endOfStream) {
-            throw new SocketTimeoutException("nothing received from coordinator " + coordinator + " for " + silentMs
+            throw new SocketTimeoutException("nothing received from coordinator " + coordinator + " for " + readTimeoutMs
                     + "ms (the heartbeat timeout); treating the connection as dead");
         }
         if (!outputShut && TimeUnit.NANOSECONDS.toMillis(now - lastSentNanos) >= heartbeatIntervalMs) {
@@ -637,11 +709,26 @@ public final class WorkerSession implements Closeable {
             throw writeFailure;
         }
         unwritten = 0;
-        if (out.isEmpty() || outputShut) {
+        if (outputShut) {
             return;
         }
-        out.writeTo(channel);
-        boolean wantWrite = !out.isEmpty();
+        boolean wantWrite;
+        if (tls == null) {
+            if (out.isEmpty()) {
+                return;
+            }
+            out.writeTo(channel);
+            wantWrite = !out.isEmpty();
+        } else {
+            if (out.isEmpty() && !tls.hasPendingOutput()) {
+                return;
+            }
+            // Plaintext leaves only as fast as its ciphertext does; before the handshake is done
+            // (register waits for it), only handshake messages do.
+            out.writeTo(tls);
+            tls.flush();
+            wantWrite = tls.hasPendingOutput() || (!out.isEmpty() && tls.canSendData());
+        }
         if (wantWrite != writeInterest) {
             writeInterest = wantWrite;
             key.interestOps(wantWrite ? SelectionKey.OP_READ | SelectionKey.OP_WRITE : SelectionKey.OP_READ);

@@ -23,10 +23,12 @@ import java.util.Objects;
  * @param checkModelApi  whether to check the model API before registering (false with
  *                       {@code --no-model-check})
  * @param verbose        whether -v was given
+ * @param metrics        where to serve {@code GET /metrics} (--metrics), or null for nowhere
  */
 public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<String> models, String apiKey,
                              String workerId, int capacity, WorkerOptions options, Duration grace,
-                             Duration requestTimeout, boolean checkModelApi, boolean verbose) {
+                             Duration requestTimeout, boolean checkModelApi, boolean verbose,
+                             InetSocketAddress metrics) {
     /** @throws NullPointerException when a required part is missing */
     public WorkerSettings {
         Objects.requireNonNull(coordinator, "coordinator");
@@ -52,7 +54,8 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
                 + ", heartbeat " + DurationConverter.format(options.heartbeatInterval())
                 + ", API key " + (apiKey == null ? "none" : "set")
                 + ", token " + (options.token() == null ? "none" : "set")
-                + (checkModelApi ? "" : ", model API check skipped (--no-model-check)");
+                + (checkModelApi ? "" : ", model API check skipped (--no-model-check)")
+                + (metrics == null ? "" : ", metrics on " + Workers.describe(metrics));
     }
 
     /** Never prints the API key or the token. */
@@ -68,6 +71,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
                 + ", grace=" + DurationConverter.format(grace)
                 + ", requestTimeout=" + (requestTimeout == null ? "default" : DurationConverter.format(requestTimeout))
                 + ", checkModelApi=" + checkModelApi
-                + ", verbose=" + verbose + "]";
+                + ", verbose=" + verbose
+                + ", metrics=" + (metrics == null ? "none" : Workers.describe(metrics)) + "]";
     }
 }

@@ -40,7 +40,7 @@ class DemoIT {
     void theDemoSurvivesAKilledWorkerAndStoresEveryVignetteExactlyOnce() throws Exception {
         Path db = dir.resolve("demo.db");
         Path output = dir.resolve("demo.out");
-        Process demo = new ProcessBuilder(javaBin(), "-jar", JAR.toString(), "demo", "--db", db.toString())
+        Process demo = new ProcessBuilder(javaBin(), "-jar", JAR.toString(), "demo", "--db", db.toString(), "--latency", "5ms")
                 .redirectErrorStream(true)
                 .redirectOutput(output.toFile())
                 .start();

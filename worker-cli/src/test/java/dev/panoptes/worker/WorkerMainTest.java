@@ -85,6 +85,13 @@ class WorkerMainTest {
     }
 
     @Test
+    void aModelNamedLikeACommandIsAModelName() {
+        assertThat(execute("--coordinator", "c:7070", "--model-api", "http://localhost:8000/v1", "--model",
+                "stub-model", "--model", "report")).isZero();
+        assertThat(onlyStarted().models()).containsExactly("stub-model", "report");
+    }
+
+    @Test
     void withoutTheModelApiCheckTheModelsMustBeNamed() {
         assertThat(execute("--coordinator", "c:7070", "--model-api", "http://localhost:8000/v1", "--no-model-check"))
                 .isEqualTo(2);

@@ -139,7 +139,7 @@ class WorkerProcessTest {
 
     private WorkerSettings settings(FakeCoordinator coordinator, String id) {
         return new WorkerSettings(coordinator.address(), URI.create("http://127.0.0.1:1/v1"), List.of("m"), null, id, 1,
-                OPTIONS, Duration.ofSeconds(1), null, true, false);
+                OPTIONS, Duration.ofSeconds(1), null, true, false, null);
     }
 
     private List<String> levelsAndMessages() {
