@@ -8,8 +8,9 @@ import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * {@code --db} and {@code --db-password-file} of the commands that read what a coordinator wrote
- * ({@code results}, {@code report}, {@code rescore}): a SQLite file or a PostgreSQL database.
+ * {@code --db}, {@code --db-password-file} and {@code --run} of the commands that read what a
+ * coordinator wrote ({@code results}, {@code report}, {@code rescore}): a SQLite file or a
+ * PostgreSQL database, and every run in it or the one named.
  */
 final class DatabaseOptions {
     @Option(names = "--db", order = 10, paramLabel = "FILE|URL", defaultValue = "panoptes.db",
@@ -22,6 +23,10 @@ final class DatabaseOptions {
                     + DatabaseTarget.PASSWORD_ENV + " or " + DatabaseTarget.PG_PASSWORD_ENV + " environment"
                     + " variable. Never printed.")
     Path passwordFile;
+
+    @Option(names = "--run", order = 15, paramLabel = "ID",
+            description = "Only this run (its id is in the coordinator's summary). Default: every run.")
+    String run;
 
     /**
      * The database to read, which must exist (opening a missing SQLite file would create an empty one).

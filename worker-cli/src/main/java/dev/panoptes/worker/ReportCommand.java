@@ -45,8 +45,6 @@ final class ReportCommand implements Callable<Integer> {
             description = "The HTML file to write (replaced if it exists). Default: ${DEFAULT-VALUE}.")
     private Path outFile;
 
-    @Option(names = "--run", order = 30, paramLabel = "ID", description = "Only this run. Default: every run.")
-    private String run;
 
     @Option(names = "--group-by", order = 40, paramLabel = "KEY",
             description = "Also break accuracy down by this metadata key.")
@@ -63,7 +61,7 @@ final class ReportCommand implements Callable<Integer> {
         }
         List<RunData> runs;
         try (JdbcResultStore store = target.open()) {
-            runs = ResultsCommand.load(spec, store, run);
+            runs = ResultsCommand.load(spec, store, database.run);
         }
         HtmlReport.write(runs, outFile, groupBy);
         PrintWriter out = spec.commandLine().getOut();

@@ -46,8 +46,6 @@ final class RescoreCommand implements Callable<Integer> {
             description = "exact, normalized, includes, regex:PATTERN, numeric[:TOL|:TOL%%] or choice. Required.")
     private String scorer;
 
-    @Option(names = "--run", order = 30, paramLabel = "ID", description = "Only this run. Default: every run.")
-    private String run;
 
     @Override
     public Integer call() {
@@ -66,7 +64,7 @@ final class RescoreCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         try (JdbcResultStore store = target.open()) {
-            List<RunData> runs = ResultsCommand.load(spec, store, run);
+            List<RunData> runs = ResultsCommand.load(spec, store, database.run);
             for (RunData data : runs) {
                 String id = data.info().runId();
                 boolean orphans = RunDataLoader.NO_RUN.equals(id);

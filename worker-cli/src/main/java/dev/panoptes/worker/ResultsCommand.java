@@ -56,9 +56,6 @@ final class ResultsCommand implements Callable<Integer> {
     @Mixin
     private DatabaseOptions database;
 
-    @Option(names = "--run", order = 15, paramLabel = "ID",
-            description = "Only this run (its id is in the coordinator's summary). Default: every run.")
-    private String run;
 
     @Option(names = "--format", order = 20, paramLabel = "FORMAT", defaultValue = "jsonl",
             description = "jsonl or csv. Default: ${DEFAULT-VALUE}.")
@@ -70,7 +67,7 @@ final class ResultsCommand implements Callable<Integer> {
         DatabaseTarget target = database.existing(spec);
         PrintWriter out = spec.commandLine().getOut();
         try (JdbcResultStore store = target.open()) {
-            List<RunData> runs = load(spec, store, run);
+            List<RunData> runs = load(spec, store, database.run);
             if (format == Format.csv) {
                 CsvWriter csv = new CsvWriter(out);
                 csv.writeRow(COLUMNS);
