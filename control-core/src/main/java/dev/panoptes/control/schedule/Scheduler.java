@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.LongSupplier;
 
 /**
  * Runs a list of jobs over a {@link WorkerSource} until each is stored or has failed for good.
@@ -73,6 +74,31 @@ public final class Scheduler {
      *                                  what was stored stays stored, nothing is recorded failed
      */
     public RunReport run(List<Job> jobs) throws InterruptedException {
+        requireUniqueIds(jobs);
+        return new SchedulerRun(source, store, options, jobs, System::nanoTime).execute();
+    }
+
+    /**
+     * Starts a run that the caller drives itself, one {@link SteppedRun#step()} at a time, on a
+     * clock of its own: the same decisions as {@link #run}, made only when asked and never
+     * waiting. For simulations and deterministic tests, which interleave the steps with the
+     * workers' events in an order they choose.
+     *
+     * @param nanoClock the run's time in {@link System#nanoTime()} units; read on the driving
+     *                  thread only, and never going backwards
+     * @throws IllegalArgumentException when two jobs share an id (nothing is dispatched then)
+     * @throws dev.panoptes.control.store.StoreException when the store cannot say which jobs are
+     *                                  complete already
+     */
+    public SteppedRun start(List<Job> jobs, LongSupplier nanoClock) {
+        requireUniqueIds(jobs);
+        SchedulerRun run = new SchedulerRun(source, store, options, List.copyOf(jobs),
+                Objects.requireNonNull(nanoClock, "nanoClock"));
+        run.begin();
+        return new SteppedRun(run);
+    }
+
+    private static void requireUniqueIds(List<Job> jobs) {
         Set<JobId> ids = new HashSet<>();
         for (Job job : jobs) {
             if (!ids.add(job.id())) {
@@ -80,7 +106,6 @@ public final class Scheduler {
                         + "job ids must be unique because results are stored under them");
             }
         }
-        return new SchedulerRun(source, store, options, jobs).execute();
     }
 }
 

@@ -33,6 +33,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * The state of one call to {@link Scheduler#run}: the jobs waiting, in flight and done, and the
@@ -66,7 +67,9 @@ final class SchedulerRun {
     private final Map<WorkerHandle, int[]> inFlight = new IdentityHashMap<>();
     private final List<RunReport.FailedJob> failed = new ArrayList<>();
     private final Map<String, Integer> completedByWorker = new HashMap<>();
-    private final long startNanos = System.nanoTime();
+    /** The run's clock, in {@link System#nanoTime()} units: the system's, or a test's. */
+    private final LongSupplier clock;
+    private final long startNanos;
     private int outstanding;
     private int inFlightTotal;
     private int completed;
@@ -76,7 +79,10 @@ final class SchedulerRun {
     private long duplicates;
     private int cursor;
 
-    SchedulerRun(WorkerSource source, ResultStore store, SchedulerOptions options, List<Job> jobs) {
+    SchedulerRun(WorkerSource source, ResultStore store, SchedulerOptions options, List<Job> jobs,
+                 LongSupplier clock) {
+        this.clock = clock;
+        this.startNanos = clock.getAsLong();
         this.source = source;
         this.store = store;
         this.options = options;
@@ -88,7 +94,58 @@ final class SchedulerRun {
         this.gate = options.gate();
     }
 
+    /** Runs the whole run on the calling thread, waiting for answers when there is nothing to do. */
     RunReport execute() throws InterruptedException {
+        begin();
+        try {
+            while (outstanding > 0) {
+                if (Thread.interrupted()) {
+                    // Checked here, not only where the loop waits: a run that always has something
+                    // to dispatch would otherwise never notice.
+                    throw new InterruptedException("the run was interrupted with " + outstanding + " jobs not done");
+                }
+                long now = clock.getAsLong();
+                if (advance(now)) {
+                    continue;
+                }
+                if (giveUpWithoutWorkers(now)) {
+                    break;
+                }
+                Runnable event = events.poll(waitNanos(now), TimeUnit.NANOSECONDS);
+                if (event != null) {
+                    event.run();
+                }
+            }
+        } finally {
+            end();
+        }
+        return report();
+    }
+
+    /**
+     * Does everything that can be done at the clock's present time without waiting, then gives
+     * up on the jobs left if the run has waited too long without a usable worker.
+     *
+     * @return true while jobs remain to be done
+     */
+    boolean step() {
+        if (outstanding == 0) {
+            return false;
+        }
+        long now = clock.getAsLong();
+        while ((advance(now) || !events.isEmpty()) && outstanding > 0) {
+            // Again at the same instant: an answer handled may free a slot for a ready job.
+        }
+        return outstanding > 0 && !giveUpWithoutWorkers(now);
+    }
+
+    /** The jobs neither stored nor failed for good yet. */
+    int outstanding() {
+        return outstanding;
+    }
+
+    /** Reads what is done already and queues the rest; listens to the source from then on. */
+    void begin() {
         Set<JobId> complete = options.skipCompleted() && !jobs.isEmpty() ? store.completedAmong(jobs) : Set.of();
         for (Job job : jobs) {
             if (complete.contains(job.id())) {
@@ -101,39 +158,37 @@ final class SchedulerRun {
         log.info("run of {} jobs starting ({} already complete, {} to run)", jobs.size(), skipped, outstanding);
         listener.onStart(outstanding, skipped);
         source.addListener(wake);
-        try {
-            while (outstanding > 0) {
-                if (Thread.interrupted()) {
-                    // Checked here, not only where the loop waits: a run that always has something
-                    // to dispatch would otherwise never notice.
-                    throw new InterruptedException("the run was interrupted with " + outstanding + " jobs not done");
-                }
-                runEvents();
-                checkSource();
-                long now = System.nanoTime();
-                promoteDue(now);
-                expireDeadlines(now);
-                releaseQuarantines(now);
-                if (dispatchReady() > 0 || outstanding == 0) {
-                    continue;
-                }
-                if (giveUpWithoutWorkers(now)) {
-                    break;
-                }
-                Runnable event = events.poll(waitNanos(now), TimeUnit.NANOSECONDS);
-                if (event != null) {
-                    event.run();
-                }
-            }
-        } finally {
-            source.removeListener(wake);
-        }
-        Duration elapsed = Duration.ofNanos(System.nanoTime() - startNanos);
+    }
+
+    /** Stops listening to the source. */
+    void end() {
+        source.removeListener(wake);
+    }
+
+    /** What the run did, so far or in the end. */
+    RunReport report() {
+        Duration elapsed = Duration.ofNanos(clock.getAsLong() - startNanos);
         RunReport report = new RunReport(jobs.size(), skipped, completed, failed, dispatches, redeliveries,
                 duplicates, completedByWorker, elapsed, quarantine.report());
         log.info("run finished in {} ms: {} completed, {} skipped, {} failed, {} redeliveries, {} duplicates",
                 elapsed.toMillis(), completed, skipped, failed.size(), redeliveries, duplicates);
         return report;
+    }
+
+    /**
+     * One round of the loop without waiting: answers that arrived, deadlines, quarantines and
+     * dispatch.
+     *
+     * @return true when it dispatched something or finished the run, so that the caller goes round
+     *         again before waiting
+     */
+    private boolean advance(long now) {
+        runEvents();
+        checkSource();
+        promoteDue(now);
+        expireDeadlines(now);
+        releaseQuarantines(now);
+        return dispatchReady() > 0 || outstanding == 0;
     }
 
     private void runEvents() {
@@ -280,7 +335,7 @@ final class SchedulerRun {
         inFlightTotal++;
         log.debug("worker={} job={} - dispatching, attempt {}", worker.id(), state.job.id(), state.attempts);
         listener.onDispatched(state.job, worker, state.attempts);
-        JobState.Attempt attempt = new JobState.Attempt(state, worker, System.nanoTime() + jobTimeoutNanos);
+        JobState.Attempt attempt = new JobState.Attempt(state, worker, clock.getAsLong() + jobTimeoutNanos);
         CompletableFuture<JobOutcome> reply;
         try {
             reply = worker.dispatch(state.job);
@@ -332,7 +387,7 @@ final class SchedulerRun {
             } else {
                 // A handle that refuses everything and stays in the source (a local worker closed
                 // but not removed, say) must not make the run spin: pause the job a little.
-                state.dueNanos = System.nanoTime() + REFUSAL_PAUSE_NANOS;
+                state.dueNanos = clock.getAsLong() + REFUSAL_PAUSE_NANOS;
                 delayed.add(state);
                 listener.onRetry(state.job, worker, cause, state.attempts, Duration.ofNanos(REFUSAL_PAUSE_NANOS));
             }
@@ -394,7 +449,7 @@ final class SchedulerRun {
         }
         state.failedOn.add(worker);
         Duration delay = backoff(state.attempts);
-        state.dueNanos = System.nanoTime() + delay.toNanos();
+        state.dueNanos = clock.getAsLong() + delay.toNanos();
         if (delay.isZero()) {
             ready.addFirst(state);
         } else {
@@ -407,7 +462,7 @@ final class SchedulerRun {
 
     /** Charges a failure to the worker itself; enough of them in a row quarantine it. */
     private void strike(WorkerHandle worker, String reason) {
-        Quarantine.Verdict verdict = quarantine.strike(worker, reason, System.nanoTime());
+        Quarantine.Verdict verdict = quarantine.strike(worker, reason, clock.getAsLong());
         if (verdict.quarantined()) {
             log.info("worker={} - quarantined: {} failures in a row were its own, not its jobs' (last: {});"
                     + " no new jobs for {} s", worker.id(), verdict.strikes(), reason,
