@@ -57,10 +57,13 @@ import java.util.function.Consumer;
  * is part of the registration handshake, under the same timeout. A TLS failure closes this
  * connection only, with one log line naming the peer and the reason.
  *
- * <p><b>Futures</b> are never completed on the selector thread: completions go to
- * {@link SelectorLoop#complete} / {@link SelectorLoop#fail}, which hand them, one batch per loop
- * pass, to the server's completion executor. The only exception is a dispatch that finds the
- * connection already gone, or a job that cannot be encoded: it fails on its caller's own thread.
+ * <p><b>Futures</b> are completed after the selector thread decided them: it claims each
+ * dispatch as it reads the answer (see {@link DispatchFuture}), and hands the completion to
+ * {@link SelectorLoop#complete} / {@link SelectorLoop#fail}, which give the pass's completions to
+ * the server's completion executor, or, with {@link ServerOptions#directCompletions()}, complete
+ * them on this thread at the end of the read (the caller promised callbacks that never block).
+ * A dispatch that finds the connection already gone, or a job that cannot be encoded, fails on
+ * its caller's own thread.
  */
 final class ConnectionActor {
     private static final Logger log = LoggerFactory.getLogger(ConnectionActor.class);
@@ -115,6 +118,11 @@ final class ConnectionActor {
         public void refuse(Dispatch d, PendingJobs.Refusal why) {
             loop.fail(d.reply(), failures.refused(d.job().id(), why, jobs.pendingCount()));
         }
+
+        @Override
+        public void cancelled(Dispatch d) {
+            sendCancel(d, loop.nowMs());
+        }
     };
     private SelectionKey key;
     private Phase phase = Phase.HANDSHAKE;
@@ -123,6 +131,9 @@ final class ConnectionActor {
     private boolean readPaused;
     private boolean flushScheduled;
     private boolean rejectionReported;
+    /** Bytes read from and written to the socket (ciphertext with TLS), for tests that wait on them. */
+    private long bytesRead;
+    private long bytesWritten;
     /** This actor's index in its loop's list of actors, for O(1) removal. */
     int slot = -1;
 
@@ -176,6 +187,7 @@ final class ConnectionActor {
             // Called from a callback on a selector thread: waiting for room would stall every
             // connection of that thread, or wait for itself. Refuse instead.
             if (!table.offer(dispatch)) {
+                reply.settle();
                 reply.completeExceptionally(failures.notSent(job.id(), "its dispatch queue is full ("
                         + table.queuedCount() + " queued, " + table.pendingCount() + " pending) and dispatch was"
                         + " called on a selector thread, which must not block; dispatch from another thread"));
@@ -186,6 +198,7 @@ final class ConnectionActor {
                 table.put(dispatch);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                reply.settle();
                 reply.completeExceptionally(failures.notSent(job.id(), "the caller was interrupted while waiting"
                         + " for room in its dispatch queue (" + table.queuedCount() + " queued, "
                         + table.pendingCount() + " pending)"));
@@ -295,6 +308,7 @@ final class ConnectionActor {
             if (n == 0) {
                 break;
             }
+            bytesRead += n;
             // Bytes, not whole frames, are the sign of life: a large result arriving slowly is
             // a live worker, not a silent one.
             liveness.received(loop.nowMs());
@@ -329,6 +343,7 @@ final class ConnectionActor {
                 return;
             }
             if (n > 0) {
+                bytesRead += n;
                 // Ciphertext counts: bytes, not frames or records, are the sign of life.
                 liveness.received(loop.nowMs());
             }
@@ -529,6 +544,7 @@ final class ConnectionActor {
             close(e);
             return;
         }
+        bytesWritten += written;
         liveness.wrote(loop.nowMs(), written, wantWrite);
         if (wantWrite != writeInterest) {
             writeInterest = wantWrite;
@@ -584,7 +600,8 @@ final class ConnectionActor {
         if (was == Phase.OPEN) {
             // Take, clear, then fail: no failure runs while the table is being walked.
             List<Dispatch> inFlight = jobs.takeAssigned();
-            List<Dispatch> queued = jobs.takeQueued();
+            List<Dispatch> queued = jobs.takeParked();
+            queued.addAll(jobs.takeQueued());
             for (Dispatch d : inFlight) {
                 loop.fail(d.reply(), failures.lost(d.job().id(), first));
             }
@@ -734,9 +751,14 @@ final class ConnectionActor {
         long now = loop.nowMs();
         Dispatch d = jobs.cancel(future, now);
         if (d == null) {
-            // Still queued (a drain drops it) or answered already.
+            // Still queued or parked (it never reached the worker), answered already, or acted on by a drain.
             return;
         }
+        sendCancel(d, now);
+    }
+
+    /** Tells the worker to stop a job that moved to the cancelled jobs; it has a heartbeat timeout to let go. */
+    private void sendCancel(Dispatch d, long now) {
         out.appendFrame(context.encodeFrame(new Message.Cancel(d.job().id(), "its attempt was cancelled by the"
                 + " coordinator (deadline passed)")));
         liveness.sent(now);
@@ -763,6 +785,9 @@ final class ConnectionActor {
     }
 
     private void failQueuedWhileDraining() {
+        for (Dispatch d : jobs.takeParked()) {
+            loop.fail(d.reply(), failures.draining(d.job().id()));
+        }
         for (Dispatch d : jobs.takeQueued()) {
             loop.fail(d.reply(), failures.draining(d.job().id()));
         }
@@ -774,7 +799,7 @@ final class ConnectionActor {
             failQueuedWhileDraining();
             return;
         }
-        jobs.drain(assigner);
+        jobs.drain(assigner, loop.nowMs());
     }
 
     private void scheduleFlush() {
@@ -847,6 +872,18 @@ final class ConnectionActor {
         } catch (RuntimeException e) {
             log.warn("worker=- job=- - the rejection handler failed; carrying on", e);
         }
+    }
+
+    /** Bytes read from the socket so far; selector thread (tests). */
+    long bytesRead() {
+        assert loop.isOwnerThread();
+        return bytesRead;
+    }
+
+    /** Bytes the socket has taken from us so far; selector thread (tests). */
+    long bytesWritten() {
+        assert loop.isOwnerThread();
+        return bytesWritten;
     }
 
     @Override

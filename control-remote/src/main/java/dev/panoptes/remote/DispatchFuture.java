@@ -4,6 +4,7 @@ import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The future {@link RemoteWorker#dispatch} returns. Cancelling it (a scheduler does when the
@@ -11,11 +12,24 @@ import java.util.concurrent.CompletableFuture;
  * {@code cancel} frame, and the job keeps its slot, counted in
  * {@link RemoteWorker#unavailableSlots()}, until the worker answers it.
  *
+ * <p><b>Who decides.</b> A dispatch ends exactly one way, and the first to claim it decides:
+ * the connection's selector thread {@linkplain #settle() settles} it when it reads the worker's
+ * answer or fails the job (it completes the future later, after its pass), and a caller's
+ * {@link #cancel} claims it for the cancel. The loser stands aside: a cancel that comes after the
+ * answer was read returns false and the answer arrives; an answer read after the cancel is
+ * dropped and only frees the slot. So a slot is counted as held by a cancel exactly when a cancel
+ * won, and freed exactly once, when the job table lets go of that dispatch.
+ *
  * <p>Thread-safe, as every {@link CompletableFuture}.
  */
 final class DispatchFuture extends CompletableFuture<JobOutcome> {
+    private static final int LIVE = 0;
+    private static final int SETTLED = 1;
+    private static final int CANCELLED = 2;
+
     private final ConnectionActor actor;
     private final JobId jobId;
+    private final AtomicInteger claim = new AtomicInteger(LIVE);
 
     DispatchFuture(ConnectionActor actor, JobId jobId) {
         this.actor = actor;
@@ -26,17 +40,42 @@ final class DispatchFuture extends CompletableFuture<JobOutcome> {
         return jobId;
     }
 
+    /**
+     * Claims the dispatch for an answer or a failure about to be delivered. Any thread; in
+     * practice the selector thread, or the caller's for a dispatch that never reached a table.
+     *
+     * @return true when the caller now owns the future's completion; false when a cancel won
+     *         (the future is cancelled, or about to be, and its slot is counted as held)
+     */
+    boolean settle() {
+        return claim.compareAndSet(LIVE, SETTLED);
+    }
+
+    /**
+     * True when a cancel claimed this dispatch: its slot is counted in
+     * {@link PendingJobs#unavailableSlots()} until the table lets go of it. Once true, stays true.
+     */
+    boolean cancelClaimed() {
+        return claim.get() == CANCELLED;
+    }
+
+    /**
+     * Cancels the attempt unless its answer or failure was claimed first.
+     *
+     * @return true when this call cancelled it; false when it was settled or cancelled already
+     *         (a settled one completes soon with what the worker said, or how the job failed)
+     */
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
-        // Counted before the future is done, so that the selector thread, which uncounts a
-        // cancelled job when it lets go of it, never sees it done and not yet counted.
-        actor.jobs().cancelStarting();
-        boolean cancelled = super.cancel(mayInterruptIfRunning);
-        if (cancelled) {
-            actor.onCancelRequested(this);
-        } else {
-            actor.jobs().cancelAbandoned();
+        PendingJobs jobs = actor.jobs();
+        // Counted before the claim is visible, so that whoever sees the claim sees it counted.
+        jobs.cancelStarting();
+        if (!claim.compareAndSet(LIVE, CANCELLED)) {
+            jobs.cancelAbandoned();
+            return false;
         }
-        return cancelled;
+        super.cancel(mayInterruptIfRunning);
+        actor.onCancelRequested(this);
+        return true;
     }
 }

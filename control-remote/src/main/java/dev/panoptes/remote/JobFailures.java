@@ -59,9 +59,6 @@ final class JobFailures {
                 return new JobFailedException("job " + id + " is already pending on worker " + workerId + " at "
                         + remote + " (" + pendingCount + " pending): the same job id was dispatched twice to one"
                         + " connection; this second dispatch was refused and the first one goes on");
-            case STILL_CANCELLING:
-                return notSent(id, "an earlier attempt of the same job was cancelled there and the worker has not"
-                        + " let go of it yet");
             default:
                 return notSent(id, "assigning the jobs queued with it failed");
         }

@@ -2,6 +2,7 @@ package dev.panoptes.remote;
 
 import dev.panoptes.control.JobId;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -15,8 +16,23 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * The jobs of one registered connection, and the capacity rule over them (docs/PROTOCOL.md,
  * "Rules the coordinator keeps", rule 1): dispatches queued for a free slot, jobs assigned and
- * not yet answered, and jobs the coordinator cancelled that the worker has not let go of. A
- * cancelled job keeps its slot until the worker answers it, since it may still be running there.
+ * not yet answered, jobs the coordinator cancelled that the worker has not let go of, and
+ * redeliveries parked behind a cancelled attempt of the same job. A cancelled job keeps its slot
+ * until the worker answers it, since it may still be running there.
+ *
+ * <p><b>One owner per dispatch.</b> Every dispatch is in exactly one place here (queued, pending,
+ * cancelled, parked) until it leaves for good, and it leaves once: {@link #released} is the only
+ * place a cancel's slot is uncounted. Who completes its future is decided by its
+ * {@link DispatchFuture} claim: the table completes (through its callers) only what it settled,
+ * and a dispatch whose cancel won is only let go of. So "answered", "cancelled" and "released"
+ * cannot be counted twice or not at all, whatever the order in which an answer, a cancel and a
+ * close arrive.
+ *
+ * <p><b>A redelivery meeting its own cancel.</b> A scheduler that cancels an attempt and sends
+ * the job again at once may reach this connection before the cancel's task does, or while the
+ * worker still holds the cancelled attempt. The new dispatch is then parked: it waits, holding no
+ * slot, until the worker lets go of the old one, and is assigned first after that; if the
+ * connection closes meanwhile, it fails as never sent (retryable, no attempt spent).
  *
  * <p><b>Threads.</b> The queue takes dispatches from any thread, and {@link #unavailableSlots()}
  * and {@link #pendingCount()} may be read anywhere; everything else belongs to the connection's
@@ -30,16 +46,17 @@ final class PendingJobs {
         /** Puts the dispatch's frame on the wire; it is pending from then on. */
         void assign(Dispatch d);
 
-        /** The dispatch cannot be assigned here (a second dispatch of a pending job id, say). */
+        /** The dispatch cannot be assigned here; the table settled it, so its future is the caller's to fail. */
         void refuse(Dispatch d, Refusal why);
+
+        /** A pending dispatch whose cancel had not been acted on yet moved to the cancelled jobs: tell the worker. */
+        void cancelled(Dispatch d);
     }
 
     /** Why a dispatch taken from the queue was not assigned. */
     enum Refusal {
-        /** The same job id is pending on this connection: a caller bug. */
+        /** The same job id is pending, and not cancelled, on this connection: a caller bug. */
         DUPLICATE,
-        /** The same job id was cancelled here and may still be running: try elsewhere or later. */
-        STILL_CANCELLING,
         /** Assigning an earlier dispatch of the same batch failed; this one was never sent. */
         ABORTED
     }
@@ -50,13 +67,17 @@ final class PendingJobs {
 
     private final int capacity;
     private final BlockingQueue<Dispatch> queue;
-    /** Cancels requested (counted at once, on the cancelling thread) and not yet let go of. */
+    /** Cancels claimed (counted on the cancelling thread, before the claim) and not yet let go of. */
     private final AtomicInteger cancelledUnreleased = new AtomicInteger();
     private volatile int pendingCount;
 
     // ---- selector thread only
     private final Map<JobId, Dispatch> pending = new HashMap<>();
     private final Map<JobId, Cancelled> cancelled = new LinkedHashMap<>();
+    /** Redeliveries waiting for the worker to let go of a cancelled attempt of the same job. */
+    private final Map<JobId, Dispatch> parked = new HashMap<>();
+    /** Parked dispatches whose old attempt is gone: assigned before anything queued. */
+    private final ArrayDeque<Dispatch> unparked = new ArrayDeque<>();
     private final List<Dispatch> batch = new ArrayList<>();
 
     PendingJobs(int capacity, int queueCapacity) {
@@ -76,14 +97,15 @@ final class PendingJobs {
         queue.put(d);
     }
 
-    /** Takes every queued dispatch out, for a closing connection to fail. Any thread. */
+    /**
+     * Takes every queued dispatch out, for a closing or draining connection to fail. Any thread.
+     *
+     * @return the dispatches this call settled: their futures are the caller's to fail
+     */
     List<Dispatch> takeQueued() {
-        List<Dispatch> out = new ArrayList<>();
-        queue.drainTo(out);
-        for (Dispatch d : out) {
-            released(d);
-        }
-        return out;
+        List<Dispatch> taken = new ArrayList<>();
+        queue.drainTo(taken);
+        return settledOf(taken);
     }
 
     int capacity() {
@@ -104,12 +126,12 @@ final class PendingJobs {
         return Math.max(0, cancelledUnreleased.get());
     }
 
-    /** A cancel is about to be attempted on some thread; see {@link DispatchFuture#cancel}. */
+    /** A cancel is about to claim a dispatch on some thread; see {@link DispatchFuture#cancel}. */
     void cancelStarting() {
         cancelledUnreleased.incrementAndGet();
     }
 
-    /** The cancel did not happen (the future was done already). */
+    /** The cancel did not claim it (it was settled or cancelled already). */
     void cancelAbandoned() {
         cancelledUnreleased.decrementAndGet();
     }
@@ -117,14 +139,17 @@ final class PendingJobs {
     // ------------------------------------------------------------------ selector thread only
 
     /**
-     * Moves queued dispatches to {@code assigner} while a slot is free. Dispatches whose futures
-     * are already done (cancelled or failed by their caller) are dropped. Whatever happens, the
-     * batch is emptied: a dispatch taken from the queue and not assigned is refused, never lost.
+     * Moves parked, then queued, dispatches to {@code assigner} while a slot is free. Dispatches
+     * whose futures are already done (cancelled or failed by their caller) are dropped. A
+     * dispatch of a job whose earlier attempt was cancelled here is parked until the worker lets
+     * go of that attempt. Whatever happens, the batch is emptied: a dispatch taken from the queue
+     * and neither assigned nor parked is refused, never lost.
      *
+     * @param nowMs the loop's time, stamped on a cancel the drain acts on
      * @return the number assigned
      */
-    int drain(Assigner assigner) {
-        int assigned = 0;
+    int drain(Assigner assigner, long nowMs) {
+        int assigned = assignUnparked(assigner);
         int room;
         while ((room = capacity - pending.size() - cancelled.size()) > 0) {
             if (queue.drainTo(batch, room) == 0) {
@@ -134,19 +159,7 @@ final class PendingJobs {
             boolean done = false;
             try {
                 for (; i < batch.size(); i++) {
-                    Dispatch d = batch.get(i);
-                    if (d.reply().isDone()) {
-                        released(d);
-                        continue;
-                    }
-                    JobId id = d.job().id();
-                    if (pending.containsKey(id)) {
-                        assigner.refuse(d, Refusal.DUPLICATE);
-                    } else if (cancelled.containsKey(id)) {
-                        assigner.refuse(d, Refusal.STILL_CANCELLING);
-                    } else {
-                        assigner.assign(d);
-                        pending.put(id, d);
+                    if (place(batch.get(i), assigner, nowMs)) {
                         assigned++;
                     }
                 }
@@ -156,8 +169,9 @@ final class PendingJobs {
                     // A throw mid-batch: what was not put on the wire goes back to its callers.
                     for (int j = i; j < batch.size(); j++) {
                         Dispatch d = batch.get(j);
-                        if (pending.get(d.job().id()) != d) {
-                            assigner.refuse(d, Refusal.ABORTED);
+                        JobId id = d.job().id();
+                        if (pending.get(id) != d && parked.get(id) != d) {
+                            refuse(d, Refusal.ABORTED, assigner);
                         }
                     }
                 }
@@ -168,46 +182,121 @@ final class PendingJobs {
         return assigned;
     }
 
+    /** Assigns, parks, drops or refuses one dispatch taken from the queue. @return true when assigned */
+    private boolean place(Dispatch d, Assigner assigner, long nowMs) {
+        if (d.reply().isDone() || d.reply().cancelClaimed()) {
+            released(d);
+            return false;
+        }
+        JobId id = d.job().id();
+        Dispatch earlier = pending.get(id);
+        if (earlier != null && earlier.reply().cancelClaimed()) {
+            // Its cancel's task has not run yet: act on it now, then wait behind it.
+            cancelled.put(id, new Cancelled(pending.remove(id), nowMs));
+            pendingCount = pending.size();
+            assigner.cancelled(earlier);
+            earlier = null;
+        }
+        if (earlier != null) {
+            refuse(d, Refusal.DUPLICATE, assigner);
+            return false;
+        }
+        if (cancelled.containsKey(id)) {
+            Dispatch before = parked.get(id);
+            if (before != null && !before.reply().isDone() && !before.reply().cancelClaimed()) {
+                refuse(d, Refusal.DUPLICATE, assigner);
+                return false;
+            }
+            parked.put(id, d);
+            if (before != null) {
+                // The redelivery it replaces was given up on by its caller.
+                released(before);
+            }
+            return false;
+        }
+        assigner.assign(d);
+        pending.put(id, d);
+        return true;
+    }
+
+    private int assignUnparked(Assigner assigner) {
+        int assigned = 0;
+        Dispatch d;
+        while (capacity - pending.size() - cancelled.size() > 0 && (d = unparked.poll()) != null) {
+            if (d.reply().isDone() || d.reply().cancelClaimed()) {
+                released(d);
+                continue;
+            }
+            assigner.assign(d);
+            pending.put(d.job().id(), d);
+            assigned++;
+        }
+        pendingCount = pending.size();
+        return assigned;
+    }
+
+    private void refuse(Dispatch d, Refusal why, Assigner assigner) {
+        if (d.reply().settle()) {
+            assigner.refuse(d, why);
+        }
+        released(d);
+    }
+
     /**
      * The worker answered a job.
      *
-     * @return the pending dispatch it answers, or null when none is pending under that id (a
-     *         late answer, a duplicate, or the answer to a cancelled job, which frees its slot)
+     * @return the pending dispatch it answers, settled (its future is the caller's to complete),
+     *         or null when none is pending under that id, or its cancel won: a late answer, a
+     *         duplicate, or the answer to a cancelled job, which frees its slot
      */
     Dispatch answered(JobId id) {
         Dispatch d = pending.remove(id);
         if (d != null) {
             pendingCount = pending.size();
+            boolean settled = d.reply().settle();
             released(d);
-            return d;
+            return settled ? d : null;
         }
         Cancelled c = cancelled.remove(id);
         if (c != null) {
             released(c.dispatch());
+            Dispatch waiting = parked.remove(id);
+            if (waiting != null) {
+                unparked.add(waiting);
+            }
         }
         return null;
     }
 
-    /** True when {@code id} was cancelled here and the worker has not answered it yet. */
+    /** True when {@code id} was cancelled here, or its cancel is pending, and the worker has not answered it yet. */
     boolean isCancelled(JobId id) {
-        return cancelled.containsKey(id);
+        Dispatch d = pending.get(id);
+        return cancelled.containsKey(id) || d != null && d.reply().cancelClaimed();
     }
 
     /**
      * A caller cancelled this future: when its job is pending here, it moves to the cancelled
-     * jobs (keeping its slot) and is returned, so that the worker can be told.
+     * jobs (keeping its slot) and is returned, so that the worker can be told; when it is parked,
+     * it leaves at once (it never reached the worker).
      *
      * @return the dispatch to send {@code cancel} for, or null when the job is not on the wire
-     *         (still queued: a drain drops it; or answered already)
+     *         (still queued: a drain drops it; parked; answered already; or acted on already)
      */
     Dispatch cancel(DispatchFuture future, long nowMs) {
-        Dispatch d = pending.get(future.jobId());
+        JobId id = future.jobId();
+        Dispatch waiting = parked.get(id);
+        if (waiting != null && waiting.reply() == future) {
+            parked.remove(id);
+            released(waiting);
+            return null;
+        }
+        Dispatch d = pending.get(id);
         if (d == null || d.reply() != future) {
             return null;
         }
-        pending.remove(future.jobId());
+        pending.remove(id);
         pendingCount = pending.size();
-        cancelled.put(future.jobId(), new Cancelled(d, nowMs));
+        cancelled.put(id, new Cancelled(d, nowMs));
         return d;
     }
 
@@ -222,26 +311,81 @@ final class PendingJobs {
     }
 
     /**
-     * Empties the table for a closing connection: the dispatches on the wire are returned for
-     * the caller to fail; cancelled ones need nothing more (their futures are done).
+     * What {@link #unavailableSlots()} should say, counted from the table itself: every dispatch
+     * it holds whose cancel won. Selector thread; for tests that check the count never drifts.
+     */
+    int slotsHeldByCancels() {
+        int held = cancelled.size();
+        held += countCancelClaimed(pending.values());
+        held += countCancelClaimed(queue);
+        held += countCancelClaimed(parked.values());
+        held += countCancelClaimed(unparked);
+        return held;
+    }
+
+    private static int countCancelClaimed(Iterable<Dispatch> dispatches) {
+        int n = 0;
+        for (Dispatch d : dispatches) {
+            if (d.reply().cancelClaimed()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Empties the table for a closing connection.
+     *
+     * @return the dispatches on the wire that this call settled, for the caller to fail as lost;
+     *         cancelled ones need nothing more (their futures are done)
      */
     List<Dispatch> takeAssigned() {
-        List<Dispatch> out = new ArrayList<>(pending.values());
-        for (Dispatch d : out) {
-            released(d);
-        }
+        List<Dispatch> onTheWire = new ArrayList<>(pending.values());
         pending.clear();
         pendingCount = 0;
         for (Cancelled c : cancelled.values()) {
             released(c.dispatch());
         }
         cancelled.clear();
-        return out;
+        return settledOf(onTheWire);
     }
 
-    /** A dispatch leaves this table for good: if it was cancelled, its slot is free again. Any thread. */
+    /**
+     * Takes the parked dispatches out, for a closing or draining connection to fail as never sent.
+     *
+     * @return the ones this call settled
+     */
+    List<Dispatch> takeParked() {
+        List<Dispatch> waiting = new ArrayList<>(parked.values());
+        waiting.addAll(unparked);
+        parked.clear();
+        unparked.clear();
+        return settledOf(waiting);
+    }
+
+    /** Lets go of each dispatch, keeping those this call settled. */
+    private List<Dispatch> settledOf(List<Dispatch> leaving) {
+        List<Dispatch> settled = new ArrayList<>(leaving.size());
+        for (Dispatch d : leaving) {
+            if (d.reply().settle()) {
+                settled.add(d);
+            }
+            released(d);
+        }
+        return settled;
+    }
+
+    /** The table's contents by job id, for failure messages; selector thread. */
+    @Override
+    public String toString() {
+        return "PendingJobs[capacity=" + capacity + ", pending=" + pending.keySet() + ", cancelled=" + cancelled.keySet()
+                + ", parked=" + parked.keySet() + ", unparked=" + unparked.size() + ", queued=" + queue.size()
+                + ", unavailableSlots=" + cancelledUnreleased.get() + "]";
+    }
+
+    /** A dispatch leaves this table for good: if a cancel claimed it, its slot is free again. Any thread. */
     private void released(Dispatch d) {
-        if (d.reply().isCancelled()) {
+        if (d.reply().cancelClaimed()) {
             cancelledUnreleased.decrementAndGet();
         }
     }

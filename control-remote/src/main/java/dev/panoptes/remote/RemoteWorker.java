@@ -36,6 +36,11 @@ public final class RemoteWorker implements WorkerHandle {
         this.models = Collections.unmodifiableSet(new LinkedHashSet<>(models));
     }
 
+    /** The connection behind this worker (tests). */
+    ConnectionActor actor() {
+        return actor;
+    }
+
     /** The models the worker said at registration that its API serves; empty when it did not say. */
     @Override
     public Set<String> models() {

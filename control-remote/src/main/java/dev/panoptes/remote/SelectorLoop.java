@@ -246,9 +246,21 @@ final class SelectorLoop implements Runnable {
      * @throws IOException when the selector fails
      */
     int doWork(long now) throws IOException {
+        return doWork(now, null);
+    }
+
+    /**
+     * One pass, with {@code afterTasks} run right after the pass's queued tasks, before any I/O:
+     * a test's way to act there as another thread may (a scheduler cancelling and redispatching
+     * while the selector thread is mid-pass), which a pass driven whole cannot show.
+     */
+    int doWork(long now, Runnable afterTasks) throws IOException {
         assert isOwnerThread() : "doWork called off the loop's thread";
         nowMs = now;
         int work = runTasks();
+        if (afterTasks != null) {
+            afterTasks.run();
+        }
         SocketChannel channel;
         while ((channel = adoptions.poll()) != null) {
             adoptNow(channel);

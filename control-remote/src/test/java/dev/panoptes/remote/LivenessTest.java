@@ -49,6 +49,8 @@ class LivenessTest {
                         .hasMessageContaining("heartbeat timeout 500 ms").hasMessageContaining("silent");
                 assertThat(elapsedMs).as("reaped no earlier than the timeout").isGreaterThanOrEqualTo(495);
                 eventually().until(coordinator.pool::isEmpty);
+                // The pool changes on the selector thread, the listener hears of it later on the events thread.
+                eventually().until(() -> !coordinator.lost.isEmpty());
                 assertThat(coordinator.lost).containsExactly(worker);
                 assertThat(silent.readUntilClosed()).isEmpty();
             }

@@ -96,6 +96,8 @@ class RemoteDispatchTest {
         assertThat(failure).isInstanceOf(WorkerException.class)
                 .hasMessageContaining("worker connection lost").hasMessageContaining("w1").hasMessageContaining("j1");
         eventually().until(coordinator.pool::isEmpty);
+        // The pool changes on the selector thread, the listener hears of it later on the events thread.
+        eventually().until(() -> !coordinator.lost.isEmpty());
         assertThat(coordinator.lost).containsExactly(worker);
         assertThat(worker.isOpen()).isFalse();
     }
@@ -317,6 +319,7 @@ class RemoteDispatchTest {
 
         eventually().until(() -> coordinator.pool.size() == 1);
         assertThat(coordinator.pool.snapshot()).containsExactly(second);
+        eventually().until(() -> !coordinator.lost.isEmpty());
         assertThat(coordinator.lost).containsExactly(first);
         assertThat(outcomeOf(second.dispatch(TestJobs.job("j1", "p"))).jobId()).isEqualTo(JobId.of("j1"));
     }

@@ -236,4 +236,90 @@ class SelectorLoopTest {
         }
         assertThat(worker.dispatch(TestJobs.job("late", "p"))).isCompletedExceptionally();
     }
+
+    /**
+     * Issue 17, finding 1: a scheduler cancels an attempt at its deadline and sends the job again
+     * at once while the selector thread is mid-pass, so the redelivery reaches the table before
+     * the cancel's task. It must wait behind the cancelled attempt, never fail as "dispatched
+     * twice" (a permanent failure, when this is the only worker serving the model).
+     */
+    @Test
+    void aRedeliveryThatOvertakesItsOwnCancelWaitsForTheWorkerToLetGoAndIsThenAssigned() throws IOException {
+        RemoteWorker worker = registerAt(T0, 2);
+        Job job = TestJobs.job("j1", "p");
+        CompletableFuture<JobOutcome> first = worker.dispatch(job);
+        loop.doWork(T0);
+        assertThat(((Message.Assign) peer.recv().orElseThrow()).job().id()).isEqualTo(job.id());
+
+        List<CompletableFuture<JobOutcome>> second = new ArrayList<>();
+        loop.doWork(T0 + 10, () -> {
+            assertThat(first.cancel(true)).isTrue();
+            second.add(worker.dispatch(job));
+        });
+        runCompletions();
+
+        assertThat(second.get(0)).as("the redelivery waits; it is not refused").isNotDone();
+        assertThat(peer.recv()).hasValueSatisfying(m -> assertThat(m).isInstanceOf(Message.Cancel.class));
+        assertThat(worker.unavailableSlots()).isEqualTo(1);
+
+        peer.send(Message.Failed.of(job.id(), "stopped as asked", dev.panoptes.control.FailureScope.TRANSIENT));
+        passesAt(T0 + 20, () -> worker.pendingCount() == 1);
+        assertThat(((Message.Assign) peer.recv().orElseThrow()).job().id()).isEqualTo(job.id());
+        assertThat(worker.unavailableSlots()).isZero();
+        peer.send(new Message.Result(TestJobs.echo(job)));
+        passesAt(T0 + 30, () -> !completionTasks.isEmpty());
+        runCompletions();
+        assertThat(second.get(0).join()).isEqualTo(TestJobs.echo(job));
+        assertThat(worker.pendingCount()).isZero();
+        assertThat(worker.unavailableSlots()).isZero();
+    }
+
+    /**
+     * Issue 17, finding 2: the answer is read (and its completion waits for the completion
+     * executor) when the scheduler's deadline cancels the future. The answer won: the cancel says
+     * so, the future completes with the answer, and no slot stays counted as held by a cancel.
+     */
+    @Test
+    void aCancelThatComesAfterTheAnswerWasReadLosesAndHoldsNoSlot() throws IOException {
+        RemoteWorker worker = registerAt(T0, 1);
+        Job job = TestJobs.job("j1", "p");
+        CompletableFuture<JobOutcome> reply = worker.dispatch(job);
+        loop.doWork(T0);
+        peer.recv();
+        peer.send(new Message.Result(TestJobs.echo(job)));
+        passesAt(T0, () -> !completionTasks.isEmpty());
+
+        assertThat(reply.cancel(true)).as("the answer was read first").isFalse();
+        loop.doWork(T0 + 1);
+        runCompletions();
+
+        assertThat(reply.join()).isEqualTo(TestJobs.echo(job));
+        assertThat(worker.unavailableSlots()).isZero();
+        CompletableFuture<JobOutcome> next = worker.dispatch(TestJobs.job("j2", "p"));
+        loop.doWork(T0 + 2);
+        assertThat(((Message.Assign) peer.recv().orElseThrow()).job().id().value()).isEqualTo("j2");
+        assertThat(next).isNotDone();
+    }
+
+    /** A cancel that wins over an answer still in flight: the late answer only frees the slot. */
+    @Test
+    void anAnswerReadAfterItsCancelWonIsDroppedAndFreesTheSlotOnce() throws IOException {
+        RemoteWorker worker = registerAt(T0, 1);
+        Job job = TestJobs.job("j1", "p");
+        CompletableFuture<JobOutcome> reply = worker.dispatch(job);
+        loop.doWork(T0);
+        peer.recv();
+
+        assertThat(reply.cancel(true)).isTrue();
+        assertThat(worker.unavailableSlots()).isEqualTo(1);
+        peer.send(new Message.Result(TestJobs.echo(job)));
+        passesAt(T0 + 1, () -> worker.unavailableSlots() == 0);
+        runCompletions();
+
+        assertThat(reply).isCancelled();
+        assertThat(worker.pendingCount()).isZero();
+        peer.send(new Message.Result(TestJobs.echo(job)));
+        loop.doWork(T0 + 2);
+        assertThat(worker.unavailableSlots()).as("a duplicate answer frees nothing twice").isZero();
+    }
 }
