@@ -53,6 +53,8 @@ import java.util.concurrent.TimeUnit;
                     + " server failed mid-run: run the same command again to resume)",
             "2:invalid command line or suite file",
             "3:the run ended with jobs that failed for good (listed in the summary)",
+            "4:the run's PostgreSQL lock was lost mid-run (its session ended or stopped answering): the run"
+                    + " stopped, what was stored is kept; run the same command again to resume",
             "130:interrupted (Ctrl-C); run the same command again to resume"
         },
         footerHeading = "%nSuite file:%n",

@@ -11,6 +11,7 @@ import dev.panoptes.control.schedule.Scheduler;
 import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RunEntry;
+import dev.panoptes.control.store.StoreException;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
@@ -31,6 +32,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
@@ -50,6 +52,15 @@ final class CoordinatorRun {
     static final int EXIT_INTERRUPTED = 130;
     /** Exit code when the run stopped because the coordinator itself failed (its worker server died). */
     static final int EXIT_FAILED = 1;
+    /**
+     * Exit code when the run stopped because its lock was lost mid-run (PostgreSQL: the session
+     * holding the run ended or stopped answering), so that another coordinator may take the run.
+     */
+    static final int EXIT_LOCK_LOST = 4;
+    /** How often the run's lock is re-verified, unless {@link #withLockCheck} says otherwise. */
+    static final Duration LOCK_CHECK_INTERVAL = Duration.ofSeconds(5);
+    /** How long one check may wait for the database, unless {@link #withLockCheck} says otherwise. */
+    static final Duration LOCK_CHECK_TIMEOUT = Duration.ofSeconds(10);
 
     private final CoordinatorSettings settings;
     private final PrintWriter out;
@@ -74,6 +85,8 @@ final class CoordinatorRun {
     private volatile RunSummary summary;
     /** The console while the run is on, else null. */
     private volatile ProgressPrinter console;
+    private Duration lockCheckInterval = LOCK_CHECK_INTERVAL;
+    private Duration lockCheckTimeout = LOCK_CHECK_TIMEOUT;
 
     /**
      * @param workerCommand how a user starts a worker, printed with the listening address
@@ -129,6 +142,23 @@ final class CoordinatorRun {
         return this;
     }
 
+    /**
+     * How often the run's lock is re-verified while the run is on, and how long one check may wait
+     * for the database (see {@link StoreLock#watch}); 5 s and 10 s by default. Only a PostgreSQL
+     * run lock is checked. Call before {@link #run()}, on the thread that runs it.
+     *
+     * @throws IllegalArgumentException when a duration is not positive
+     */
+    CoordinatorRun withLockCheck(Duration interval, Duration timeout) {
+        if (interval.isNegative() || interval.isZero() || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("the lock check's interval and timeout must be positive, not "
+                    + interval + " and " + timeout);
+        }
+        this.lockCheckInterval = interval;
+        this.lockCheckTimeout = timeout;
+        return this;
+    }
+
     /** Where results go. */
     DatabaseTarget database() {
         return database != null ? database : new DatabaseTarget.Sqlite(settings.db());
@@ -177,8 +207,13 @@ final class CoordinatorRun {
      * coordinator per file), or the run's {@link PostgresRunLock} (PostgreSQL: one coordinator per
      * run, taken once the suite is planned).
      *
+     * <p>A run lock that is lost mid-run (see {@link StoreLock#watch}) stops the run as a failed
+     * worker server does: nothing more is written, what was stored is kept, and one line on the
+     * console says what was lost, why, and how to resume.
+     *
      * @return 0 when every job completed, {@link #EXIT_INCOMPLETE} when some failed,
-     *         {@link #EXIT_INTERRUPTED} when the thread was interrupted
+     *         {@link #EXIT_INTERRUPTED} when the thread was interrupted, {@link #EXIT_FAILED} when
+     *         the worker server failed, {@link #EXIT_LOCK_LOST} when the run's lock was lost
      * @throws SuiteFormatException        when the suite has problems (nothing ran)
      * @throws DatabaseLock.InUseException when another coordinator uses the database (nothing was
      *                                     read, bound or written)
@@ -219,6 +254,14 @@ final class CoordinatorRun {
              ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
              WorkerServer server = WorkerServer.start(serverOptions(), pool, withStatus(fleet = new FleetReporter(progress).governedBy(governor)));
              JdbcResultStore store = target.open().withScoring(scoring)) {
+            AtomicReference<StoreLock.LostException> lockLost = new AtomicReference<>();
+            // Only the run lock can vanish while this process lives (SQLite's OS lock cannot). A
+            // lost lock fails the pool, which stops the scheduler (and the judge phase) at its next
+            // step exactly as a dead worker server does: what was stored stays stored.
+            runLock.watch(lockCheckInterval, lockCheckTimeout, lost -> {
+                lockLost.set(lost);
+                pool.fail(lost);
+            });
             store.recordRun(new RunEntry(plan.runId(), settings.suite().toString(), settings.models(),
                     settings.scorer(), settings.epochs(), suite.vignettes().size(), Instant.now()));
             progress.message(String.format(Locale.ROOT, "suite %s: %d vignettes x %d %s x %d %s = %d answers in %d jobs"
@@ -264,11 +307,19 @@ final class CoordinatorRun {
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
             } catch (WorkerSourceFailedException e) {
+                if (e.getCause() instanceof StoreLock.LostException lost) {
+                    return stopWithoutLock(lost, store, plan, target, progress);
+                }
                 events.storeIn(store, plan.runId());
                 progress.message("the run stopped: " + e.getCause().getMessage() + "; " + store.recordCount()
                         + " records are kept in " + target + "; run the same command again to resume");
                 log.debug("the worker server failed", e);
                 return EXIT_FAILED;
+            }
+            StoreLock.LostException lostLate = lockLost.get();
+            if (lostLate != null) {
+                // Lost after the last job's answer but before these last writes.
+                return stopWithoutLock(lostLate, store, plan, target, progress);
             }
             events.storeIn(store, plan.runId());
             progress.finish();
@@ -291,6 +342,27 @@ final class CoordinatorRun {
         } finally {
             console = null;
         }
+    }
+
+    /**
+     * Ends a run whose lock was lost: writes nothing more (not even this session's worker event
+     * counts, which another coordinator's run may be adding to now), and says so in one line.
+     */
+    private int stopWithoutLock(StoreLock.LostException lost, JdbcResultStore store, JobPlan plan,
+                                DatabaseTarget target, ProgressPrinter progress) {
+        String kept;
+        try {
+            kept = store.completedAmong(plan.jobs()).size() + " of " + plan.jobs().size()
+                    + " jobs are complete and kept there";
+        } catch (StoreException e) {
+            // The database may be what went away; what it stored is still there.
+            log.debug("cannot count the complete jobs after the lock was lost", e);
+            kept = "what was stored is kept there";
+        }
+        progress.message("the run stopped: " + lost.getMessage() + "; another coordinator may take the run now,"
+                + " so this one stopped writing: " + kept + "; run the same command again to resume (it is refused,"
+                + " naming the holder, while another coordinator has the run)");
+        return EXIT_LOCK_LOST;
     }
 
     /** What the rate governor did, for the summary: one line per model API that answered 429. */

@@ -6,6 +6,7 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -16,9 +17,16 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * One coordinator per run on a shared PostgreSQL database: a session-level advisory lock
@@ -32,22 +40,52 @@ import java.util.Properties;
  * which a refused coordinator reads from {@code pg_stat_activity} (visible when both connect as the
  * same user, or with {@code pg_read_all_stats}).
  *
- * <p>Threads: any thread may acquire; {@link #listening} and {@link #close()} are synchronized.
+ * <p>The same goes the other way: the session can end, and the lock with it, while the coordinator
+ * lives (a server restart, a network cut, {@code pg_terminate_backend}, {@code idle_session_timeout},
+ * a transaction-pooling proxy handing the statements to another backend), and nothing tells the
+ * holder. So once {@link #watch watched}, a thread of the lock's own asks the server every interval
+ * whether this very session still holds the key in {@code pg_locks}; an error, no answer within the
+ * timeout, or "no" counts as lost: the connection is closed (so that a session that lingers cannot
+ * keep holding it either) and the watcher is told. It never re-acquires (see {@link StoreLock#watch}).
+ *
+ * <p>Threads: any thread may acquire; {@link #listening}, {@link #watch} and {@link #close()} are
+ * synchronized, and so is each check on the watch thread, since a JDBC connection serves one
+ * statement at a time ({@code close()} may therefore wait for a check in flight, at most its timeout).
  */
 final class PostgresRunLock implements StoreLock {
     private static final Logger log = LoggerFactory.getLogger(PostgresRunLock.class);
     /** PostgreSQL keeps 63 bytes of an application_name. */
     private static final int MAX_APPLICATION_NAME = 63;
 
+    /**
+     * Whether the session running it holds the run's key: by {@code pg_backend_pid()}, so that a
+     * proxy that runs the check on another backend than the one that took the lock says "no".
+     */
+    private static final String HELD = "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'"
+            + " AND granted AND pid = pg_backend_pid() AND classid::bigint = ? AND objid::bigint = ? AND objsubid = 1"
+            + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))";
+
     private final DatabaseTarget.Postgres database;
     private final String runId;
+    private final long key;
+    /** Used under this object's monitor only: one statement at a time. */
     private final Connection connection;
     private final String pidAndHost;
+    /** Guarded by this: released by {@link #close()}, or lost. */
     private boolean closed;
+    /** Guarded by this: why the lock was lost, or null while it was not. */
+    private StoreLock.LostException lost;
+    /** Guarded by this: the thread that checks the lock, once {@link #watch} started it. */
+    private ScheduledExecutorService watcher;
+    /** Set once by {@link #watch}, before the watch thread starts; read on that thread. */
+    private Consumer<StoreLock.LostException> onLost;
+    private Duration timeout;
 
-    private PostgresRunLock(DatabaseTarget.Postgres database, String runId, Connection connection, String pidAndHost) {
+    private PostgresRunLock(DatabaseTarget.Postgres database, String runId, long key, Connection connection,
+                            String pidAndHost) {
         this.database = database;
         this.runId = runId;
+        this.key = key;
         this.connection = connection;
         this.pidAndHost = pidAndHost;
     }
@@ -97,7 +135,7 @@ final class PostgresRunLock implements StoreLock {
                 throw new InUseException(database, runId, holder(connection, key));
             }
             log.debug("run {} locked in {} (advisory key {})", runId, database, key);
-            return new PostgresRunLock(database, runId, connection, pidAndHost);
+            return new PostgresRunLock(database, runId, key, connection, pidAndHost);
         } catch (SQLException | IOException | RuntimeException e) {
             closeQuietly(connection);
             if (e instanceof IOException io) {
@@ -122,19 +160,153 @@ final class PostgresRunLock implements StoreLock {
         }
     }
 
-    /** Ends the session, which releases the lock. Idempotent; never throws. */
+    /**
+     * Starts checking, every {@code interval}, that this session still holds the run (see the class
+     * comment); the first check comes one interval from now. Each check's statement, and from now
+     * on every statement of this connection, fails after {@code timeout} without an answer.
+     */
+    @Override
+    public synchronized void watch(Duration interval, Duration timeout, Consumer<StoreLock.LostException> onLost) {
+        requirePositive(interval, "check interval");
+        requirePositive(timeout, "check timeout");
+        Objects.requireNonNull(onLost, "onLost");
+        if (watcher != null) {
+            throw new IllegalStateException("the lock on run " + runId + " is already watched");
+        }
+        if (closed) {
+            return;
+        }
+        this.onLost = onLost;
+        this.timeout = timeout;
+        try {
+            // A socket read timeout: without it, a check sent into a network that silently drops
+            // packets would wait for TCP to give up, which takes many minutes.
+            connection.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+        } catch (SQLException e) {
+            // The connection is gone already: the first check will say so.
+            log.debug("cannot set the network timeout of the run lock's connection", e);
+        }
+        watcher = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("run-lock-check"));
+        long nanos = interval.toNanos();
+        watcher.scheduleWithFixedDelay(this::check, nanos, nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** Why the lock was lost, or null while it is held or after it was released. Any thread. */
+    synchronized StoreLock.LostException lost() {
+        return lost;
+    }
+
+    /**
+     * Ends the session, which releases the lock, and stops checking it. Idempotent; never throws.
+     * May wait for a check in flight (at most the check timeout).
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        stopWatching();
         closeQuietly(connection);
     }
 
     @Override
-    public String toString() {
-        return "PostgresRunLock[" + database + ", run " + runId + (closed ? ", released]" : ", held]");
+    public synchronized String toString() {
+        return "PostgresRunLock[" + database + ", run " + runId
+                + (lost != null ? ", lost]" : closed ? ", released]" : ", held]");
+    }
+
+    /** Runs {@code sql} on the lock's own session, as a pooling proxy or a stray statement might. For tests. */
+    synchronized void executeOnSession(String sql) throws SQLException {
+        try (Statement s = connection.createStatement()) {
+            s.execute(sql);
+        }
+    }
+
+    /** One check, on the watch thread. Never throws: an exception would end the checks silently. */
+    private void check() {
+        StoreLock.LostException found;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            try {
+                found = verify();
+            } catch (RuntimeException e) {
+                // Whatever went wrong, the lock can no longer be shown to hold.
+                found = lostBecause("checking it failed (" + e + ")", e);
+            }
+            if (found == null) {
+                return;
+            }
+            lost = found;
+            closed = true;
+            stopWatching();
+            // Also ends a session that may linger on the server (a check that timed out), so
+            // that this coordinator stops holding the run, not only stops believing it does.
+            closeQuietly(connection);
+        }
+        log.debug("run {}: {}", runId, found.getMessage(), found.getCause());
+        try {
+            // Outside the monitor: the watcher may well close this lock straight away.
+            onLost.accept(found);
+        } catch (RuntimeException e) {
+            log.error("the listener of the lost lock on run {} failed", runId, e);
+        }
+    }
+
+    /** Null when this session still holds the run's key, else why not. Under the monitor. */
+    private StoreLock.LostException verify() {
+        try (PreparedStatement q = connection.prepareStatement(HELD)) {
+            q.setLong(1, key >>> 32);
+            q.setLong(2, key & 0xffff_ffffL);
+            try (ResultSet rs = q.executeQuery()) {
+                if (rs.next() && rs.getBoolean(1)) {
+                    return null;
+                }
+            }
+            return lostBecause("the server no longer shows its session holding it (advisory key " + key
+                    + " is not in pg_locks for this session: a connection pooler between coordinator and server,"
+                    + " or pg_advisory_unlock on this session, releases it)", null);
+        } catch (SQLException e) {
+            if (causedBy(e, SocketTimeoutException.class)) {
+                return lostBecause("the server did not answer a check within " + DurationConverter.format(timeout)
+                        + " (network cut, or the server stalled)", e);
+            }
+            return lostBecause("the session holding it ended (" + oneLine(scrub(e.getMessage(), database)) + ")", e);
+        }
+    }
+
+    private StoreLock.LostException lostBecause(String why, Throwable cause) {
+        return new StoreLock.LostException("lost the lock on run " + runId + " in " + database + ": " + why, cause);
+    }
+
+    /** Under the monitor. */
+    private void stopWatching() {
+        if (watcher != null) {
+            // Not shutdownNow: the watch thread may be this one, and interrupting it would only
+            // disturb the listener it is about to call.
+            watcher.shutdown();
+        }
+    }
+
+    private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (type.isInstance(t)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void requirePositive(Duration d, String what) {
+        if (d == null || d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException("the run lock's " + what + " must be positive, not " + d);
+        }
+    }
+
+    private static String oneLine(String s) {
+        return s == null ? "no message" : s.replaceAll("[\\r\\n]+", " ").strip();
     }
 
     /** The first 8 bytes of SHA-256 of the run id: the advisory lock's key. */

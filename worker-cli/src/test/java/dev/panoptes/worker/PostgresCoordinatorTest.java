@@ -24,10 +24,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -43,9 +45,12 @@ class PostgresCoordinatorTest {
     private final TestPostgres.Database db = TestPostgres.freshDatabase();
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final List<WorkerLoop> workers = new ArrayList<>();
+    /** Lets go of the jobs a stuck worker holds. */
+    private final CountDownLatch release = new CountDownLatch(1);
 
     @AfterEach
     void stop() {
+        release.countDown();
         synchronized (workers) {
             workers.forEach(WorkerLoop::close);
         }
@@ -130,6 +135,58 @@ class PostgresCoordinatorTest {
     }
 
     @Test
+    void aCoordinatorWhoseLockSessionIsKilledStopsInOneLineKeepingWhatItStoredAndTheSameRunResumes()
+            throws Exception {
+        Path suite = suite(8);
+        CoordinatorSettings settings = settings(suite, "", Duration.ofSeconds(50), 2);
+        StringWriter err = new StringWriter();
+        // One worker, one slot: the first job is answered, the second never is, so the run is
+        // mid-way, with something stored, when its lock goes.
+        AtomicInteger calls = new AtomicInteger();
+        JobRunner firstThenStuck = job -> {
+            if (calls.incrementAndGet() > 1 && !release.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("never released");
+            }
+            return answers().run(job);
+        };
+        CoordinatorRun run = run(settings, err).withLockCheck(Duration.ofMillis(200), Duration.ofSeconds(5))
+                .onListening(address -> startWorker(address, "w-stuck", 1, firstThenStuck));
+        Future<Integer> exit = threads.submit(run::run);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+                .until(() -> storedRecords() == 2 && calls.get() == 2);
+
+        terminateLockSession();
+
+        // It stops, a check interval after the kill (plus the slack of a busy machine), instead of
+        // going on unprotected: from now on a second coordinator could take the same run.
+        assertThat(exit.get(10, TimeUnit.SECONDS)).as(err.toString()).isEqualTo(CoordinatorRun.EXIT_LOCK_LOST);
+        String runId = runIdOf(err);
+        List<String> stopped = err.toString().lines().filter(l -> l.contains("the run stopped")).toList();
+        assertThat(stopped).hasSize(1);
+        assertThat(stopped.get(0)).doesNotContain(db.password())
+                .startsWith("the run stopped: lost the lock on run " + runId + " in " + run.database()
+                        + ": the session holding it ended (")
+                .endsWith("); another coordinator may take the run now, so this one stopped writing: 1 of 4 jobs are"
+                        + " complete and kept there; run the same command again to resume (it is refused, naming the"
+                        + " holder, while another coordinator has the run)");
+        assertThat(run.summary()).isNull();
+        assertThat(storedRecords()).isEqualTo(2);
+
+        // The same run, again, with a worker that answers: the stored job is not sent again.
+        StringWriter again = new StringWriter();
+        CoordinatorRun resumed = run(settings, again).onListening(address -> startWorker(address, "w", 2, answers()));
+        assertThat(resumed.run()).as(again.toString()).isZero();
+        assertThat(runIdOf(again)).isEqualTo(runId);
+        List<StoredRecord> records = new ArrayList<>();
+        try (JdbcResultStore store = db.open()) {
+            store.forEachRecord(records::add);
+            assertThat(store.duplicateCount()).isZero();
+        }
+        assertThat(records).hasSize(8);
+        assertThat(records).filteredOn(r -> r.workerId().equals("w-stuck")).hasSize(2);
+    }
+
+    @Test
     void resultsReportAndRescoreReadAPostgresDatabaseWithThePasswordFromAFile() throws Exception {
         Path suite = suite(4);
         CoordinatorRun run = run(settings(suite, "", Duration.ofSeconds(30)), new StringWriter())
@@ -178,6 +235,28 @@ class PostgresCoordinatorTest {
         return db.url().replace("jdbc:postgresql://", "postgresql://" + db.user() + "@");
     }
 
+    /** Ends the coordinator's lock session from another one, as an administrator or a server restart would. */
+    private void terminateLockSession() throws Exception {
+        try (java.sql.Connection c = db.connect();
+             java.sql.PreparedStatement kill = c.prepareStatement("SELECT pg_terminate_backend(pid)"
+                     + " FROM pg_stat_activity WHERE datname = ? AND application_name LIKE 'panoptes coordinator %'")) {
+            kill.setString(1, db.name());
+            try (java.sql.ResultSet rs = kill.executeQuery()) {
+                assertThat(rs.next()).as("the lock's session is visible").isTrue();
+                assertThat(rs.getBoolean(1)).isTrue();
+                assertThat(rs.next()).as("one lock session").isFalse();
+            }
+        }
+    }
+
+    private long storedRecords() throws Exception {
+        try (java.sql.Connection c = db.connect();
+             java.sql.ResultSet rs = c.createStatement().executeQuery("SELECT count(*) FROM panoptes_records")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
     private static String runIdOf(StringWriter err) {
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\(run ([0-9a-f]+)\\)").matcher(err.toString());
         assertThat(m.find()).as(err.toString()).isTrue();
@@ -194,9 +273,13 @@ class PostgresCoordinatorTest {
     }
 
     private CoordinatorSettings settings(Path suite, String label, Duration waitForWorkers) {
+        return settings(suite, label, waitForWorkers, 4);
+    }
+
+    private CoordinatorSettings settings(Path suite, String label, Duration waitForWorkers, int jobSize) {
         // The same defaults as the command line's, so that the CLI computes the same run id.
         return new CoordinatorSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), suite,
-                dir.resolve("unused.db"), 4, label, null, SpecParams.NONE, 3, waitForWorkers, Duration.ofMillis(200),
+                dir.resolve("unused.db"), jobSize, label, null, SpecParams.NONE, 3, waitForWorkers, Duration.ofMillis(200),
                 Duration.ofSeconds(2), null, List.of("m"), "exact", 1, null, null);
     }
 
@@ -207,10 +290,14 @@ class PostgresCoordinatorTest {
     }
 
     private void startWorker(InetSocketAddress coordinator, String id) {
+        startWorker(coordinator, id, 2, answers());
+    }
+
+    private void startWorker(InetSocketAddress coordinator, String id, int capacity, JobRunner runner) {
         WorkerOptions options = WorkerOptions.defaults().withModels(List.of("m"))
                 .withHeartbeat(Duration.ofMillis(200))
                 .withBackoff(Duration.ofMillis(20), Duration.ofMillis(200));
-        WorkerLoop loop = new WorkerLoop(coordinator, id, 2, answers(), options);
+        WorkerLoop loop = new WorkerLoop(coordinator, id, capacity, runner, options);
         synchronized (workers) {
             workers.add(loop);
         }
