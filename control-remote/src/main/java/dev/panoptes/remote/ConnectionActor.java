@@ -136,6 +136,8 @@ final class ConnectionActor {
     private long bytesWritten;
     /** This actor's index in its loop's list of actors, for O(1) removal. */
     int slot = -1;
+    /** The earliest time the loop will call {@link #onTimer} for this actor; kept by the loop. */
+    long timerMs = Long.MAX_VALUE;
 
     ConnectionActor(SelectorLoop loop, ServerContext context, SocketChannel channel, SocketAddress remote) {
         this.loop = loop;
@@ -550,7 +552,7 @@ final class ConnectionActor {
             writeInterest = wantWrite;
             updateInterest();
             if (wantWrite) {
-                loop.timerAt(liveness.nextDeadlineMs());
+                loop.timerAt(this, liveness.nextDeadlineMs());
             }
         }
     }
@@ -650,7 +652,7 @@ final class ConnectionActor {
         long now = loop.nowMs();
         liveness.sent(now);
         scheduleFlush();
-        loop.timerAt(now + Math.min(context.heartbeatIntervalMs, context.heartbeatTimeoutMs));
+        loop.timerAt(this, now + Math.min(context.heartbeatIntervalMs, context.heartbeatTimeoutMs));
         if (capacity != register.capacity()) {
             log.info("worker={} job=- - registered from {}{} with capacity {} (it asked for {}; clamped to [1, {}])"
                     + ", models {}, labels {}", register.workerId(), remote, transport(), capacity, register.capacity(),
@@ -763,7 +765,7 @@ final class ConnectionActor {
                 + " coordinator (deadline passed)")));
         liveness.sent(now);
         scheduleFlush();
-        loop.timerAt(now + context.heartbeatTimeoutMs);
+        loop.timerAt(this, now + context.heartbeatTimeoutMs);
         log.info("worker={} job={} - cancelled; the worker has {} ms to let go of it", workerId(), d.job().id(),
                 context.heartbeatTimeoutMs);
     }

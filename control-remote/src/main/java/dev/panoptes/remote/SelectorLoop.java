@@ -84,9 +84,17 @@ final class SelectorLoop implements Runnable {
     private final List<Dispatch> scratch = new ArrayList<>();
     private final ByteBuffer readBuffer = ByteBuffer.allocate(READ_BUFFER_BYTES);
     private final PriorityQueue<Timer> timers = new PriorityQueue<>((a, b) -> Long.compare(a.atMs, b.atMs));
+    /**
+     * Each actor's next deadline, earliest first, so that a due deadline visits its own actor
+     * only, not every actor of the loop. An entry that a later call superseded (its time is no
+     * longer the actor's {@link ConnectionActor#timerMs}) is skipped when it comes up.
+     */
+    private final PriorityQueue<ActorTimer> actorTimers = new PriorityQueue<>((a, b) -> Long.compare(a.atMs, b.atMs));
     private List<Completion> completions = new ArrayList<>();
     private long nowMs;
     private long nextTimerMs = Long.MAX_VALUE;
+    /** Calls of {@link ConnectionActor#onTimer} so far, for tests of what a due deadline costs. */
+    private long timerVisits;
     /** True when the last sleep's select filled the selected keys, so the next pass need not select again. */
     private boolean selectedBySleep;
 
@@ -96,6 +104,10 @@ final class SelectorLoop implements Runnable {
 
     /** A task to run on the loop's thread once the loop's clock reaches {@code atMs}. */
     private record Timer(long atMs, Runnable task) {
+    }
+
+    /** An actor to check once the loop's clock reaches {@code atMs}. */
+    private record ActorTimer(long atMs, ConnectionActor actor) {
     }
 
     /**
@@ -329,9 +341,13 @@ final class SelectorLoop implements Runnable {
         completions.add(new Completion(future, null, failure));
     }
 
-    /** Makes sure the timers are checked again no later than {@code deadlineMs}. */
-    void timerAt(long deadlineMs) {
+    /** Makes sure {@code actor}'s {@link ConnectionActor#onTimer} runs no later than {@code deadlineMs}. */
+    void timerAt(ConnectionActor actor, long deadlineMs) {
         assert isOwnerThread();
+        if (deadlineMs < actor.timerMs) {
+            actor.timerMs = deadlineMs;
+            actorTimers.add(new ActorTimer(deadlineMs, actor));
+        }
         nextTimerMs = Math.min(nextTimerMs, deadlineMs);
     }
 
@@ -339,7 +355,7 @@ final class SelectorLoop implements Runnable {
     void schedule(long atMs, Runnable task) {
         assert isOwnerThread();
         timers.add(new Timer(atMs, task));
-        timerAt(atMs);
+        nextTimerMs = Math.min(nextTimerMs, atMs);
     }
 
     /** Forgets a closed actor. */
@@ -356,6 +372,12 @@ final class SelectorLoop implements Runnable {
             moved.slot = at;
         }
         actor.slot = -1;
+    }
+
+    /** Actor timer checks made so far; owner thread only (tests). */
+    long timerVisits() {
+        assert isOwnerThread();
+        return timerVisits;
     }
 
     /** Connections hosted now; owner thread only (tests). */
@@ -385,7 +407,7 @@ final class SelectorLoop implements Runnable {
         actor.slot = actors.size();
         actors.add(actor);
         actor.onAdopted(key, nowMs);
-        nextTimerMs = Math.min(nextTimerMs, nowMs + context.handshakeTimeoutMs);
+        timerAt(actor, nowMs + context.handshakeTimeoutMs);
     }
 
     private int handleSelectedKeys() {
@@ -445,15 +467,31 @@ final class SelectorLoop implements Runnable {
                 log.error("worker=- job=- - a timer on selector loop {} failed; carrying on", name, e);
             }
         }
-        long next = timers.isEmpty() ? Long.MAX_VALUE : timers.peek().atMs();
-        // Backwards: an actor that closes is swap-removed with the last one, already visited.
-        for (int i = actors.size() - 1; i >= 0; i--) {
-            ConnectionActor actor = actors.get(i);
+        ActorTimer due;
+        while ((due = actorTimers.peek()) != null && due.atMs() <= now) {
+            actorTimers.poll();
+            ConnectionActor actor = due.actor();
+            if (actor.slot < 0 || due.atMs() != actor.timerMs) {
+                // Closed, or superseded by an earlier deadline whose check has run already.
+                continue;
+            }
+            actor.timerMs = Long.MAX_VALUE;
+            timerVisits++;
+            long next;
             try {
-                next = Math.min(next, actor.onTimer(now));
+                next = actor.onTimer(now);
             } catch (Throwable e) {
                 closeBroken(actor, e);
+                continue;
             }
+            if (next != Long.MAX_VALUE && actor.slot >= 0) {
+                // Never again at this instant: a deadline is checked once per pass at most.
+                timerAt(actor, Math.max(next, now + 1));
+            }
+        }
+        long next = timers.isEmpty() ? Long.MAX_VALUE : timers.peek().atMs();
+        if (!actorTimers.isEmpty()) {
+            next = Math.min(next, actorTimers.peek().atMs());
         }
         nextTimerMs = next;
     }
@@ -564,6 +602,7 @@ final class SelectorLoop implements Runnable {
         ready.clear();
         tasks.clear();
         timers.clear();
+        actorTimers.clear();
         submitCompletions();
         try {
             selector.close();

@@ -388,11 +388,17 @@ class RemoteDispatchTest {
             next[0].accept(0);
 
             assertThat(chainDone.get(10, TimeUnit.SECONDS)).isEqualTo(100);
-            // The first callback may run on this thread, when the answer beat whenComplete; every
-            // later one was attached from a selector thread's callback, before its job was sent.
+            // A callback runs on this thread when the answer beat whenComplete (this thread was
+            // descheduled meanwhile, on a loaded machine); once one runs on the selector thread, every
+            // later one is attached there, before its job is sent, and so runs there too.
             assertThat(threads).hasSize(100);
-            assertThat(threads.subList(1, 100)).allSatisfy(name -> assertThat(name)
-                    .startsWith(coordinator.server.threadNamePrefix() + "io-"));
+            String io = coordinator.server.threadNamePrefix() + "io-";
+            int firstOnLoop = 0;
+            while (firstOnLoop < threads.size() && !threads.get(firstOnLoop).startsWith(io)) {
+                firstOnLoop++;
+            }
+            assertThat(firstOnLoop).as("some callback ran on the selector thread: %s", threads).isLessThan(100);
+            assertThat(threads.subList(firstOnLoop, 100)).allSatisfy(name -> assertThat(name).startsWith(io));
         }
     }
 }

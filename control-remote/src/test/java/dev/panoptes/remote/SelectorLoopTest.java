@@ -322,4 +322,35 @@ class SelectorLoopTest {
         loop.doWork(T0 + 2);
         assertThat(worker.unavailableSlots()).as("a duplicate answer frees nothing twice").isZero();
     }
+
+    /**
+     * A due deadline visits its own connection only: with many connections on one loop, the
+     * heartbeat of one must not cost a check of every other (O(N^2) per interval at thousands).
+     */
+    @Test
+    void aDueDeadlineChecksOnlyTheConnectionItBelongsTo() throws IOException {
+        registerAt(T0, 1);
+        List<Socket> others = new ArrayList<>();
+        try {
+            for (int i = 0; i < 20; i++) {
+                Socket other = new Socket("127.0.0.1", ((InetSocketAddress) listener.getLocalAddress()).getPort());
+                others.add(other);
+                SocketChannel accepted = listener.accept();
+                accepted.configureBlocking(false);
+                loop.adopt(accepted);
+                new MessageStream(other).send(new Message.Register("other-" + i, 1));
+            }
+            passesAt(T0 + 500, () -> registered.size() == 21);
+
+            long before = loop.timerVisits();
+            loop.doWork(T0 + 1_000);
+
+            assertThat(peer.recv()).as("the first worker's heartbeat is due").contains(Message.Heartbeat.COORDINATOR);
+            assertThat(loop.timerVisits() - before).as("connections checked at its deadline").isEqualTo(1);
+        } finally {
+            for (Socket other : others) {
+                other.close();
+            }
+        }
+    }
 }
