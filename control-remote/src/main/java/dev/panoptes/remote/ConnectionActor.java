@@ -578,6 +578,7 @@ final class ConnectionActor {
         } catch (IOException e) {
             first.addSuppressed(e);
         }
+        context.unregistered.release(channel);
         loop.removeActor(this);
 
         long upMs = loop.nowMs() - liveness.acceptedAtMs();
@@ -628,6 +629,7 @@ final class ConnectionActor {
         worker = new RemoteWorker(this, register.workerId(), capacity, register.labels(), register.models());
         failures.registered(register.workerId());
         decoder.limit(context.options.maxFrameBytes());
+        context.unregistered.release(channel);
         phase = Phase.OPEN;
         out.appendFrame(context.registeredFrame);
         long now = loop.nowMs();

@@ -11,9 +11,11 @@ import java.util.concurrent.Executor;
 
 /**
  * What every connection of one server shares: its options in milliseconds, the codec, the
- * frames that never change, the handshake rules and the events it reports to the server.
+ * frames that never change, the handshake rules, the count of connections not registered yet
+ * and the events it reports to the server.
  *
- * <p>Immutable and thread-safe; {@link #encodeAssign} is called on dispatching threads.
+ * <p>Thread-safe (immutable but for the thread-safe count); {@link #encodeAssign} is called on
+ * dispatching threads.
  */
 final class ServerContext {
     /**
@@ -56,6 +58,11 @@ final class ServerContext {
      */
     final Executor tlsTasks;
     /**
+     * The connections that have not registered yet, against the caps of the options: the
+     * acceptor counts each one in, its actor counts it out at registration or close.
+     */
+    final UnregisteredConnections unregistered;
+    /**
      * Per dispatching thread: a reused buffer and JSON generator, since making a generator per job
      * was most of the cost of encoding a small one (measured: 25 % more coordinator CPU per job).
      */
@@ -78,6 +85,7 @@ final class ServerContext {
         this.heartbeatFrame = codec.encodeFrame(Message.Heartbeat.COORDINATOR);
         this.registeredFrame = codec.encodeFrame(new Message.Registered(heartbeatIntervalMs));
         this.encoders = ThreadLocal.withInitial(() -> new FrameEncoder(codec));
+        this.unregistered = new UnregisteredConnections(options);
     }
 
     /**

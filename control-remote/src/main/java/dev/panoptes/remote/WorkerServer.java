@@ -129,6 +129,8 @@ public final class WorkerServer implements AutoCloseable {
     private final ThreadPoolExecutor tlsTasks;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    /** The connections not registered yet, shared with the acceptor and the actors. */
+    private final UnregisteredConnections unregistered;
     /** Round-robin cursor over the loops; loop 0's thread only (it accepts). */
     private int nextLoop;
 
@@ -199,7 +201,8 @@ public final class WorkerServer implements AutoCloseable {
             channel.configureBlocking(false);
             ServerSocketChannel listening = channel;
             InetSocketAddress local = (InetSocketAddress) channel.getLocalAddress();
-            ConnectionAcceptor acceptor = new ConnectionAcceptor(listening::accept, loops[0], local, this::handOff);
+            ConnectionAcceptor acceptor = new ConnectionAcceptor(listening::accept, loops[0], context, local,
+                    this::handOff);
             // Registered before loop 0 starts, so that registration never races its select().
             acceptor.attach(channel.register(loops[0].selector(), SelectionKey.OP_ACCEPT, acceptor));
         } catch (IOException | RuntimeException e) {
@@ -217,6 +220,7 @@ public final class WorkerServer implements AutoCloseable {
             throw e;
         }
         this.serverChannel = channel;
+        this.unregistered = context.unregistered;
         this.address = (InetSocketAddress) channel.getLocalAddress();
         for (int i = 0; i < loops.length; i++) {
             loopThreads[i] = new Thread(loops[i], loops[i].name());
@@ -254,6 +258,29 @@ public final class WorkerServer implements AutoCloseable {
     /** Why the server failed as a whole (a selector thread died), or null while it has not. */
     public Throwable failure() {
         return failure.get();
+    }
+
+    /**
+     * Connections accepted that have neither registered nor closed yet (a TLS handshake in
+     * progress included), at most {@link ServerOptions#maxUnregisteredConnections()}. Any thread.
+     */
+    public int unregisteredConnections() {
+        return unregistered.count();
+    }
+
+    /**
+     * Connections closed at accept since the server started because a cap on unregistered
+     * connections was reached ({@link ServerOptions#maxUnregisteredConnections()},
+     * {@link ServerOptions#maxUnregisteredPerAddress()}); they are not reported to the
+     * {@link Listener}, one by one, so that a flood costs no work per connection. Any thread.
+     */
+    public long refusedConnections() {
+        return unregistered.refused();
+    }
+
+    /** The count of unregistered connections, per address too; for tests. */
+    UnregisteredConnections unregistered() {
+        return unregistered;
     }
 
     /** The selector loop at {@code index}, for tests that inject failures. */
@@ -302,6 +329,8 @@ public final class WorkerServer implements AutoCloseable {
             // The connections are closed: a handshake task still running has no one to resume.
             tlsTasks.shutdownNow();
         }
+        // Channels a loop closed before they became connections were never counted out by one.
+        unregistered.releaseClosed();
         completions.shutdown();
         events.shutdown();
         // From a callback or a listener, that thread would wait for itself: skip its wait.
