@@ -244,6 +244,11 @@ final class ConnectionActor {
         return remote;
     }
 
+    /** Bytes of TLS buffers held now: 0 in plaintext and before the peer's first byte. Selector thread (tests). */
+    int tlsBufferBytes() {
+        return tls == null ? 0 : tls.bufferBytes();
+    }
+
     /** Clears the ready signal; called by the loop just before {@link #onDispatchQueued}. */
     void clearSignal() {
         signalled.set(false);

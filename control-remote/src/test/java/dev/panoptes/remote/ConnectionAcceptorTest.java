@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageStream;
+import dev.panoptes.remote.tls.TestCertificates;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -148,6 +149,57 @@ class ConnectionAcceptorTest {
         // without a token could otherwise make us hold per connection.
         assertThat(perConnection).isLessThan(2_048);
         assertThat(loop.connectionCount()).isEqualTo(connections);
+    }
+
+    @Test
+    void aTlsConnectionThatHasSentNothingHoldsNoTlsBuffersAndLittleElse() throws IOException {
+        TestCertificates certs = TestCertificates.create();
+        startLoop(b -> b.tls(TestCertificates.serverContext(certs.server, null), false));
+        int connections = 200;
+        List<SocketChannel> accepted = acceptConnections(connections);
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        loop.doWork(T0);
+        long before = threads.getCurrentThreadAllocatedBytes();
+
+        for (SocketChannel channel : accepted) {
+            loop.adopt(channel);
+        }
+        loop.doWork(T0);
+
+        long perConnection = (threads.getCurrentThreadAllocatedBytes() - before) / connections;
+        System.out.printf("MEASURED %d bytes allocated per accepted, silent TLS connection%n", perConnection);
+        assertThat(perConnection).as("no SSLEngine and no buffers before the first byte").isLessThan(2_048);
+        assertThat(actors()).hasSize(connections).allSatisfy(a -> assertThat(a.tlsBufferBytes()).isZero());
+
+        // The first bytes of a ClientHello: now, and only for that connection, the session starts.
+        clients.get(0).getOutputStream().write(new byte[] {0x16, 0x03, 0x01});
+        passUntil(T0, () -> actors().stream().anyMatch(a -> a.tlsBufferBytes() > 0));
+        assertThat(actors().stream().filter(a -> a.tlsBufferBytes() > 0)).hasSize(1);
+    }
+
+    /** The connections of the loop; the test's thread is the loop's. */
+    private List<ConnectionActor> actors() {
+        List<ConnectionActor> actors = new ArrayList<>();
+        for (SelectionKey key : loop.selector().keys()) {
+            if (key.isValid() && key.attachment() instanceof ConnectionActor actor) {
+                actors.add(actor);
+            }
+        }
+        return actors;
+    }
+
+    private List<SocketChannel> acceptConnections(int n) throws IOException {
+        List<SocketChannel> accepted = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            connectClient();
+            SocketChannel channel;
+            while ((channel = listening.accept()) == null) {
+                Thread.onSpinWait();
+            }
+            channel.configureBlocking(false);
+            accepted.add(channel);
+        }
+        return accepted;
     }
 
     /** An acceptor on the listening socket that gives what it accepts to the loop, warnings to the test. */

@@ -2,19 +2,28 @@ package dev.panoptes.remote;
 
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageStream;
+import dev.panoptes.remote.tls.TestCertificates;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 import static dev.panoptes.remote.TestCoordinator.eventually;
@@ -29,6 +38,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class UnauthenticatedPeersTest {
     private static final InetAddress FLOOD = loopback("127.0.0.1");
     private static final InetAddress WORKER = loopback("127.0.0.2");
+    private static final TestCertificates CERTS = TestCertificates.create();
 
     private TestCoordinator coordinator;
     private final List<AutoCloseable> toClose = new ArrayList<>();
@@ -161,6 +171,101 @@ class UnauthenticatedPeersTest {
         // And the room is there for a real worker afterwards.
         assertThat(registerFromAnotherAddress("w-after").recv()).get().isInstanceOf(Message.Registered.class);
         assertThat(coordinator.server.unregisteredConnections()).isZero();
+    }
+
+    @Test
+    void overTlsIdleAndHalfHandshakingPeersDoNotKeepAWorkerFromRegisteringAndIdleOnesHoldNoTlsBuffers()
+            throws Exception {
+        Duration handshakeTimeout = Duration.ofSeconds(5);
+        start(b -> b.tls(TestCertificates.serverContext(CERTS.server, null), false).maxUnregisteredPerAddress(32)
+                .handshakeTimeout(handshakeTimeout));
+        SSLContext trusting = TestCertificates.clientContext(CERTS.ca, null);
+
+        // 16 that send a ClientHello and go silent (their handshakes start), then 284 that send nothing.
+        List<SocketChannel> halfway = idleConnects(16);
+        for (SocketChannel c : halfway) {
+            c.write(ByteBuffer.wrap(clientHello(trusting)));
+        }
+        List<SocketChannel> idle = idleConnects(284);
+        eventually().until(() -> coordinator.server.refusedConnections() == 268);
+        assertThat(coordinator.server.unregisteredConnections()).isEqualTo(32);
+        eventually().atMost(handshakeTimeout.dividedBy(2)).until(() -> countClosedByPeer(idle) == 268);
+        eventually().until(() -> tlsBufferBytesOfConnections().stream().filter(n -> n > 0).count() == 16);
+        assertThat(tlsBufferBytesOfConnections()).as("16 handshaking, 16 silent ones holding nothing").hasSize(32)
+                .filteredOn(n -> n == 0).hasSize(16);
+
+        long startNanos = System.nanoTime();
+        MessageStream worker = registerOverTlsFromAnotherAddress(trusting, "TLSv1.3", "w-tls");
+        assertThat(worker.recv()).get().isInstanceOf(Message.Registered.class);
+        assertThat(Duration.ofNanos(System.nanoTime() - startNanos)).isLessThan(handshakeTimeout);
+        coordinator.awaitWorker("w-tls");
+
+        for (SocketChannel c : halfway) {
+            c.close();
+        }
+        for (SocketChannel c : idle) {
+            c.close();
+        }
+        eventually().until(() -> coordinator.server.unregisteredConnections() == 0);
+        assertThat(coordinator.server.unregistered().addresses()).isZero();
+        assertThat(coordinator.pool.snapshot()).hasSize(1);
+    }
+
+    /**
+     * A TLS worker connecting from 127.0.0.2 with only {@code protocol} enabled, checking the
+     * coordinator's certificate for 127.0.0.1; handshake done and {@code register} sent.
+     */
+    private MessageStream registerOverTlsFromAnotherAddress(SSLContext context, String protocol, String id)
+            throws IOException {
+        Socket plain = new Socket();
+        toClose.add(plain);
+        plain.bind(new InetSocketAddress(WORKER, 0));
+        plain.connect(coordinator.address(), 10_000);
+        SSLSocket socket = (SSLSocket) context.getSocketFactory().createSocket(plain, "127.0.0.1",
+                coordinator.address().getPort(), true);
+        toClose.add(socket);
+        SSLParameters parameters = socket.getSSLParameters();
+        parameters.setEndpointIdentificationAlgorithm("HTTPS");
+        parameters.setProtocols(new String[] {protocol});
+        socket.setSSLParameters(parameters);
+        socket.setSoTimeout(10_000);
+        socket.startHandshake();
+        MessageStream stream = new MessageStream(socket);
+        stream.send(new Message.Register(id, 1));
+        return stream;
+    }
+
+    /** What each connection of the server holds in TLS buffers, asked on each connection's own thread. */
+    private List<Integer> tlsBufferBytesOfConnections() throws Exception {
+        List<Integer> all = new ArrayList<>();
+        for (int i = 0; i < coordinator.server.options().selectorThreads(); i++) {
+            SelectorLoop loop = coordinator.server.loop(i);
+            CompletableFuture<List<Integer>> answer = new CompletableFuture<>();
+            loop.execute(() -> {
+                List<Integer> bytes = new ArrayList<>();
+                for (SelectionKey key : loop.selector().keys()) {
+                    if (key.isValid() && key.attachment() instanceof ConnectionActor actor) {
+                        bytes.add(actor.tlsBufferBytes());
+                    }
+                }
+                answer.complete(bytes);
+            });
+            all.addAll(answer.get(10, TimeUnit.SECONDS));
+        }
+        return all;
+    }
+
+    /** The first flight of a TLS client, as bytes. */
+    private static byte[] clientHello(SSLContext context) throws SSLException {
+        SSLEngine engine = context.createSSLEngine("127.0.0.1", 1);
+        engine.setUseClientMode(true);
+        engine.beginHandshake();
+        ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+        engine.wrap(ByteBuffer.allocate(0), out);
+        out.flip();
+        byte[] bytes = new byte[out.remaining()];
+        out.get(bytes);
+        return bytes;
     }
 
     private static InetAddress loopback(String literal) {
