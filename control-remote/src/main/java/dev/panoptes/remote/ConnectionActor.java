@@ -137,7 +137,7 @@ final class ConnectionActor {
         this.liveness = new Liveness(context);
         this.tls = context.options.tls()
                 ? TlsSession.server(context.options.tlsContext(), context.options.requireClientCertificate(), channel,
-                        context.tlsTasks, () -> loop.execute(this::onTlsTasksDone))
+                        context.tlsTasksFor(remote), () -> loop.execute(this::onTlsTasksDone))
                 : null;
     }
 

@@ -6,6 +6,7 @@ import dev.panoptes.control.wire.FrameEncoder;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
 
+import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.concurrent.Executor;
 
@@ -54,9 +55,10 @@ final class ServerContext {
     final byte[] registeredFrame;
     /**
      * Where TLS handshakes run their delegated tasks (certificate checks, key agreement), off the
-     * selector threads; null to run them inline (tests that drive a loop by hand).
+     * selector threads, in turns by peer address; null to run them inline (tests that drive a
+     * loop by hand).
      */
-    final Executor tlsTasks;
+    final HandshakeTasks tlsTasks;
     /**
      * The connections that have not registered yet, against the caps of the options: the
      * acceptor counts each one in, its actor counts it out at registration or close.
@@ -72,7 +74,7 @@ final class ServerContext {
         this(options, events, null);
     }
 
-    ServerContext(ServerOptions options, Events events, Executor tlsTasks) {
+    ServerContext(ServerOptions options, Events events, HandshakeTasks tlsTasks) {
         this.options = options;
         this.tlsTasks = tlsTasks;
         this.codec = new MessageCodec(options.maxFrameBytes());
@@ -113,6 +115,17 @@ final class ServerContext {
                     + " job");
         }
         return encoder.toFrame();
+    }
+
+    /**
+     * The executor for the TLS handshake tasks of a connection from {@code remote}: its turn is
+     * its address's. Null when tasks run inline.
+     */
+    Executor tlsTasksFor(SocketAddress remote) {
+        if (tlsTasks == null) {
+            return null;
+        }
+        return tlsTasks.forPeer(remote instanceof InetSocketAddress inet ? inet.getAddress() : null);
     }
 
     /** Encodes a rare frame (rejected, cancel) through the codec. */

@@ -35,7 +35,8 @@ import java.util.function.LongSupplier;
  * tells the {@link Listener}, so that neither a slow callback nor a slow listener ever stalls
  * I/O. Threads do not grow with the number of workers. All are daemon threads named
  * {@code panoptes-remote-<n>-io-<i>}, {@code panoptes-remote-<n>-completion-<i>} and
- * {@code panoptes-remote-<n>-events-0}.
+ * {@code panoptes-remote-<n>-events-0}, and with TLS up to two {@code panoptes-remote-<n>-tls-<i>}
+ * for handshakes ({@link HandshakeTasks}), which end when idle.
  *
  * <p><b>Failure.</b> If a selector thread dies of an {@link Error} outside any one connection's
  * handling, the server fails as a whole rather than keep a port that nobody serves: it closes
@@ -53,6 +54,8 @@ public final class WorkerServer implements AutoCloseable {
     private static final int ACCEPT_BACKLOG = 1024;
     /** How long close() waits for each step (loops, then callbacks) before warning and going on. */
     private static final long SHUTDOWN_STEP_TIMEOUT_MS = 5_000;
+    /** Threads for TLS handshake tasks: handshakes are CPU work, so no more than the cores, and two at most. */
+    private static final int TLS_THREADS = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
 
     /**
      * Hears what happens to connections. Called on the server's one events thread, in the order
@@ -124,9 +127,10 @@ public final class WorkerServer implements AutoCloseable {
     private final List<Thread> eventThreads = new CopyOnWriteArrayList<>();
     /**
      * Where TLS handshakes run their delegated tasks, so that a slow certificate check or key
-     * agreement never holds a selector thread; null without TLS. Its threads end when idle.
+     * agreement never holds a selector thread: bounded, in turns by peer address; null without
+     * TLS. Its threads end when idle.
      */
-    private final ThreadPoolExecutor tlsTasks;
+    private final HandshakeTasks tlsTasks;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     /** The connections not registered yet, shared with the acceptor and the actors. */
@@ -173,7 +177,8 @@ public final class WorkerServer implements AutoCloseable {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.listener = Objects.requireNonNull(listener, "listener");
         this.threadPrefix = "panoptes-remote-" + SERVERS.incrementAndGet() + "-";
-        this.tlsTasks = options.tls() ? tlsTaskExecutor(threadPrefix + "tls-") : null;
+        this.tlsTasks = options.tls() ? new HandshakeTasks(TLS_THREADS, options.maxUnregisteredConnections(),
+                threadPrefix + "tls-") : null;
         ServerContext context = new ServerContext(options, new PoolKeeper(), tlsTasks);
         this.completions = new ThreadPoolExecutor(options.completionThreads(), options.completionThreads(),
                 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
@@ -415,19 +420,6 @@ public final class WorkerServer implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             log.debug("worker={} job=- - not telling the listener {}: the server is closed", workerId, what);
         }
-    }
-
-    private static ThreadPoolExecutor tlsTaskExecutor(String prefix) {
-        int threads = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
-        AtomicInteger count = new AtomicInteger();
-        ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, prefix + count.getAndIncrement());
-                    t.setDaemon(true);
-                    return t;
-                });
-        executor.allowCoreThreadTimeOut(true);
-        return executor;
     }
 
     private static ThreadFactory daemonThreads(String prefix, List<Thread> started) {

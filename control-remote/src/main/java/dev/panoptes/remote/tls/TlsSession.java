@@ -45,6 +45,11 @@ import java.util.regex.Pattern;
  * an event loop with many connections never waits for them; when they finish, the executor's
  * thread calls the {@code onTasksDone} callback, which must only wake the owner, and the owner
  * resumes with {@link #unwrap()} and {@link #flush()}. With a null executor they run inline.
+ * A session has at most one batch of tasks in flight: it unwraps nothing more until they are
+ * done. When the executor refuses them (full, or shut down), the handshake fails with an
+ * {@link SSLException} that says so, instead of running them on the owner's thread; and tasks
+ * whose connection closed while they waited are dropped unrun, so that a peer gone away costs no
+ * more handshake CPU.
  *
  * <p><b>Memory.</b> About three TLS records per connection (16.7 KiB each): one for plaintext,
  * one or two for ciphertext in, two for ciphertext out. A buffer grows only when the engine's
@@ -470,8 +475,12 @@ public final class TlsSession implements WritableByteChannel {
         return r.bytesProduced() > 0 || r.getHandshakeStatus() != HandshakeStatus.NEED_WRAP;
     }
 
-    /** Runs the engine's delegated tasks; true when they already ran (inline), false when they run elsewhere. */
-    private boolean runTasks() {
+    /**
+     * Runs the engine's delegated tasks; true when they already ran (inline), false when they run elsewhere.
+     *
+     * @throws SSLException when the executor refuses them: the handshake cannot go on
+     */
+    private boolean runTasks() throws SSLException {
         List<Runnable> tasks = new ArrayList<>(2);
         Runnable task;
         while ((task = engine.getDelegatedTask()) != null) {
@@ -485,7 +494,10 @@ public final class TlsSession implements WritableByteChannel {
         try {
             taskExecutor.execute(() -> {
                 try {
-                    tasks.forEach(Runnable::run);
+                    // A peer that went away, or timed out, while its tasks waited costs no more CPU.
+                    if (channel.isOpen()) {
+                        tasks.forEach(Runnable::run);
+                    }
                 } catch (RuntimeException e) {
                     taskFailure = e;
                 } finally {
@@ -495,10 +507,10 @@ public final class TlsSession implements WritableByteChannel {
             });
             return false;
         } catch (RejectedExecutionException e) {
-            // The executor is shutting down with the server: finish here rather than strand the handshake.
-            tasks.forEach(Runnable::run);
+            // Not inline: the owner is a selector thread serving many connections, and a refusal
+            // means there is more handshake work than the executor takes. This one ends here.
             tasksRunning = false;
-            return true;
+            throw new SSLException("the TLS handshake's tasks were refused: " + e.getMessage(), e);
         }
     }
 

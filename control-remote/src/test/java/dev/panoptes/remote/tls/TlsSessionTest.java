@@ -12,9 +12,16 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
+import javax.net.ssl.SSLException;
+
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -99,6 +106,48 @@ class TlsSessionTest {
         assertThat(atServer.toByteArray()).isEqualTo(big);
         assertThat(atClient.toString(StandardCharsets.US_ASCII)).isEqualTo("registered");
         assertThat(server.describe()).startsWith("TLSv1.3");
+    }
+
+    @Test
+    void whenTheTaskExecutorRefusesTheHandshakeFailsSayingWhyInsteadOfRunningTheTasksOnTheOwnersThread()
+            throws IOException {
+        AtomicInteger ranOnTheOwner = new AtomicInteger();
+        TlsSession server = TlsSession.server(TestCertificates.serverContext(CERTS.server, null), false,
+                serverChannel, task -> {
+                    throw new RejectedExecutionException("the coordinator is overloaded with TLS handshakes");
+                }, ranOnTheOwner::incrementAndGet);
+        TlsSession client = client();
+        client.flush();
+        await().atMost(Duration.ofSeconds(10)).pollInSameThread().pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(1)).until(() -> server.readNet() > 0);
+
+        assertThatThrownBy(server::unwrap)
+                .isInstanceOf(SSLException.class)
+                .hasMessageContaining("the TLS handshake's tasks were refused")
+                .hasMessageContaining("overloaded with TLS handshakes")
+                .hasCauseInstanceOf(RejectedExecutionException.class);
+        assertThat(ranOnTheOwner.get()).as("nothing was run or resumed").isZero();
+        assertThat(server.isHandshakeComplete()).isFalse();
+        assertThat(server.isTaskRunning()).isFalse();
+    }
+
+    @Test
+    void tasksWhoseConnectionClosedWhileTheyWaitedAreDroppedUnrun() throws Exception {
+        List<Runnable> waiting = new ArrayList<>();
+        AtomicInteger done = new AtomicInteger();
+        TlsSession server = TlsSession.server(TestCertificates.serverContext(CERTS.server, null), false,
+                serverChannel, waiting::add, done::incrementAndGet);
+        TlsSession client = client();
+        client.flush();
+        pumpUntil(() -> !waiting.isEmpty(), client, server);
+        assertThat(server.isTaskRunning()).isTrue();
+
+        serverChannel.close(); // the peer timed out or went away while its tasks waited
+        waiting.get(0).run();
+
+        assertThat(done.get()).as("the owner is still woken").isEqualTo(1);
+        assertThat(server.isTaskRunning()).isFalse();
+        assertThat(server.hasPendingOutput()).as("no ServerHello was made: the engine's tasks never ran").isFalse();
     }
 
     /** Moves bytes both ways, unwrapping and flushing, until the condition holds. */
