@@ -1,5 +1,8 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.ControlException;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageStream;
 import dev.panoptes.remote.tls.TestCertificates;
@@ -18,11 +21,13 @@ import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
@@ -31,7 +36,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Peers that connect and never register, over real loopback sockets: they cannot keep a real
- * worker out, what is over a cap is closed at once, and every connection is counted out again.
+ * worker out, what is over a cap is closed at once, every connection is counted out again, a
+ * silent TLS peer holds no TLS buffers, and a TLS 1.2 renegotiation is refused.
  * The flood comes from 127.0.0.1 and the real worker from 127.0.0.2 (both loopback), so that the
  * per-address cap is what stands between them.
  */
@@ -137,7 +143,7 @@ class UnauthenticatedPeersTest {
     @Test
     void afterRoundsOfHostileConnectsAndClosesTheCountsReturnToZero() throws IOException {
         start(b -> b.maxUnregisteredPerAddress(40));
-        byte[] garbage = "GET / HTTP/1.1\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        byte[] garbage = "GET / HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
         byte[] halfAFrame = {0, 0, 1, 0, '{', '"'};
 
         for (int round = 0; round < 5; round++) {
@@ -209,6 +215,78 @@ class UnauthenticatedPeersTest {
         eventually().until(() -> coordinator.server.unregisteredConnections() == 0);
         assertThat(coordinator.server.unregistered().addresses()).isZero();
         assertThat(coordinator.pool.snapshot()).hasSize(1);
+    }
+
+    @Test
+    void aTls12PeerThatStartsASecondHandshakeAfterRegisteringIsClosedAndItsJobsFailRetryably() throws Exception {
+        start(b -> b.tls(TestCertificates.serverContext(CERTS.server, null), false));
+        MessageStream worker = registerOverTlsFromAnotherAddress(TestCertificates.clientContext(CERTS.ca, null),
+                "TLSv1.2", "w-reneg");
+        assertThat(worker.recv()).get().isInstanceOf(Message.Registered.class);
+        RemoteWorker remote = coordinator.awaitWorker("w-reneg");
+        CompletableFuture<JobOutcome> job = remote.dispatch(
+                TestJobs.job("j1", "p"));
+        assertThat(nextNonHeartbeat(worker)).isInstanceOf(Message.Assign.class);
+
+        SSLSocket socket = (SSLSocket) worker.socket();
+        assertThat(socket.getSession().getProtocol()).isEqualTo("TLSv1.2");
+        socket.startHandshake(); // a client-initiated renegotiation: a fresh ClientHello
+
+        eventually().until(() -> coordinator.lost.size() == 1);
+        assertThat(coordinator.lostCauses.get(0)).isInstanceOf(SSLException.class)
+                .hasMessageContaining("started a TLS renegotiation on a TLSv1.2 connection, which is refused");
+        assertThat(coordinator.pool.snapshot()).isEmpty();
+        assertThat(job).failsWithin(Duration.ofSeconds(10))
+                .withThrowableOfType(ExecutionException.class).havingCause().isInstanceOfSatisfying(ControlException.class,
+                        e -> assertThat(e.isRetryable()).isTrue());
+        // The worker's side ends too: no renegotiated session, the stream is over.
+        assertThat(endsWithoutMoreFrames(worker)).isTrue();
+    }
+
+    @Test
+    void aTls13PeerThatAsksForANewHandshakeOnlyUpdatesItsKeysAndStaysRegistered() throws Exception {
+        start(b -> b.tls(TestCertificates.serverContext(CERTS.server, null), false));
+        MessageStream worker = registerOverTlsFromAnotherAddress(TestCertificates.clientContext(CERTS.ca, null),
+                "TLSv1.3", "w-keyupdate");
+        assertThat(worker.recv()).get().isInstanceOf(Message.Registered.class);
+        RemoteWorker remote = coordinator.awaitWorker("w-keyupdate");
+
+        ((SSLSocket) worker.socket()).startHandshake(); // TLS 1.3: a KeyUpdate, not a handshake
+        CompletableFuture<JobOutcome> job = remote.dispatch(
+                TestJobs.job("j1", "p"));
+        Message assign = nextNonHeartbeat(worker);
+        assertThat(assign).isInstanceOf(Message.Assign.class);
+        worker.send(new Message.Result(TestJobs.echo(((Message.Assign) assign).job())));
+
+        assertThat(job).succeedsWithin(Duration.ofSeconds(10));
+        assertThat(coordinator.lost).isEmpty();
+        assertThat(remote.isOpen()).isTrue();
+    }
+
+    private static Message nextNonHeartbeat(MessageStream stream) throws IOException {
+        while (true) {
+            Message m = stream.recv().orElseThrow(() -> new IOException("the coordinator closed the connection"));
+            if (!(m instanceof Message.Heartbeat)) {
+                return m;
+            }
+        }
+    }
+
+    /** Reads to the end: true when it came (or the connection broke) without another frame than heartbeats. */
+    private static boolean endsWithoutMoreFrames(MessageStream stream) {
+        try {
+            while (true) {
+                Optional<Message> m = stream.recv();
+                if (m.isEmpty()) {
+                    return true;
+                }
+                if (!(m.get() instanceof Message.Heartbeat)) {
+                    return false;
+                }
+            }
+        } catch (IOException e) {
+            return true;
+        }
     }
 
     /**

@@ -6,6 +6,7 @@ import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import java.io.IOException;
@@ -16,6 +17,7 @@ import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
@@ -61,6 +63,11 @@ import java.util.regex.Pattern;
  * data; and on the server's side the {@link SSLEngine} itself is made, and its handshake begun,
  * only when the client's first bytes have arrived. {@link #bufferBytes()} tells what is held.
  *
+ * <p><b>Renegotiation</b> is refused: on a TLS 1.2 connection, a second handshake (which the JDK
+ * accepts unless {@code jdk.tls.rejectClientInitiatedRenegotiation} is set for the whole JVM)
+ * fails the session with an {@link SSLHandshakeException} before any of its work is done. TLS
+ * 1.3 has no renegotiation; its key updates go through.
+ *
  * <p><b>Threads.</b> Not thread-safe: one owner thread (a selector thread) calls everything,
  * except that {@link #isTaskRunning()} may be read anywhere.
  */
@@ -70,6 +77,8 @@ public final class TlsSession implements WritableByteChannel {
     static final int FIRST_READ_BYTES = 1024;
     private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
     private static final Pattern CN = Pattern.compile("(?:^|,)\\s*CN=([^,]*)");
+    /** The protocol versions that have renegotiation (TLS 1.3 has none). */
+    private static final Set<String> RENEGOTIABLE = Set.of("TLSv1.2", "TLSv1.1", "TLSv1", "SSLv3");
 
     /** Makes the engine; kept until it has (the server's end makes it on the client's first bytes). */
     private Supplier<SSLEngine> engineFactory;
@@ -212,6 +221,7 @@ public final class TlsSession implements WritableByteChannel {
         try {
             while (true) {
                 HandshakeStatus hs = engine.getHandshakeStatus();
+                refuseRenegotiation(hs);
                 if (hs == HandshakeStatus.NEED_TASK) {
                     if (!runTasks()) {
                         return plaintext();
@@ -281,6 +291,7 @@ public final class TlsSession implements WritableByteChannel {
             while (!tasksRunning) {
                 writeNet();
                 HandshakeStatus hs = engine.getHandshakeStatus();
+                refuseRenegotiation(hs);
                 if (hs == HandshakeStatus.NEED_TASK) {
                     if (!runTasks()) {
                         break;
@@ -511,6 +522,39 @@ public final class TlsSession implements WritableByteChannel {
             // means there is more handshake work than the executor takes. This one ends here.
             tasksRunning = false;
             throw new SSLException("the TLS handshake's tasks were refused: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Refuses a second handshake on a TLS 1.2 (or older) connection, what
+     * {@code jdk.tls.rejectClientInitiatedRenegotiation} does JVM-wide, for this session only: the
+     * engine left NOT_HANDSHAKING after the first handshake completed. Neither side of Panoptes
+     * ever renegotiates, and a peer that could would demand a full handshake's CPU as often as it
+     * liked. Checked before the new handshake's tasks run or its reply is wrapped, so it costs
+     * nothing but the unwrap of the peer's hello. TLS 1.3 has no renegotiation: its post-handshake
+     * messages (key updates, session tickets) go through.
+     */
+    private void refuseRenegotiation(HandshakeStatus hs) throws SSLException {
+        if (!handshakeDone || hs == HandshakeStatus.NOT_HANDSHAKING || engine.isInboundDone()
+                || engine.isOutboundDone()) {
+            return;
+        }
+        String protocol = engine.getSession().getProtocol();
+        if (!RENEGOTIABLE.contains(protocol)) {
+            return;
+        }
+        throw new SSLHandshakeException("the peer at " + peer() + " started a TLS renegotiation on a " + protocol
+                + " connection, which is refused (Panoptes never renegotiates; a renegotiation costs a whole"
+                + " handshake of CPU that a peer could ask for again and again); closing the connection");
+    }
+
+    /** The remote address for messages, or "an unknown address" once the channel has none. */
+    private String peer() {
+        try {
+            Object remote = channel.getRemoteAddress();
+            return remote == null ? "an unknown address" : remote.toString();
+        } catch (IOException e) {
+            return "an unknown address";
         }
     }
 
