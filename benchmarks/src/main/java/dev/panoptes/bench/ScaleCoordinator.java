@@ -40,6 +40,8 @@ public final class ScaleCoordinator {
                     .bind(new InetSocketAddress("127.0.0.1", 0))
                     .heartbeatInterval(Duration.ofMillis(Long.parseLong(args[0])))
                     .heartbeatTimeout(Duration.ofMillis(Long.parseLong(args[1])))
+                    // Every worker of the measurement comes from 127.0.0.1, up to 256 connecting at once.
+                    .maxUnregisteredPerAddress(ServerOptions.DEFAULT_MAX_UNREGISTERED_CONNECTIONS)
                     .build();
             SharedPool pool = new SharedPool();
             WorkerServer.Listener listener = new WorkerServer.Listener() {

@@ -150,7 +150,7 @@ final class ConnectionActor {
         this.liveness = new Liveness(context);
         this.tls = context.options.tls()
                 ? TlsSession.server(context.options.tlsContext(), context.options.requireClientCertificate(), channel,
-                        context.tlsTasks, () -> loop.execute(this::onTlsTasksDone))
+                        context.tlsTasksFor(remote), () -> loop.execute(this::onTlsTasksDone))
                 : null;
     }
 
@@ -257,6 +257,11 @@ final class ConnectionActor {
 
     SocketAddress remoteAddress() {
         return remote;
+    }
+
+    /** Bytes of TLS buffers held now: 0 in plaintext and before the peer's first byte. Selector thread (tests). */
+    int tlsBufferBytes() {
+        return tls == null ? 0 : tls.bufferBytes();
     }
 
     /** Clears the ready signal; called by the loop just before {@link #onDispatchQueued}. */
@@ -596,6 +601,7 @@ final class ConnectionActor {
         } catch (IOException e) {
             first.addSuppressed(e);
         }
+        context.unregistered.release(channel);
         loop.removeActor(this);
 
         long upMs = loop.nowMs() - liveness.acceptedAtMs();
@@ -647,6 +653,7 @@ final class ConnectionActor {
         worker = new RemoteWorker(this, register.workerId(), capacity, register.labels(), register.models());
         failures.registered(register.workerId());
         decoder.limit(context.options.maxFrameBytes());
+        context.unregistered.release(channel);
         phase = Phase.OPEN;
         out.appendFrame(context.registeredFrame);
         long now = loop.nowMs();

@@ -6,14 +6,17 @@ import dev.panoptes.control.wire.FrameEncoder;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
 
+import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.concurrent.Executor;
 
 /**
  * What every connection of one server shares: its options in milliseconds, the codec, the
- * frames that never change, the handshake rules and the events it reports to the server.
+ * frames that never change, the handshake rules, the count of connections not registered yet
+ * and the events it reports to the server.
  *
- * <p>Immutable and thread-safe; {@link #encodeAssign} is called on dispatching threads.
+ * <p>Thread-safe (immutable but for the thread-safe count); {@link #encodeAssign} is called on
+ * dispatching threads.
  */
 final class ServerContext {
     /**
@@ -52,9 +55,15 @@ final class ServerContext {
     final byte[] registeredFrame;
     /**
      * Where TLS handshakes run their delegated tasks (certificate checks, key agreement), off the
-     * selector threads; null to run them inline (tests that drive a loop by hand).
+     * selector threads, in turns by peer address; null to run them inline (tests that drive a
+     * loop by hand).
      */
-    final Executor tlsTasks;
+    final HandshakeTasks tlsTasks;
+    /**
+     * The connections that have not registered yet, against the caps of the options: the
+     * acceptor counts each one in, its actor counts it out at registration or close.
+     */
+    final UnregisteredConnections unregistered;
     /**
      * Per dispatching thread: a reused buffer and JSON generator, since making a generator per job
      * was most of the cost of encoding a small one (measured: 25 % more coordinator CPU per job).
@@ -65,7 +74,7 @@ final class ServerContext {
         this(options, events, null);
     }
 
-    ServerContext(ServerOptions options, Events events, Executor tlsTasks) {
+    ServerContext(ServerOptions options, Events events, HandshakeTasks tlsTasks) {
         this.options = options;
         this.tlsTasks = tlsTasks;
         this.codec = new MessageCodec(options.maxFrameBytes());
@@ -78,6 +87,7 @@ final class ServerContext {
         this.heartbeatFrame = codec.encodeFrame(Message.Heartbeat.COORDINATOR);
         this.registeredFrame = codec.encodeFrame(new Message.Registered(heartbeatIntervalMs));
         this.encoders = ThreadLocal.withInitial(() -> new FrameEncoder(codec));
+        this.unregistered = new UnregisteredConnections(options);
     }
 
     /**
@@ -105,6 +115,17 @@ final class ServerContext {
                     + " job");
         }
         return encoder.toFrame();
+    }
+
+    /**
+     * The executor for the TLS handshake tasks of a connection from {@code remote}: its turn is
+     * its address's. Null when tasks run inline.
+     */
+    Executor tlsTasksFor(SocketAddress remote) {
+        if (tlsTasks == null) {
+            return null;
+        }
+        return tlsTasks.forPeer(remote instanceof InetSocketAddress inet ? inet.getAddress() : null);
     }
 
     /** Encodes a rare frame (rejected, cancel) through the codec. */

@@ -16,7 +16,8 @@ import java.util.Objects;
  *
  * <p>Defaults follow docs/PROTOCOL.md: 127.0.0.1:7070, no token, heartbeat every 5 s, a worker
  * reaped after 3 x the interval of silence or of not reading, 10 s to send {@code register},
- * 64 KiB frames until then and 16 MiB after, capacity clamped to 1024, plaintext TCP (TLS with
+ * 64 KiB frames until then and 16 MiB after, capacity clamped to 1024, at most 1,024 connections
+ * waiting to register (64 from one address), plaintext TCP (TLS with
  * {@link Builder#tls(Path, Path, Path)} or {@link Builder#tls(SSLContext, boolean)}).
  */
 public final class ServerOptions {
@@ -26,6 +27,21 @@ public final class ServerOptions {
     public static final int MIN_FRAME_BYTES = 1024;
     /** The default frame limit until {@code register} succeeds: a register frame is a few hundred bytes. */
     public static final int DEFAULT_HANDSHAKE_FRAME_BYTES = 64 * 1024;
+    /**
+     * The default cap on connections that have not registered yet. It bounds what peers without a
+     * token can make the coordinator hold: at most this many times the handshake frame limit
+     * (64 MiB at the defaults) in plaintext, or as many TLS sessions in their handshake (about
+     * 66 KiB of buffers each: 66 MiB). It is the size of the accept backlog, so the connections
+     * of a burst that fits the backlog are not refused for it.
+     */
+    public static final int DEFAULT_MAX_UNREGISTERED_CONNECTIONS = 1024;
+    /**
+     * The default cap on connections from one address (IP, any port) that have not registered
+     * yet: a sixteenth of {@link #DEFAULT_MAX_UNREGISTERED_CONNECTIONS}, so that one host (a
+     * scanner, a client in a reconnect loop) cannot take the room every other host needs, while
+     * 64 worker processes on one machine, or behind one NAT address, may still reconnect at once.
+     */
+    public static final int DEFAULT_MAX_UNREGISTERED_PER_ADDRESS = 64;
 
     private final InetSocketAddress bind;
     private final String token;
@@ -42,8 +58,10 @@ public final class ServerOptions {
     private final boolean directCompletions;
     private final SSLContext tlsContext;
     private final boolean requireClientCertificate;
+    private final int maxUnregisteredConnections;
+    private final int maxUnregisteredPerAddress;
 
-    private ServerOptions(Builder b, Duration heartbeatTimeout, Duration writeStallTimeout) {
+    private ServerOptions(Builder b, Duration heartbeatTimeout, Duration writeStallTimeout, int perAddress) {
         this.bind = b.bind;
         this.token = b.token;
         this.heartbeatInterval = b.heartbeatInterval;
@@ -59,6 +77,8 @@ public final class ServerOptions {
         this.directCompletions = b.directCompletions;
         this.tlsContext = b.tlsContext;
         this.requireClientCertificate = b.requireClientCertificate;
+        this.maxUnregisteredConnections = b.maxUnregisteredConnections;
+        this.maxUnregisteredPerAddress = perAddress;
     }
 
     /** A builder holding the defaults. */
@@ -128,6 +148,25 @@ public final class ServerOptions {
         return handshakeTimeout;
     }
 
+    /**
+     * The most connections that may be waiting to register at once, counted from accept until
+     * {@code register} succeeds or the connection closes (a TLS handshake in progress counts).
+     * A connection accepted beyond it is closed at once, before anything is allocated for it;
+     * registered workers are not counted and never affected.
+     */
+    public int maxUnregisteredConnections() {
+        return maxUnregisteredConnections;
+    }
+
+    /**
+     * The most connections from one IP address (any port) that may be waiting to register at
+     * once; at most {@link #maxUnregisteredConnections()}. Beyond it, as beyond that cap, a new
+     * connection from the address is closed at once.
+     */
+    public int maxUnregisteredPerAddress() {
+        return maxUnregisteredPerAddress;
+    }
+
     /** The largest frame body accepted from, and sent to, a worker. */
     public int maxFrameBytes() {
         return maxFrameBytes;
@@ -190,7 +229,9 @@ public final class ServerOptions {
                 + selectorThreads + ", completionThreads=" + completionThreads + ", dispatchQueueCapacity="
                 + dispatchQueueCapacity + ", writeStallTimeout=" + writeStallTimeout.toMillis()
                 + "ms, handshakeFrameBytes=" + handshakeFrameBytes + ", directCompletions=" + directCompletions
-                + ", tls=" + (tlsContext == null ? "off" : requireClientCertificate ? "mutual" : "on") + "]";
+                + ", tls=" + (tlsContext == null ? "off" : requireClientCertificate ? "mutual" : "on")
+                + ", maxUnregisteredConnections=" + maxUnregisteredConnections + ", maxUnregisteredPerAddress="
+                + maxUnregisteredPerAddress + "]";
     }
 
     /**
@@ -213,8 +254,34 @@ public final class ServerOptions {
         private boolean directCompletions;
         private SSLContext tlsContext;
         private boolean requireClientCertificate;
+        private int maxUnregisteredConnections = DEFAULT_MAX_UNREGISTERED_CONNECTIONS;
+        /** Null until set: the default then follows a smaller total cap down. */
+        private Integer maxUnregisteredPerAddress;
 
         private Builder() {
+        }
+
+        /**
+         * The most connections waiting to register at once (default
+         * {@value ServerOptions#DEFAULT_MAX_UNREGISTERED_CONNECTIONS}, at least 1); see
+         * {@link ServerOptions#maxUnregisteredConnections()}. Raise it for a fleet larger than
+         * that which must all reconnect in the same second; lower it to bound what
+         * unauthenticated peers can cost more tightly.
+         */
+        public Builder maxUnregisteredConnections(int connections) {
+            this.maxUnregisteredConnections = connections;
+            return this;
+        }
+
+        /**
+         * The most connections from one IP address waiting to register at once (default
+         * {@value ServerOptions#DEFAULT_MAX_UNREGISTERED_PER_ADDRESS}, or the total cap when that
+         * is smaller; at least 1, at most the total cap). Raise it when many workers share one
+         * address (one large machine, a NAT gateway) and reconnect together.
+         */
+        public Builder maxUnregisteredPerAddress(int connections) {
+            this.maxUnregisteredPerAddress = connections;
+            return this;
         }
 
         /**
@@ -362,7 +429,21 @@ public final class ServerOptions {
                 throw new IllegalArgumentException("handshakeFrameBytes must be at least " + MIN_FRAME_BYTES
                         + ", got " + handshakeFrameBytes);
             }
-            return new ServerOptions(this, timeout, stall);
+            requirePositive(maxUnregisteredConnections, "maxUnregisteredConnections");
+            int perAddress;
+            if (maxUnregisteredPerAddress == null) {
+                perAddress = Math.min(DEFAULT_MAX_UNREGISTERED_PER_ADDRESS, maxUnregisteredConnections);
+            } else {
+                perAddress = maxUnregisteredPerAddress;
+                requirePositive(perAddress, "maxUnregisteredPerAddress");
+                if (perAddress > maxUnregisteredConnections) {
+                    throw new IllegalArgumentException("maxUnregisteredPerAddress (" + perAddress
+                            + ") must not exceed maxUnregisteredConnections (" + maxUnregisteredConnections
+                            + "): one address can never have more waiting than all of them; raise"
+                            + " maxUnregisteredConnections too, or lower maxUnregisteredPerAddress");
+                }
+            }
+            return new ServerOptions(this, timeout, stall, perAddress);
         }
 
         private static void requireAtLeastOneMilli(Duration d, String name) {

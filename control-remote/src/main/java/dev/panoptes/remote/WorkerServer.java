@@ -35,7 +35,8 @@ import java.util.function.LongSupplier;
  * tells the {@link Listener}, so that neither a slow callback nor a slow listener ever stalls
  * I/O. Threads do not grow with the number of workers. All are daemon threads named
  * {@code panoptes-remote-<n>-io-<i>}, {@code panoptes-remote-<n>-completion-<i>} and
- * {@code panoptes-remote-<n>-events-0}.
+ * {@code panoptes-remote-<n>-events-0}, and with TLS up to two {@code panoptes-remote-<n>-tls-<i>}
+ * for handshakes ({@link HandshakeTasks}), which end when idle.
  *
  * <p><b>Failure.</b> If a selector thread dies of an {@link Error} outside any one connection's
  * handling, the server fails as a whole rather than keep a port that nobody serves: it closes
@@ -53,6 +54,8 @@ public final class WorkerServer implements AutoCloseable {
     private static final int ACCEPT_BACKLOG = 1024;
     /** How long close() waits for each step (loops, then callbacks) before warning and going on. */
     private static final long SHUTDOWN_STEP_TIMEOUT_MS = 5_000;
+    /** Threads for TLS handshake tasks: handshakes are CPU work, so no more than the cores, and two at most. */
+    private static final int TLS_THREADS = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
 
     /**
      * Hears what happens to connections. Called on the server's one events thread, in the order
@@ -124,11 +127,14 @@ public final class WorkerServer implements AutoCloseable {
     private final List<Thread> eventThreads = new CopyOnWriteArrayList<>();
     /**
      * Where TLS handshakes run their delegated tasks, so that a slow certificate check or key
-     * agreement never holds a selector thread; null without TLS. Its threads end when idle.
+     * agreement never holds a selector thread: bounded, in turns by peer address; null without
+     * TLS. Its threads end when idle.
      */
-    private final ThreadPoolExecutor tlsTasks;
+    private final HandshakeTasks tlsTasks;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    /** The connections not registered yet, shared with the acceptor and the actors. */
+    private final UnregisteredConnections unregistered;
     /** Round-robin cursor over the loops; loop 0's thread only (it accepts). */
     private int nextLoop;
 
@@ -171,7 +177,8 @@ public final class WorkerServer implements AutoCloseable {
         this.pool = Objects.requireNonNull(pool, "pool");
         this.listener = Objects.requireNonNull(listener, "listener");
         this.threadPrefix = "panoptes-remote-" + SERVERS.incrementAndGet() + "-";
-        this.tlsTasks = options.tls() ? tlsTaskExecutor(threadPrefix + "tls-") : null;
+        this.tlsTasks = options.tls() ? new HandshakeTasks(TLS_THREADS, options.maxUnregisteredConnections(),
+                threadPrefix + "tls-") : null;
         ServerContext context = new ServerContext(options, new PoolKeeper(), tlsTasks);
         this.completions = new ThreadPoolExecutor(options.completionThreads(), options.completionThreads(),
                 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
@@ -199,7 +206,8 @@ public final class WorkerServer implements AutoCloseable {
             channel.configureBlocking(false);
             ServerSocketChannel listening = channel;
             InetSocketAddress local = (InetSocketAddress) channel.getLocalAddress();
-            ConnectionAcceptor acceptor = new ConnectionAcceptor(listening::accept, loops[0], local, this::handOff);
+            ConnectionAcceptor acceptor = new ConnectionAcceptor(listening::accept, loops[0], context, local,
+                    this::handOff);
             // Registered before loop 0 starts, so that registration never races its select().
             acceptor.attach(channel.register(loops[0].selector(), SelectionKey.OP_ACCEPT, acceptor));
         } catch (IOException | RuntimeException e) {
@@ -217,6 +225,7 @@ public final class WorkerServer implements AutoCloseable {
             throw e;
         }
         this.serverChannel = channel;
+        this.unregistered = context.unregistered;
         this.address = (InetSocketAddress) channel.getLocalAddress();
         for (int i = 0; i < loops.length; i++) {
             loopThreads[i] = new Thread(loops[i], loops[i].name());
@@ -254,6 +263,29 @@ public final class WorkerServer implements AutoCloseable {
     /** Why the server failed as a whole (a selector thread died), or null while it has not. */
     public Throwable failure() {
         return failure.get();
+    }
+
+    /**
+     * Connections accepted that have neither registered nor closed yet (a TLS handshake in
+     * progress included), at most {@link ServerOptions#maxUnregisteredConnections()}. Any thread.
+     */
+    public int unregisteredConnections() {
+        return unregistered.count();
+    }
+
+    /**
+     * Connections closed at accept since the server started because a cap on unregistered
+     * connections was reached ({@link ServerOptions#maxUnregisteredConnections()},
+     * {@link ServerOptions#maxUnregisteredPerAddress()}); they are not reported to the
+     * {@link Listener}, one by one, so that a flood costs no work per connection. Any thread.
+     */
+    public long refusedConnections() {
+        return unregistered.refused();
+    }
+
+    /** The count of unregistered connections, per address too; for tests. */
+    UnregisteredConnections unregistered() {
+        return unregistered;
     }
 
     /** The selector loop at {@code index}, for tests that inject failures. */
@@ -302,6 +334,8 @@ public final class WorkerServer implements AutoCloseable {
             // The connections are closed: a handshake task still running has no one to resume.
             tlsTasks.shutdownNow();
         }
+        // Channels a loop closed before they became connections were never counted out by one.
+        unregistered.releaseClosed();
         completions.shutdown();
         events.shutdown();
         // From a callback or a listener, that thread would wait for itself: skip its wait.
@@ -386,19 +420,6 @@ public final class WorkerServer implements AutoCloseable {
         } catch (RejectedExecutionException e) {
             log.debug("worker={} job=- - not telling the listener {}: the server is closed", workerId, what);
         }
-    }
-
-    private static ThreadPoolExecutor tlsTaskExecutor(String prefix) {
-        int threads = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
-        AtomicInteger count = new AtomicInteger();
-        ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, prefix + count.getAndIncrement());
-                    t.setDaemon(true);
-                    return t;
-                });
-        executor.allowCoreThreadTimeOut(true);
-        return executor;
     }
 
     private static ThreadFactory daemonThreads(String prefix, List<Thread> started) {

@@ -26,6 +26,29 @@ class ServerOptionsTest {
         assertThat(o.dispatchQueueCapacity()).isEqualTo(1024);
         assertThat(o.writeStallTimeout()).isEqualTo(Duration.ofSeconds(15));
         assertThat(o.handshakeFrameBytes()).isEqualTo(64 * 1024);
+        assertThat(o.maxUnregisteredConnections()).isEqualTo(1024);
+        assertThat(o.maxUnregisteredPerAddress()).isEqualTo(64);
+    }
+
+    @Test
+    void theCapsOnUnregisteredConnectionsAreValidatedTogether() {
+        assertThat(ServerOptions.builder().maxUnregisteredConnections(16).build().maxUnregisteredPerAddress())
+                .as("the default per-address cap follows a smaller total cap down").isEqualTo(16);
+        ServerOptions set = ServerOptions.builder().maxUnregisteredConnections(4096).maxUnregisteredPerAddress(512)
+                .build();
+        assertThat(set.maxUnregisteredConnections()).isEqualTo(4096);
+        assertThat(set.maxUnregisteredPerAddress()).isEqualTo(512);
+        assertThat(set.toString()).contains("maxUnregisteredConnections=4096, maxUnregisteredPerAddress=512");
+
+        assertThatThrownBy(() -> ServerOptions.builder().maxUnregisteredConnections(0).build())
+                .hasMessage("maxUnregisteredConnections must be at least 1, got 0");
+        assertThatThrownBy(() -> ServerOptions.builder().maxUnregisteredPerAddress(0).build())
+                .hasMessage("maxUnregisteredPerAddress must be at least 1, got 0");
+        assertThatThrownBy(() -> ServerOptions.builder().maxUnregisteredConnections(16).maxUnregisteredPerAddress(32)
+                .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("maxUnregisteredPerAddress (32) must not exceed maxUnregisteredConnections (16)")
+                .hasMessageContaining("raise maxUnregisteredConnections too");
     }
 
     @Test

@@ -6,6 +6,7 @@ import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLEngineResult;
 import javax.net.ssl.SSLEngineResult.HandshakeStatus;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLHandshakeException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLPeerUnverifiedException;
 import java.io.IOException;
@@ -16,8 +17,10 @@ import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -44,50 +47,81 @@ import java.util.regex.Pattern;
  * an event loop with many connections never waits for them; when they finish, the executor's
  * thread calls the {@code onTasksDone} callback, which must only wake the owner, and the owner
  * resumes with {@link #unwrap()} and {@link #flush()}. With a null executor they run inline.
+ * A session has at most one batch of tasks in flight: it unwraps nothing more until they are
+ * done. When the executor refuses them (full, or shut down), the handshake fails with an
+ * {@link SSLException} that says so, instead of running them on the owner's thread; and tasks
+ * whose connection closed while they waited are dropped unrun, so that a peer gone away costs no
+ * more handshake CPU.
  *
  * <p><b>Memory.</b> About three TLS records per connection (16.7 KiB each): one for plaintext,
  * one or two for ciphertext in, two for ciphertext out. A buffer grows only when the engine's
- * session says records are larger, never because of what a peer claims.
+ * session says records are larger, never because of what a peer claims. Nothing is allocated
+ * before it is needed, so that a peer which connects and sends nothing costs a few hundred bytes:
+ * the ciphertext-in buffer comes with the first read ({@value #FIRST_READ_BYTES} bytes, enough
+ * for a usual ClientHello, grown to a record when a record needs it), the ciphertext-out buffer
+ * with the first handshake message to send, the plaintext buffer with the first application
+ * data; and on the server's side the {@link SSLEngine} itself is made, and its handshake begun,
+ * only when the client's first bytes have arrived. {@link #bufferBytes()} tells what is held.
+ *
+ * <p><b>Renegotiation</b> is refused: on a TLS 1.2 connection, a second handshake (which the JDK
+ * accepts unless {@code jdk.tls.rejectClientInitiatedRenegotiation} is set for the whole JVM)
+ * fails the session with an {@link SSLHandshakeException} before any of its work is done. TLS
+ * 1.3 has no renegotiation; its key updates go through.
  *
  * <p><b>Threads.</b> Not thread-safe: one owner thread (a selector thread) calls everything,
  * except that {@link #isTaskRunning()} may be read anywhere.
  */
 public final class TlsSession implements WritableByteChannel {
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+    /** The ciphertext-in buffer's first size: a ClientHello of the JDK's fits; larger records grow it. */
+    static final int FIRST_READ_BYTES = 1024;
     private static final Pattern IPV4 = Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}");
     private static final Pattern CN = Pattern.compile("(?:^|,)\\s*CN=([^,]*)");
+    /** The protocol versions that have renegotiation (TLS 1.3 has none). */
+    private static final Set<String> RENEGOTIABLE = Set.of("TLSv1.2", "TLSv1.1", "TLSv1", "SSLv3");
 
-    private final SSLEngine engine;
+    /** Makes the engine; kept until it has (the server's end makes it on the client's first bytes). */
+    private Supplier<SSLEngine> engineFactory;
+    /** Null until made: a server's before the client's first bytes. */
+    private SSLEngine engine;
     private final SocketChannel channel;
     private final Executor taskExecutor;
     private final Runnable onTasksDone;
+    // Each buffer starts empty (capacity 0) and is allocated when first needed; see "Memory".
     /** Ciphertext received and not yet unwrapped, in fill mode. */
-    private ByteBuffer netIn;
+    private ByteBuffer netIn = ByteBuffer.allocate(0);
     /** Ciphertext wrapped and not yet written, in fill mode. */
-    private ByteBuffer netOut;
+    private ByteBuffer netOut = ByteBuffer.allocate(0);
     /** Plaintext of the last record unwrapped. */
-    private ByteBuffer appIn;
+    private ByteBuffer appIn = ByteBuffer.allocate(0);
     private volatile boolean tasksRunning;
     private volatile RuntimeException taskFailure;
     private boolean handshakeDone;
     private boolean inboundDone;
     private long netBytesWritten;
 
-    private TlsSession(SSLEngine engine, SocketChannel channel, Executor taskExecutor, Runnable onTasksDone) {
-        this.engine = engine;
+    private TlsSession(Supplier<SSLEngine> engineFactory, SocketChannel channel, Executor taskExecutor,
+                       Runnable onTasksDone) {
+        this.engineFactory = engineFactory;
         this.channel = channel;
         this.taskExecutor = taskExecutor;
         this.onTasksDone = onTasksDone;
-        int packet = engine.getSession().getPacketBufferSize();
-        this.netIn = ByteBuffer.allocate(packet);
-        this.netOut = ByteBuffer.allocate(2 * packet);
-        this.appIn = ByteBuffer.allocate(engine.getSession().getApplicationBufferSize());
+    }
+
+    /** Makes the engine and begins its handshake, once. */
+    private void startEngine() {
+        if (engine != null) {
+            return;
+        }
+        SSLEngine made = engineFactory.get();
         try {
-            engine.beginHandshake();
+            made.beginHandshake();
         } catch (SSLException e) {
             // Only a context without usable protocols or suites gets here: a configuration error.
             throw new IllegalArgumentException("cannot start a TLS handshake with this context: " + e.getMessage(), e);
         }
+        engine = made;
+        engineFactory = null;
     }
 
     /**
@@ -100,10 +134,13 @@ public final class TlsSession implements WritableByteChannel {
      */
     public static TlsSession server(SSLContext context, boolean requireClientCertificate, SocketChannel channel,
                                     Executor taskExecutor, Runnable onTasksDone) {
-        SSLEngine engine = context.createSSLEngine();
-        engine.setUseClientMode(false);
-        engine.setNeedClientAuth(requireClientCertificate);
-        return new TlsSession(engine, channel, taskExecutor, onTasksDone);
+        // Made when the client's first bytes arrive: a peer that only connects never costs an engine.
+        return new TlsSession(() -> {
+            SSLEngine engine = context.createSSLEngine();
+            engine.setUseClientMode(false);
+            engine.setNeedClientAuth(requireClientCertificate);
+            return engine;
+        }, channel, taskExecutor, onTasksDone);
     }
 
     /**
@@ -120,7 +157,10 @@ public final class TlsSession implements WritableByteChannel {
             parameters.setServerNames(List.of(new SNIHostName(host)));
         }
         engine.setSSLParameters(parameters);
-        return new TlsSession(engine, channel, taskExecutor, onTasksDone);
+        // The client speaks first: its engine is made, and its ClientHello ready to flush, at once.
+        TlsSession session = new TlsSession(() -> engine, channel, taskExecutor, onTasksDone);
+        session.startEngine();
+        return session;
     }
 
     /**
@@ -130,6 +170,9 @@ public final class TlsSession implements WritableByteChannel {
      *         {@link #unwrap()} consumes some), -1 at the end of the stream
      */
     public int readNet() throws IOException {
+        if (netIn.capacity() == 0) {
+            netIn = ByteBuffer.allocate(FIRST_READ_BYTES);
+        }
         if (!netIn.hasRemaining()) {
             return 0;
         }
@@ -138,7 +181,20 @@ public final class TlsSession implements WritableByteChannel {
 
     /** True when the last {@link #readNet()} filled the ciphertext buffer: the socket may have more. */
     public boolean netInFull() {
-        return !netIn.hasRemaining();
+        return netIn.capacity() > 0 && !netIn.hasRemaining();
+    }
+
+    /**
+     * The bytes of the buffers this session holds now: 0 until the peer's first bytes (on the
+     * server's side), then growing to about three TLS records. For tests and diagnostics.
+     */
+    public int bufferBytes() {
+        return netIn.capacity() + netOut.capacity() + appIn.capacity();
+    }
+
+    /** True once the engine exists: at once on the client's side, at the first bytes on the server's. */
+    boolean isEngineStarted() {
+        return engine != null;
     }
 
     /**
@@ -154,11 +210,18 @@ public final class TlsSession implements WritableByteChannel {
         if (tasksRunning || inboundDone) {
             return null;
         }
+        if (engine == null) {
+            if (netIn.position() == 0) {
+                return null;
+            }
+            startEngine();
+        }
         appIn.clear();
         netIn.flip();
         try {
             while (true) {
                 HandshakeStatus hs = engine.getHandshakeStatus();
+                refuseRenegotiation(hs);
                 if (hs == HandshakeStatus.NEED_TASK) {
                     if (!runTasks()) {
                         return plaintext();
@@ -220,11 +283,15 @@ public final class TlsSession implements WritableByteChannel {
     @Override
     public int write(ByteBuffer src) throws IOException {
         failIfTaskFailed();
+        if (engine == null) {
+            return 0; // a server that has heard nothing yet has nothing to say
+        }
         int consumed = 0;
         try {
             while (!tasksRunning) {
                 writeNet();
                 HandshakeStatus hs = engine.getHandshakeStatus();
+                refuseRenegotiation(hs);
                 if (hs == HandshakeStatus.NEED_TASK) {
                     if (!runTasks()) {
                         break;
@@ -280,7 +347,8 @@ public final class TlsSession implements WritableByteChannel {
 
     /** True when ciphertext waits for the socket, or the engine has handshake messages to wrap. */
     public boolean hasPendingOutput() {
-        return netOut.position() > 0 || (!tasksRunning && engine.getHandshakeStatus() == HandshakeStatus.NEED_WRAP);
+        return netOut.position() > 0
+                || (engine != null && !tasksRunning && engine.getHandshakeStatus() == HandshakeStatus.NEED_WRAP);
     }
 
     /** True when plaintext may be wrapped now: the handshake is done and no task is running. */
@@ -312,6 +380,9 @@ public final class TlsSession implements WritableByteChannel {
 
     /** The protocol and cipher suite agreed on, for logs ("TLSv1.3 TLS_AES_128_GCM_SHA256"). */
     public String describe() {
+        if (engine == null) {
+            return "no TLS session yet";
+        }
         return engine.getSession().getProtocol() + " " + engine.getSession().getCipherSuite();
     }
 
@@ -319,6 +390,9 @@ public final class TlsSession implements WritableByteChannel {
      * The subject of the peer's verified certificate, or null when it presented none.
      */
     public X509Certificate peerCertificate() {
+        if (engine == null) {
+            return null;
+        }
         try {
             Certificate[] chain = engine.getSession().getPeerCertificates();
             return chain.length > 0 && chain[0] instanceof X509Certificate x ? x : null;
@@ -342,6 +416,9 @@ public final class TlsSession implements WritableByteChannel {
      * where we meant it to.
      */
     public void closeOutbound() throws IOException {
+        if (engine == null) {
+            return; // nothing was exchanged: there is no session to end
+        }
         engine.closeOutbound();
         if (!tasksRunning) {
             while (engine.getHandshakeStatus() == HandshakeStatus.NEED_WRAP && wrapHandshake()) {
@@ -409,8 +486,12 @@ public final class TlsSession implements WritableByteChannel {
         return r.bytesProduced() > 0 || r.getHandshakeStatus() != HandshakeStatus.NEED_WRAP;
     }
 
-    /** Runs the engine's delegated tasks; true when they already ran (inline), false when they run elsewhere. */
-    private boolean runTasks() {
+    /**
+     * Runs the engine's delegated tasks; true when they already ran (inline), false when they run elsewhere.
+     *
+     * @throws SSLException when the executor refuses them: the handshake cannot go on
+     */
+    private boolean runTasks() throws SSLException {
         List<Runnable> tasks = new ArrayList<>(2);
         Runnable task;
         while ((task = engine.getDelegatedTask()) != null) {
@@ -424,7 +505,10 @@ public final class TlsSession implements WritableByteChannel {
         try {
             taskExecutor.execute(() -> {
                 try {
-                    tasks.forEach(Runnable::run);
+                    // A peer that went away, or timed out, while its tasks waited costs no more CPU.
+                    if (channel.isOpen()) {
+                        tasks.forEach(Runnable::run);
+                    }
                 } catch (RuntimeException e) {
                     taskFailure = e;
                 } finally {
@@ -434,10 +518,43 @@ public final class TlsSession implements WritableByteChannel {
             });
             return false;
         } catch (RejectedExecutionException e) {
-            // The executor is shutting down with the server: finish here rather than strand the handshake.
-            tasks.forEach(Runnable::run);
+            // Not inline: the owner is a selector thread serving many connections, and a refusal
+            // means there is more handshake work than the executor takes. This one ends here.
             tasksRunning = false;
-            return true;
+            throw new SSLException("the TLS handshake's tasks were refused: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Refuses a second handshake on a TLS 1.2 (or older) connection, what
+     * {@code jdk.tls.rejectClientInitiatedRenegotiation} does JVM-wide, for this session only: the
+     * engine left NOT_HANDSHAKING after the first handshake completed. Neither side of Panoptes
+     * ever renegotiates, and a peer that could would demand a full handshake's CPU as often as it
+     * liked. Checked before the new handshake's tasks run or its reply is wrapped, so it costs
+     * nothing but the unwrap of the peer's hello. TLS 1.3 has no renegotiation: its post-handshake
+     * messages (key updates, session tickets) go through.
+     */
+    private void refuseRenegotiation(HandshakeStatus hs) throws SSLException {
+        if (!handshakeDone || hs == HandshakeStatus.NOT_HANDSHAKING || engine.isInboundDone()
+                || engine.isOutboundDone()) {
+            return;
+        }
+        String protocol = engine.getSession().getProtocol();
+        if (!RENEGOTIABLE.contains(protocol)) {
+            return;
+        }
+        throw new SSLHandshakeException("the peer at " + peer() + " started a TLS renegotiation on a " + protocol
+                + " connection, which is refused (Panoptes never renegotiates; a renegotiation costs a whole"
+                + " handshake of CPU that a peer could ask for again and again); closing the connection");
+    }
+
+    /** The remote address for messages, or "an unknown address" once the channel has none. */
+    private String peer() {
+        try {
+            Object remote = channel.getRemoteAddress();
+            return remote == null ? "an unknown address" : remote.toString();
+        } catch (IOException e) {
+            return "an unknown address";
         }
     }
 
