@@ -27,6 +27,8 @@ public final class RemoteWorker implements WorkerHandle {
     private final int capacity;
     private final Map<String, String> labels;
     private final Set<String> models;
+    /** 429s reported by the worker that the server's listener has not been told of yet. */
+    final java.util.concurrent.atomic.AtomicLong throttledUntold = new java.util.concurrent.atomic.AtomicLong();
 
     RemoteWorker(ConnectionActor actor, String id, int capacity, Map<String, String> labels, List<String> models) {
         this.actor = actor;

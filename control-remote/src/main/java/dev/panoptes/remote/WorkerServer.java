@@ -20,6 +20,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
@@ -55,6 +56,8 @@ public final class WorkerServer implements AutoCloseable {
     /** How long close() waits for each step (loops, then callbacks) before warning and going on. */
     private static final long SHUTDOWN_STEP_TIMEOUT_MS = 5_000;
     /** Threads for TLS handshake tasks: handshakes are CPU work, so no more than the cores, and two at most. */
+    /** Rejection reports that may wait for a slow listener at once; later ones are counted, not queued. */
+    static final int MAX_WAITING_REJECTIONS = 1_024;
     private static final int TLS_THREADS = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
 
     /**
@@ -73,6 +76,9 @@ public final class WorkerServer implements AutoCloseable {
          * A connection never became a worker: its {@code register} was refused (the reason was
          * sent to it in a {@code rejected} frame where the socket allowed), it sent none in time,
          * or it went away first.
+         *
+         * <p>While {@value WorkerServer#MAX_WAITING_REJECTIONS} reports wait for a listener that
+         * is behind, later rejections are counted and logged instead of told.
          *
          * @param remote the peer's address
          * @param reason why, as sent to the peer
@@ -95,8 +101,9 @@ public final class WorkerServer implements AutoCloseable {
 
         /**
          * A worker's model API answered {@code count} of its requests with HTTP 429 (too many
-         * requests) since the worker last said so, retried requests included ({@code throttled}
-         * frames, PROTOCOL.md revision 4).
+         * requests) since this listener was last told of that worker, retried requests included
+         * ({@code throttled} frames, PROTOCOL.md revision 4). Frames that arrive while a call for
+         * the worker waits are added to it: one call waits per worker, however many frames come.
          */
         default void onThrottled(RemoteWorker worker, long count) {
         }
@@ -125,6 +132,13 @@ public final class WorkerServer implements AutoCloseable {
     /** The one thread that tells the listener, in order. */
     private final ThreadPoolExecutor events;
     private final List<Thread> eventThreads = new CopyOnWriteArrayList<>();
+    /**
+     * Rejection reports waiting for the listener. A flood of peers that never register must not
+     * grow the events queue without bound while the listener is slow: past
+     * {@link #MAX_WAITING_REJECTIONS} they are counted instead, and the count is logged.
+     */
+    private final AtomicInteger rejectionsWaiting = new AtomicInteger();
+    private final AtomicLong rejectionsDropped = new AtomicLong();
     /**
      * Where TLS handshakes run their delegated tasks, so that a slow certificate check or key
      * agreement never holds a selector thread: bounded, in turns by peer address; null without
@@ -446,7 +460,24 @@ public final class WorkerServer implements AutoCloseable {
 
         @Override
         public void onRejected(SocketAddress remote, String reason) {
-            tell(() -> listener.onRejected(remote, reason), "onRejected", "-");
+            if (rejectionsWaiting.incrementAndGet() > MAX_WAITING_REJECTIONS) {
+                rejectionsWaiting.decrementAndGet();
+                if (rejectionsDropped.getAndIncrement() == 0) {
+                    log.warn("worker=- job=- - the server listener is {} rejection reports behind; not telling it of"
+                            + " more until it catches up (a flood of connections that never register?)",
+                            MAX_WAITING_REJECTIONS);
+                }
+                return;
+            }
+            tell(() -> {
+                rejectionsWaiting.decrementAndGet();
+                long dropped = rejectionsDropped.getAndSet(0);
+                if (dropped > 0) {
+                    log.warn("worker=- job=- - the server listener was not told of {} rejected connections while it"
+                            + " was behind", dropped);
+                }
+                listener.onRejected(remote, reason);
+            }, "onRejected", "-");
         }
 
         @Override
@@ -462,7 +493,12 @@ public final class WorkerServer implements AutoCloseable {
 
         @Override
         public void onThrottled(RemoteWorker worker, long count) {
-            tell(() -> listener.onThrottled(worker, count), "onThrottled", worker.id());
+            // Coalesced per worker: however many frames arrive while the listener is behind, one
+            // call waits, and it reports them all.
+            if (worker.throttledUntold.getAndAdd(count) == 0) {
+                tell(() -> listener.onThrottled(worker, worker.throttledUntold.getAndSet(0)), "onThrottled",
+                        worker.id());
+            }
         }
     }
 }
