@@ -429,10 +429,20 @@ final class ConnectionActor {
     private void onTlsFailure(SSLException e) {
         String reason = TlsSession.reason(e);
         if (phase == Phase.HANDSHAKE && !tls.isHandshakeComplete()) {
-            log.warn("worker=- job=- - TLS handshake with {} failed: {}; closing that connection (is it a worker"
-                    + " started with --tls, whose --tls-ca trusts this coordinator's certificate{}?)", remote, reason,
-                    context.options.requireClientCertificate()
-                            ? ", with a --tls-cert issued by this coordinator's client CA" : "");
+            long unlogged = context.handshakeFailureLines.tryLine();
+            if (unlogged >= 0) {
+                String more = unlogged == 0 ? "" : " (" + unlogged + " more failed handshakes in the last interval"
+                        + " were not logged)";
+                if (reason.contains("overloaded")) {
+                    log.warn("worker=- job=- - TLS handshake with {} failed: {}; closing that connection{}", remote,
+                            reason, more);
+                } else {
+                    log.warn("worker=- job=- - TLS handshake with {} failed: {}; closing that connection (is it a"
+                            + " worker started with --tls, whose --tls-ca trusts this coordinator's certificate{}?){}",
+                            remote, reason, context.options.requireClientCertificate()
+                                    ? ", with a --tls-cert issued by this coordinator's client CA" : "", more);
+                }
+            }
             rejectionReported = true;
             reportRejected("TLS handshake failed: " + reason);
         } else {

@@ -59,6 +59,8 @@ final class ServerContext {
      * loop by hand).
      */
     final HandshakeTasks tlsTasks;
+    /** Failed TLS handshakes are logged at most once per ten seconds, with a count of the rest. */
+    final LineBudget handshakeFailureLines = new LineBudget(10_000);
     /**
      * The connections that have not registered yet, against the caps of the options: the
      * acceptor counts each one in, its actor counts it out at registration or close.
