@@ -302,6 +302,34 @@ class SchedulerTest {
     }
 
     @Test
+    void aQuarantinedWorkerThatReconnectsGetsNoJobsUntilItsQuarantineEnds() throws Exception {
+        AtomicInteger callsAfterReconnect = new AtomicInteger();
+        pool.start("bad", 1, job -> {
+            throw new WorkerFaultException("the model API answered HTTP 401: invalid API key");
+        });
+        pool.start("good", 1, TestJobs.echoRunner());
+        SchedulerOptions options = fast.withQuarantine(2, Duration.ofMinutes(1), Duration.ofMinutes(1))
+                .withListener(new ProgressListener() {
+                    @Override
+                    public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration d) {
+                        // It drops its connection and registers again at once, as a new handle.
+                        pool.remove(worker);
+                        ((dev.panoptes.control.local.LocalWorker) worker).close();
+                        pool.start("bad", 1, job -> {
+                            callsAfterReconnect.incrementAndGet();
+                            return TestJobs.echo(job);
+                        });
+                    }
+                });
+
+        RunReport report = new Scheduler(pool, store, options).run(TestJobs.jobs("j", 30));
+
+        assertThat(report.allCompleted()).isTrue();
+        assertThat(callsAfterReconnect.get()).as("jobs given to the reconnected, still quarantined worker").isZero();
+        assertThat(report.completedByWorker()).containsOnlyKeys("good");
+    }
+
+    @Test
     void aRunWhoseEveryWorkerIsQuarantinedWaitsForAUsableOneInsteadOfFailingJobs() throws Exception {
         pool.start("bad", 1, job -> {
             throw new WorkerFaultException("cannot connect to the model API at 10.0.0.7:8000 (Connection refused)");
