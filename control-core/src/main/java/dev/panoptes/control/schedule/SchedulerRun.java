@@ -199,6 +199,7 @@ final class SchedulerRun {
             return 0;
         }
         List<WorkerHandle> workers = source.snapshot();
+        gate.onWorkers(workers);
         int n = workers.size();
         if (n == 0) {
             return 0;
