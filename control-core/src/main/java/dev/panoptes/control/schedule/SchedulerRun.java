@@ -33,6 +33,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The state of one call to {@link Scheduler#run}: the jobs waiting, in flight and done, and the
@@ -54,8 +55,15 @@ final class SchedulerRun {
     private final WorkerWait workerWait;
     private final long jobTimeoutNanos;
     private final DispatchGate gate;
+    /**
+     * What happened on other threads, for this one to act on. Unbounded in type but bounded in
+     * use: at most one answer per attempt in flight (each attempt's future completes once) and one
+     * wakeup for source changes however many come ({@link #wakeQueued}).
+     */
     private final BlockingQueue<Runnable> events = new LinkedBlockingQueue<>();
-    private final Runnable wake = () -> events.add(() -> { });
+    /** True while a wakeup is queued and not yet run. Any thread. */
+    private final AtomicBoolean wakeQueued = new AtomicBoolean();
+    private final Runnable wake = this::queueWake;
     private final ArrayDeque<JobState> ready = new ArrayDeque<>();
     private final PriorityQueue<JobState> delayed = new PriorityQueue<>((a, b) -> Long.compare(a.dueNanos, b.dueNanos));
     /**
@@ -134,6 +142,23 @@ final class SchedulerRun {
         log.info("run finished in {} ms: {} completed, {} skipped, {} failed, {} redeliveries, {} duplicates",
                 elapsed.toMillis(), completed, skipped, failed.size(), redeliveries, duplicates);
         return report;
+    }
+
+    /**
+     * The source changed: wakes this run's thread, with one event for a whole burst of changes
+     * (thousands of workers registering at once). Any thread.
+     */
+    private void queueWake() {
+        if (wakeQueued.compareAndSet(false, true)) {
+            // Cleared before the loop goes on to a fresh snapshot: a change after the clear
+            // queues a new wakeup, one before it is in that snapshot.
+            events.add(() -> wakeQueued.set(false));
+        }
+    }
+
+    /** Events queued and not yet run; for tests. Any thread. */
+    int queuedEvents() {
+        return events.size();
     }
 
     private void runEvents() {

@@ -574,6 +574,64 @@ class SchedulerTest {
         assertThat(failures).isEmpty();
     }
 
+    @Test
+    void aBurstOfWorkerChangesQueuesOneWakeupForTheRun() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        pool.start("a", 1, job -> {
+            release.await();
+            return TestJobs.echo(job);
+        });
+        NotifyingSource source = new NotifyingSource(pool);
+        AtomicInteger queuedAfterBurst = new AtomicInteger(-1);
+        SchedulerRun[] run = new SchedulerRun[1];
+        SchedulerOptions options = fast.withListener(new ProgressListener() {
+            @Override
+            public void onDispatched(Job job, WorkerHandle worker, int attempt) {
+                // On the run's own thread, so nothing is taken off the queue meanwhile.
+                for (int i = 0; i < 10_000; i++) {
+                    source.changed();
+                }
+                queuedAfterBurst.set(run[0].queuedEvents());
+                release.countDown();
+            }
+        });
+        run[0] = new SchedulerRun(source, store, options, TestJobs.jobs("j", 1));
+
+        RunReport report = run[0].execute();
+
+        assertThat(report.completed()).isEqualTo(1);
+        assertThat(queuedAfterBurst.get()).as("events queued by 10,000 source changes").isEqualTo(1);
+    }
+
+    /** A source whose change listeners the test calls. */
+    private static final class NotifyingSource implements dev.panoptes.control.WorkerSource {
+        private final dev.panoptes.control.WorkerSource inner;
+        private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+
+        NotifyingSource(dev.panoptes.control.WorkerSource inner) {
+            this.inner = inner;
+        }
+
+        void changed() {
+            listeners.forEach(Runnable::run);
+        }
+
+        @Override
+        public List<WorkerHandle> snapshot() {
+            return inner.snapshot();
+        }
+
+        @Override
+        public void addListener(Runnable onChange) {
+            listeners.add(onChange);
+        }
+
+        @Override
+        public void removeListener(Runnable onChange) {
+            listeners.remove(onChange);
+        }
+    }
+
     /** Wraps a source to record the most jobs ever outstanding on one worker at once. */
     private static final class CountingSource implements dev.panoptes.control.WorkerSource {
         final AtomicInteger maxOutstanding = new AtomicInteger();
