@@ -41,7 +41,13 @@ import java.util.Set;
  *       run waits (woken by the source's change listener, or polling) for up to
  *       {@link SchedulerOptions#waitForWorkers()}, then fails what remains.</li>
  *   <li><b>Storing.</b> Each outcome goes to the {@link ResultStore}, which ignores records it
- *       has (at-least-once delivery, stored once); each final failure is recorded there too.
+ *       has (at-least-once delivery, stored once); each final failure is recorded there too. The
+ *       writes happen on a thread of their own, in order ({@link StoreWriter}); a job is done
+ *       once its outcome is stored. A write that fails is retried with backoff
+ *       ({@link SchedulerOptions#storeRetry()}); meanwhile no new job is sent and answers wait
+ *       in memory, and the run stops ({@link StoreUnavailableException}) only when the store
+ *       has taken no write for its limit. An answer the store refuses for what it holds
+ *       ({@link dev.panoptes.control.store.RecordRejectedException}) is its job's failure.
  *       With {@link SchedulerOptions#skipCompleted()}, jobs already complete are not sent.</li>
  * </ul>
  *
@@ -67,8 +73,14 @@ public final class Scheduler {
      *
      * @throws IllegalArgumentException when two jobs share an id (nothing is dispatched then)
      * @throws InterruptedException     when the calling thread is interrupted; what was stored
-     *                                  stays stored, jobs in flight are abandoned
-     * @throws dev.panoptes.control.store.StoreException when the store fails
+     *                                  stays stored (answers waiting for a store that works get a
+     *                                  moment to be stored), jobs in flight are abandoned
+     * @throws dev.panoptes.control.store.StoreException when the store cannot be read at the start
+     *                                  (nothing was dispatched)
+     * @throws StoreUnavailableException when the store took no write for
+     *                                  {@link SchedulerOptions.StoreRetry#maxOutage()} (or failed in
+     *                                  a way retrying cannot mend); what was stored stays stored,
+     *                                  answers still waiting for it are lost, jobs in flight abandoned
      * @throws WorkerSourceFailedException when the worker source fails for good during the run;
      *                                  what was stored stays stored, nothing is recorded failed
      */
@@ -80,7 +92,12 @@ public final class Scheduler {
                         + "job ids must be unique because results are stored under them");
             }
         }
-        return new SchedulerRun(source, store, options, jobs).execute();
+        SchedulerRun run = new SchedulerRun(source, store, options, jobs);
+        try {
+            return run.finish(run.execute());
+        } finally {
+            run.abandon();
+        }
     }
 }
 
