@@ -40,6 +40,7 @@ final class StoreWriter {
     private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);
     /** Writes taken at once: their results reach the scheduler in one event. */
     private static final int BATCH = 256;
+    private static final int SPINS = 50;
     /** How long {@link #abandon} lets a store that works store what waits. */
     private static final long ABANDON_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -223,6 +224,11 @@ final class StoreWriter {
         long downSince = 0;
         int failures = 0;
         while (true) {
+            // At full speed the next answer comes within microseconds: looking again a few times
+            // is cheaper than sleeping and being woken for each one.
+            for (int spin = 0; spin < SPINS && held.get() == 0; spin++) {
+                Thread.yield();
+            }
             synchronized (lock) {
                 while (queue.isEmpty() && mode == Mode.RUNNING) {
                     idle = true;
