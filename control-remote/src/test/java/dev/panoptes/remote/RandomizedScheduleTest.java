@@ -32,6 +32,7 @@ class RandomizedScheduleTest {
         long startNs = System.nanoTime();
         long events = 0;
         long jobs = 0;
+        long storeFailures = 0;
         List<AssertionError> failures = new ArrayList<>();
         Map<String, Integer> kinds = new TreeMap<>();
         for (long seed = first; seed < first + count; seed++) {
@@ -39,6 +40,7 @@ class RandomizedScheduleTest {
                 ScheduleSimulation.Outcome outcome = new ScheduleSimulation(seed).play(FAULT_EVENTS);
                 events += outcome.events();
                 jobs += outcome.jobs();
+                storeFailures += outcome.storeFailures();
             } catch (AssertionError e) {
                 if (!keepGoing) {
                     throw e;
@@ -48,9 +50,9 @@ class RandomizedScheduleTest {
             }
         }
         double seconds = (System.nanoTime() - startNs) / 1e9;
-        System.out.printf("MEASURED randomized schedules: %d seeds from %d, %d fault events, %d jobs, in %.2f s:"
-                + " %.0f schedules/s, %.0f events/s%n", count, first, events, jobs, seconds, count / seconds,
-                events / seconds);
+        System.out.printf("MEASURED randomized schedules: %d seeds from %d, %d fault events, %d jobs, %d failed store"
+                + " writes, in %.2f s: %.0f schedules/s, %.0f events/s%n", count, first, events, jobs, storeFailures,
+                seconds, count / seconds, events / seconds);
         if (!failures.isEmpty()) {
             throw new AssertionError(failures.size() + " of " + count + " seeds broke an invariant " + kinds
                     + "; the first:\n" + failures.get(0).getMessage());

@@ -10,7 +10,6 @@ import dev.panoptes.control.schedule.ProgressListener;
 import dev.panoptes.control.schedule.Scheduler;
 import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.schedule.SteppedRun;
-import dev.panoptes.control.store.InMemoryResultStore;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.wire.Message;
 
@@ -70,7 +69,7 @@ final class ScheduleSimulation {
     private final List<String> violations = new ArrayList<>();
     private final ArrayDeque<String> trace = new ArrayDeque<>();
     private final SharedPool pool = new SharedPool();
-    private final InMemoryResultStore store = new InMemoryResultStore();
+    private final FlakyStore store = new FlakyStore();
     private SelectorLoop loop;
     private ServerSocketChannel listener;
     private SteppedRun run;
@@ -85,7 +84,7 @@ final class ScheduleSimulation {
     }
 
     /** What one schedule did. */
-    record Outcome(int events, int jobs, int stored, int failed) {
+    record Outcome(int events, int jobs, int stored, int failed, int storeFailures) {
     }
 
     /**
@@ -106,7 +105,7 @@ final class ScheduleSimulation {
             for (JobId id : ownFailures) {
                 failed += ended.containsKey(id) && store.storedVignetteIds(id).isEmpty() ? 1 : 0;
             }
-            return new Outcome(events, jobCount, (int) store.recordCount(), failed);
+            return new Outcome(events, jobCount, (int) store.recordCount(), failed, store.failedWrites());
         } catch (SimulationFailure e) {
             throw e;
         } catch (AssertionError | RuntimeException e) {
@@ -161,6 +160,9 @@ final class ScheduleSimulation {
                 .withJobTimeout(Duration.ofMillis(JOB_TIMEOUT_MS))
                 .withQuarantine(3, Duration.ofSeconds(2), Duration.ofSeconds(8))
                 .withSkipCompleted(false)
+                // Retried at once, in real time: the step waits for its own writes.
+                .withStoreRetry(new SchedulerOptions.StoreRetry(Duration.ofMillis(1), Duration.ofMillis(1),
+                        Duration.ofDays(1), 1_000))
                 .withListener(new Ends());
         run = new Scheduler(pool, store, schedulerOptions)
                 .start(TestJobs.jobs("s" + seed, jobCount), () -> TimeUnit.MILLISECONDS.toNanos(nowMs));
@@ -219,7 +221,16 @@ final class ScheduleSimulation {
                 connect(rnd.nextBoolean());
             }
         } else if (r < 92) {
-            drainRandomPeer();
+            if (rnd.nextInt(4) == 0) {
+                drainRandomPeer();
+            } else if (rnd.nextBoolean()) {
+                int n = 1 + rnd.nextInt(3);
+                note("the store fails its next " + n + " writes");
+                store.failNext(n);
+            } else {
+                note("the store's next write is committed, then fails");
+                store.failNextAfterWriting();
+            }
         } else if (r < 95) {
             note("scheduler step + loop pass");
             run.step();

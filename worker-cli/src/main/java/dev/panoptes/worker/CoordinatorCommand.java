@@ -180,7 +180,9 @@ final class CoordinatorCommand implements Callable<Integer> {
     @Option(names = "--max-concurrency-per-endpoint", order = 137, paramLabel = "N", defaultValue = "0",
             description = "The most jobs in flight against one model API (workers with the same --model-api) across"
                     + " the fleet; 0 for no ceiling. Either way the fleet backs off together when the API answers"
-                    + " 429: its limit halves, then grows by one job per round of answers. Default: ${DEFAULT-VALUE}.")
+                    + " 429: its limit drops to three quarters (at most once per round trip, never below one job"
+                    + " per worker behind the API), then grows by one job per round of answers."
+                    + " Default: ${DEFAULT-VALUE}.")
     private int maxConcurrencyPerEndpoint;
 
     @Option(names = "--tls-cert", order = 140, paramLabel = "FILE",

@@ -9,6 +9,7 @@ import dev.panoptes.control.schedule.ProgressListener;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.schedule.Scheduler;
 import dev.panoptes.control.schedule.SchedulerOptions;
+import dev.panoptes.control.schedule.StoreUnavailableException;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.store.StoreException;
@@ -50,7 +51,10 @@ final class CoordinatorRun {
     static final int EXIT_INCOMPLETE = 3;
     /** Exit code when the run was interrupted (Ctrl-C), as shells report SIGINT. */
     static final int EXIT_INTERRUPTED = 130;
-    /** Exit code when the run stopped because the coordinator itself failed (its worker server died). */
+    /**
+     * Exit code when the run stopped because the coordinator itself failed (its worker server
+     * died, or its result store took no write for too long).
+     */
     static final int EXIT_FAILED = 1;
     /**
      * Exit code when the run stopped because its lock was lost mid-run (PostgreSQL: the session
@@ -306,6 +310,11 @@ final class CoordinatorRun {
                 progress.message("interrupted: " + store.recordCount() + " records are kept in " + target
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
+            } catch (StoreUnavailableException e) {
+                // The store is what failed: nothing more is asked of it (the worker events are lost).
+                progress.message(e.getMessage());
+                log.debug("the result store failed for good", e);
+                return EXIT_FAILED;
             } catch (WorkerSourceFailedException e) {
                 if (e.getCause() instanceof StoreLock.LostException lost) {
                     return stopWithoutLock(lost, store, plan, target, progress);

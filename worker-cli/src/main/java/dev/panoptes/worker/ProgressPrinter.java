@@ -9,10 +9,9 @@ import dev.panoptes.control.store.ResultStore;
 
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.Locale;
 import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,20 +26,27 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p><b>Threads.</b> Only its own thread, {@code console}, writes: the scheduler's callbacks
  * only bump counters, and {@link #message} only queues a line, so a console that stops taking
  * output (a full pipe, Ctrl-S) never stalls the run, the scheduler or any I/O. If it stays
- * stalled, lines beyond {@value #MAX_QUEUED_LINES} are dropped and counted, and
- * {@link #finish()} and {@link #close()} give up waiting for it after a moment.
+ * stalled, at most {@value #MAX_QUEUED_LINES} lines wait: each line beyond drops the oldest
+ * waiting one (the newest say how things stand, and the last ones say how the run ended), and the
+ * drops are counted and reported. The final progress line waits apart from them and is never
+ * dropped. {@link #finish()} and {@link #close()} give up waiting for a stalled console after a
+ * moment; what is queued then still comes out if it starts taking output again.
  */
 final class ProgressPrinter implements ProgressListener, AutoCloseable {
     static final int MAX_QUEUED_LINES = 1_000;
     /** How long finish() and close() wait for a stalled console before going on without it. */
     private static final long DRAIN_TIMEOUT_MS = 2_000;
-    private static final String STOP = new String("stop");
 
     private final PrintWriter out;
     private final boolean terminal;
     private final WorkerSet workers;
     private final long periodNanos;
-    private final BlockingQueue<String> lines = new ArrayBlockingQueue<>(MAX_QUEUED_LINES + 1);
+    /** Lines waiting for the console thread, oldest first; guarded by itself. */
+    private final ArrayDeque<String> lines = new ArrayDeque<>();
+    /** The line to print last, once the lines before it are out; guarded by {@link #lines}. */
+    private String finalLine;
+    /** Set by {@link #stop}: print what waits, then the final line, and end; guarded by {@link #lines}. */
+    private boolean stopping;
     private final Thread console;
     private final AtomicInteger total = new AtomicInteger();
     private final AtomicInteger done = new AtomicInteger();
@@ -49,7 +55,8 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
     /** Workers quarantined now; counted in the progress line while they are still connected. */
     private final Set<WorkerHandle> quarantined = ConcurrentHashMap.newKeySet();
     private final AtomicLong redeliveries = new AtomicLong();
-    private final AtomicLong dropped = new AtomicLong();
+    /** Lines dropped and not reported yet; guarded by {@link #lines}. */
+    private long dropped;
     private final long startNanos = System.nanoTime();
     private volatile boolean ticking = true;
     /** Owned by the console thread: the length of the progress line on screen, for rewriting. */
@@ -131,8 +138,13 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
      * line is queued for the console thread. Any thread.
      */
     void message(String text) {
-        if (!lines.offer(text)) {
-            dropped.incrementAndGet();
+        synchronized (lines) {
+            if (lines.size() >= MAX_QUEUED_LINES) {
+                lines.pollFirst();
+                dropped++;
+            }
+            lines.addLast(text);
+            lines.notifyAll();
         }
     }
 
@@ -150,15 +162,16 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
         stop(false);
     }
 
-    private void stop(boolean finalLine) {
+    private void stop(boolean withFinalLine) {
         if (!ticking) {
             return;
         }
         ticking = false;
-        if (finalLine) {
-            message(line());
+        synchronized (lines) {
+            finalLine = withFinalLine ? line() : null;
+            stopping = true;
+            lines.notifyAll();
         }
-        lines.offer(STOP);
         try {
             console.join(DRAIN_TIMEOUT_MS);
         } catch (InterruptedException e) {
@@ -170,16 +183,33 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
         long nextTick = System.nanoTime() + periodNanos;
         while (true) {
             String text;
-            try {
-                text = lines.poll(Math.max(0, nextTick - System.nanoTime()), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                return;
+            long lost;
+            String last = null;
+            boolean end = false;
+            synchronized (lines) {
+                long wait;
+                while (lines.isEmpty() && !stopping && (wait = nextTick - System.nanoTime()) > 0) {
+                    try {
+                        TimeUnit.NANOSECONDS.timedWait(lines, wait);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                text = lines.pollFirst();
+                lost = dropped;
+                dropped = 0;
+                if (text == null && stopping) {
+                    last = finalLine;
+                    end = true;
+                }
             }
-            long lost = dropped.getAndSet(0);
             if (lost > 0) {
-                printMessage("(" + lost + " console lines dropped while the console was not taking output)");
+                printMessage("(" + lost + " earlier console lines dropped while the console was not taking output)");
             }
-            if (text == STOP) {
+            if (end) {
+                if (last != null) {
+                    printMessage(last);
+                }
                 endProgressLine();
                 return;
             }

@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -27,7 +28,7 @@ class ConsoleTest {
     }
 
     @Test
-    void aConsoleThatTakesNoOutputNeverBlocksTheCallersAndLinesBeyondTheLimitAreCounted() throws Exception {
+    void aConsoleThatTakesNoOutputNeverBlocksTheCallersAndKeepsTheNewestLinesAndTheFinalOne() throws Exception {
         CountDownLatch unblock = new CountDownLatch(1);
         StringBuilder printed = new StringBuilder();
         PrintWriter stalled = new PrintWriter(new OutputStream() {
@@ -46,9 +47,11 @@ class ConsoleTest {
         ProgressPrinter printer = new ProgressPrinter(stalled, false, new WorkerSet());
 
         long start = System.nanoTime();
-        for (int i = 0; i < ProgressPrinter.MAX_QUEUED_LINES + 500; i++) {
+        int lines = ProgressPrinter.MAX_QUEUED_LINES + 500;
+        for (int i = 0; i < lines; i++) {
             printer.message("line " + i);
         }
+        printer.message("interrupted: 12 records are kept in math.db; run the same command again to resume");
         printer.finish();
         long elapsedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
@@ -57,13 +60,21 @@ class ConsoleTest {
         unblock.countDown();
         await(() -> {
             synchronized (printed) {
-                return printed.toString().contains("console lines dropped");
+                return printed.toString().contains("progress: ");
             }
         });
+        List<String> out;
         synchronized (printed) {
-            assertThat(printed.toString()).contains("line 0").contains("console lines dropped while the console was"
-                    + " not taking output");
+            out = printed.toString().lines().toList();
         }
+        assertThat(out).as("the newest lines, the run's last words and the final progress line, in order")
+                .containsSubsequence("line " + (lines - 1), "interrupted: 12 records are kept in math.db; run the"
+                        + " same command again to resume");
+        assertThat(out.get(out.size() - 1)).startsWith("progress: ");
+        assertThat(out).anySatisfy(l -> assertThat(l).matches("\\(\\d+ earlier console lines dropped while the"
+                + " console was not taking output\\)"));
+        assertThat(out).as("at most the limit waited, plus the line being written when it stalled")
+                .filteredOn(l -> l.startsWith("line ")).hasSizeLessThanOrEqualTo(ProgressPrinter.MAX_QUEUED_LINES + 1);
     }
 
     @Test

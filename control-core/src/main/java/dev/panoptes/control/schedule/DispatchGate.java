@@ -2,14 +2,17 @@ package dev.panoptes.control.schedule;
 
 import dev.panoptes.control.WorkerHandle;
 
+import java.util.List;
+
 /**
  * A limit on dispatches beyond each worker's capacity, consulted by the scheduler before it hands
  * a job to a worker: for example the fleet's concurrency against one model API
  * ({@link EndpointGovernor}).
  *
- * <p>Threads: {@link #tryAcquire} and {@link #release} are called on the scheduler's thread, in
- * pairs (every acquired dispatch is released once, when its attempt is answered, whatever the
- * answer). Implementations may be told things on other threads and must then be thread-safe.
+ * <p>Threads: {@link #onWorkers}, {@link #tryAcquire} and {@link #release} are called on the
+ * scheduler's thread, the last two in pairs (every acquired dispatch is released once, when its
+ * attempt is answered, whatever the answer). Implementations may be told things on other threads
+ * and must then be thread-safe.
  */
 public interface DispatchGate {
     /** No limit at all. */
@@ -23,6 +26,15 @@ public interface DispatchGate {
         public void release(WorkerHandle worker, boolean succeeded) {
         }
     };
+
+    /**
+     * The workers the scheduler may dispatch to now, before a pass of {@link #tryAcquire} calls
+     * (its latest {@link dev.panoptes.control.WorkerSource#snapshot()}; the same list instance
+     * again while the workers have not changed). For gates whose limits depend on the fleet; the
+     * default ignores it.
+     */
+    default void onWorkers(List<WorkerHandle> workers) {
+    }
 
     /** May one more job go to {@code worker} now? A true must be followed by one {@link #release}. */
     boolean tryAcquire(WorkerHandle worker);

@@ -4,8 +4,7 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.WorkerHandle;
 
-import java.util.Collections;
-import java.util.IdentityHashMap;
+import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -15,8 +14,11 @@ import java.util.concurrent.CompletableFuture;
  */
 final class JobState {
     final Job job;
-    /** Workers it failed on, by identity: a reconnected worker is a new handle and may be tried. */
-    final Set<WorkerHandle> failedOn = Collections.newSetFromMap(new IdentityHashMap<>());
+    /**
+     * Workers it failed on, by {@link WorkerKey}: a worker that reconnects is still one it failed
+     * on, so the job still prefers the others.
+     */
+    final Workers failedOn = new Workers();
     /** Dispatches made, counted or not. */
     int dispatches;
     /** Attempts that count against {@link SchedulerOptions#maxAttempts()}. */
@@ -30,6 +32,28 @@ final class JobState {
 
     JobState(Job job) {
         this.job = job;
+    }
+
+    /**
+     * A set of workers by {@link WorkerKey}, empty for most jobs. Owned by the thread running the
+     * scheduler's {@code run}.
+     */
+    static final class Workers {
+        private Set<WorkerKey> keys;
+
+        /** Adds the worker, or a worker with its key; adding it again changes nothing. */
+        void add(WorkerHandle worker) {
+            if (keys == null) {
+                keys = new HashSet<>(4);
+            }
+            keys.add(WorkerKey.of(worker));
+        }
+
+        /** True when the worker, or an earlier connection of it (same id and endpoint), was added. */
+        boolean contains(WorkerHandle worker) {
+            // Most jobs never fail: no key is made for them on the dispatch path.
+            return keys != null && keys.contains(WorkerKey.of(worker));
+        }
     }
 
     /**

@@ -76,6 +76,16 @@ public interface ProgressListener {
             public void onAllWorkersQuarantined(Duration waited, int workers) {
                 all.forEach(l -> l.onAllWorkersQuarantined(waited, workers));
             }
+
+            @Override
+            public void onStoreDown(String error, int held) {
+                all.forEach(l -> l.onStoreDown(error, held));
+            }
+
+            @Override
+            public void onStoreBack(Duration outage, int held) {
+                all.forEach(l -> l.onStoreBack(outage, held));
+            }
         };
     }
 
@@ -87,7 +97,7 @@ public interface ProgressListener {
     default void onDispatched(Job job, WorkerHandle worker, int attempt) {
     }
 
-    /** A job was answered and its records stored. */
+    /** A job was answered and its records stored (when the store took them, which may be a moment later). */
     default void onCompleted(Job job, WorkerHandle worker, JobOutcome outcome, ResultStore.Receipt receipt) {
     }
 
@@ -133,5 +143,26 @@ public interface ProgressListener {
      * @param workers how many workers are connected (all quarantined)
      */
     default void onAllWorkersQuarantined(Duration waited, int workers) {
+    }
+
+    /**
+     * The result store failed a write: the run sends no new job until it takes one again, and
+     * answers wait in memory meanwhile (see {@link SchedulerOptions.StoreRetry}). Called once per
+     * outage, at its start.
+     *
+     * @param error what failed and why, as the store said
+     * @param held  answers and failures waiting to be stored now
+     */
+    default void onStoreDown(String error, int held) {
+    }
+
+    /**
+     * The result store took a write again after an outage: the answers it held are being stored,
+     * in order, and jobs are sent again.
+     *
+     * @param outage how long it failed every write
+     * @param held   answers and failures still waiting to be stored
+     */
+    default void onStoreBack(Duration outage, int held) {
     }
 }

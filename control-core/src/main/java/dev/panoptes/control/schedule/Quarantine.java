@@ -4,7 +4,7 @@ import dev.panoptes.control.WorkerHandle;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,8 +18,9 @@ import java.util.Map;
  * When that time is up it is on probation: one job at a time, and one more strike quarantines it
  * again at once, while one success restores it fully.
  *
- * <p>Workers are told apart by identity, as the scheduler does: a worker that reconnects is a new
- * handle with a clean record. Time is given by the caller, in {@link System#nanoTime()} units.
+ * <p>Workers are told apart by {@link WorkerKey} (id and model API), not by handle: a worker that
+ * reconnects is a new handle but the same worker, so it cannot shed its strikes or its
+ * quarantine by reconnecting. Time is given by the caller, in {@link System#nanoTime()} units.
  *
  * <p>Not thread-safe: owned by the thread running the scheduler's {@code run}.
  */
@@ -32,6 +33,11 @@ final class Quarantine {
     /** One worker's record in this run. */
     private static final class Health {
         final String workerId;
+        /**
+         * The handle last quarantined, for {@link #releaseDue}: the listener is told of the end of
+         * a quarantine with the handle it was told of its start with.
+         */
+        WorkerHandle handle;
         int strikes;
         /** Quarantines in a row, for the doubling; cleared by a success. */
         int quarantinesInARow;
@@ -42,15 +48,16 @@ final class Quarantine {
         boolean probation;
         String lastReason;
 
-        Health(String workerId) {
-            this.workerId = workerId;
+        Health(WorkerHandle worker) {
+            this.workerId = worker.id();
+            this.handle = worker;
         }
     }
 
     private final int strikesAllowed;
     private final long firstBackoffNanos;
     private final long maxBackoffNanos;
-    private final Map<WorkerHandle, Health> health = new IdentityHashMap<>();
+    private final Map<WorkerKey, Health> health = new HashMap<>();
 
     Quarantine(SchedulerOptions options) {
         this.strikesAllowed = options.quarantineAfter();
@@ -60,7 +67,7 @@ final class Quarantine {
 
     /** The worker did a job: it is fully trusted again. */
     void onSuccess(WorkerHandle worker) {
-        Health h = health.get(worker);
+        Health h = get(worker);
         if (h != null) {
             h.strikes = 0;
             h.quarantinesInARow = 0;
@@ -70,7 +77,7 @@ final class Quarantine {
 
     /** The worker failed in a way that is the job's: its model API works, so its strikes end. */
     void onJobFailure(WorkerHandle worker) {
-        Health h = health.get(worker);
+        Health h = get(worker);
         if (h != null) {
             h.strikes = 0;
         }
@@ -83,7 +90,7 @@ final class Quarantine {
      * @return whether this strike quarantined the worker, and for how long
      */
     Verdict strike(WorkerHandle worker, String reason, long nowNanos) {
-        Health h = health.computeIfAbsent(worker, w -> new Health(w.id()));
+        Health h = health.computeIfAbsent(WorkerKey.of(worker), k -> new Health(worker));
         h.lastReason = reason;
         if (h.quarantined) {
             // Jobs it held when it was quarantined may still fail; they add nothing new.
@@ -99,6 +106,7 @@ final class Quarantine {
         h.quarantinesInARow++;
         h.quarantines++;
         h.quarantined = true;
+        h.handle = worker;
         h.probation = false;
         h.untilNanos = nowNanos + backoff;
         int strikes = h.strikes;
@@ -108,7 +116,7 @@ final class Quarantine {
 
     /** True while the worker may get no new job. */
     boolean isQuarantined(WorkerHandle worker) {
-        Health h = health.get(worker);
+        Health h = get(worker);
         return h != null && h.quarantined;
     }
 
@@ -117,7 +125,7 @@ final class Quarantine {
      * probation, or none while it is quarantined.
      */
     int slotLimit(WorkerHandle worker) {
-        Health h = health.get(worker);
+        Health h = get(worker);
         if (h == null) {
             return worker.capacity();
         }
@@ -134,12 +142,11 @@ final class Quarantine {
      */
     List<WorkerHandle> releaseDue(long nowNanos) {
         List<WorkerHandle> released = new ArrayList<>();
-        for (Map.Entry<WorkerHandle, Health> e : health.entrySet()) {
-            Health h = e.getValue();
+        for (Health h : health.values()) {
             if (h.quarantined && h.untilNanos - nowNanos <= 0) {
                 h.quarantined = false;
                 h.probation = true;
-                released.add(e.getKey());
+                released.add(h.handle);
             }
         }
         return released;
@@ -161,6 +168,12 @@ final class Quarantine {
         return found ? Math.max(0, next) : Long.MAX_VALUE;
     }
 
+    /** The record of the worker (of any connection of it), or null when it has none. */
+    private Health get(WorkerHandle worker) {
+        // The common case, no strike in the whole run, makes no key on the dispatch path.
+        return health.isEmpty() ? null : health.get(WorkerKey.of(worker));
+    }
+
     /** True when at least one worker is quarantined now. */
     boolean anyQuarantined() {
         for (Health h : health.values()) {
@@ -173,11 +186,11 @@ final class Quarantine {
 
     /** The last reason a worker was given a strike, or null. */
     String lastReason(WorkerHandle worker) {
-        Health h = health.get(worker);
+        Health h = get(worker);
         return h == null ? null : h.lastReason;
     }
 
-    /** Every worker quarantined at least once in this run, by worker id, merged across handles. */
+    /** Every worker quarantined at least once in this run, by worker id, merged across model APIs. */
     List<RunReport.Quarantined> report() {
         Map<String, RunReport.Quarantined> byId = new LinkedHashMap<>();
         for (Health h : health.values()) {

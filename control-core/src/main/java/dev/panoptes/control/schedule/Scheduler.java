@@ -42,7 +42,13 @@ import java.util.function.LongSupplier;
  *       run waits (woken by the source's change listener, or polling) for up to
  *       {@link SchedulerOptions#waitForWorkers()}, then fails what remains.</li>
  *   <li><b>Storing.</b> Each outcome goes to the {@link ResultStore}, which ignores records it
- *       has (at-least-once delivery, stored once); each final failure is recorded there too.
+ *       has (at-least-once delivery, stored once); each final failure is recorded there too. The
+ *       writes happen on a thread of their own, in order ({@link StoreWriter}); a job is done
+ *       once its outcome is stored. A write that fails is retried with backoff
+ *       ({@link SchedulerOptions#storeRetry()}); meanwhile no new job is sent and answers wait
+ *       in memory, and the run stops ({@link StoreUnavailableException}) only when the store
+ *       has taken no write for its limit. An answer the store refuses for what it holds
+ *       ({@link dev.panoptes.control.store.RecordRejectedException}) is its job's failure.
  *       With {@link SchedulerOptions#skipCompleted()}, jobs already complete are not sent.</li>
  * </ul>
  *
@@ -68,14 +74,25 @@ public final class Scheduler {
      *
      * @throws IllegalArgumentException when two jobs share an id (nothing is dispatched then)
      * @throws InterruptedException     when the calling thread is interrupted; what was stored
-     *                                  stays stored, jobs in flight are abandoned
-     * @throws dev.panoptes.control.store.StoreException when the store fails
+     *                                  stays stored (answers waiting for a store that works get a
+     *                                  moment to be stored), jobs in flight are abandoned
+     * @throws dev.panoptes.control.store.StoreException when the store cannot be read at the start
+     *                                  (nothing was dispatched)
+     * @throws StoreUnavailableException when the store took no write for
+     *                                  {@link SchedulerOptions.StoreRetry#maxOutage()} (or failed in
+     *                                  a way retrying cannot mend); what was stored stays stored,
+     *                                  answers still waiting for it are lost, jobs in flight abandoned
      * @throws WorkerSourceFailedException when the worker source fails for good during the run;
      *                                  what was stored stays stored, nothing is recorded failed
      */
     public RunReport run(List<Job> jobs) throws InterruptedException {
         requireUniqueIds(jobs);
-        return new SchedulerRun(source, store, options, jobs, System::nanoTime).execute();
+        SchedulerRun run = new SchedulerRun(source, store, options, jobs, System::nanoTime);
+        try {
+            return run.finish(run.execute());
+        } finally {
+            run.abandon();
+        }
     }
 
     /**
@@ -94,6 +111,7 @@ public final class Scheduler {
         requireUniqueIds(jobs);
         SchedulerRun run = new SchedulerRun(source, store, options, List.copyOf(jobs),
                 Objects.requireNonNull(nanoClock, "nanoClock"));
+        run.writeInline();
         run.begin();
         return new SteppedRun(run);
     }

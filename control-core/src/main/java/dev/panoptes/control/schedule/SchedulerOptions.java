@@ -33,12 +33,13 @@ import java.util.Objects;
  *                             attempts; each one beyond counts as an attempt (at least 0)
  * @param gate                 a limit on dispatches besides the workers' capacities (such as the
  *                             fleet's concurrency per model API); {@link DispatchGate#OPEN} for none
+ * @param storeRetry           what the run does while its result store fails to write
  */
 public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration maxRetryBackoff,
                                Duration waitForWorkers, Duration pollInterval, boolean skipCompleted,
                                ProgressListener listener, Duration jobTimeout, int quarantineAfter,
                                Duration quarantineBackoff, Duration maxQuarantineBackoff, int maxWorkerFaults,
-                               DispatchGate gate) {
+                               DispatchGate gate, StoreRetry storeRetry) {
     /** @throws IllegalArgumentException when a value is out of range */
     public SchedulerOptions {
         if (maxAttempts < 1) {
@@ -62,63 +63,105 @@ public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration 
             throw new IllegalArgumentException("maxWorkerFaults must not be negative, got " + maxWorkerFaults);
         }
         Objects.requireNonNull(gate, "gate");
+        Objects.requireNonNull(storeRetry, "storeRetry");
+    }
+
+    /**
+     * What a run does when its result store fails to write (a database connection lost, a SQLite
+     * file locked by another process, a disk full). The write is tried again after
+     * {@code backoff}, doubling up to {@code maxBackoff}, and the run sends no new job meanwhile;
+     * the answers of jobs in flight wait in memory and are stored, in order, once the store takes
+     * writes again. When no write has succeeded for {@code maxOutage} the run stops (what was
+     * stored is kept, and running the same jobs again resumes). A record the store refuses for
+     * what it holds ({@link dev.panoptes.control.store.RecordRejectedException}) is its job's own
+     * failure instead.
+     *
+     * @param backoff    delay before the first retry of a failed write
+     * @param maxBackoff the cap on that delay as it doubles
+     * @param maxOutage  how long the store may fail every write before the run stops; positive
+     * @param maxHeld    answers and failures waiting to be stored at which the run sends no new job
+     *                   (also while the store is slow but up); at least 1. Jobs in flight still
+     *                   land, so at most this many plus the run's slots in flight ever wait
+     */
+    public record StoreRetry(Duration backoff, Duration maxBackoff, Duration maxOutage, int maxHeld) {
+        /** @throws IllegalArgumentException when a value is out of range */
+        public StoreRetry {
+            requirePositiveOrZero(backoff, "store retry backoff");
+            requirePositiveOrZero(maxBackoff, "store retry maxBackoff");
+            requirePositiveOrZero(maxOutage, "store maxOutage");
+            if (maxOutage.isZero()) {
+                throw new IllegalArgumentException("store maxOutage must be positive");
+            }
+            if (maxHeld < 1) {
+                throw new IllegalArgumentException("store maxHeld must be at least 1, got " + maxHeld);
+            }
+        }
+
+        /** 100 ms doubling to 5 s; the run stops after 5 minutes without a write; 1,000 held. */
+        public static StoreRetry defaults() {
+            return new StoreRetry(Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofMinutes(5), 1_000);
+        }
     }
 
     /**
      * Three attempts, 250 ms backoff doubling to at most 5 s, one minute of waiting for
      * workers, a 250 ms poll, completed jobs skipped, no listener; a 30 minute deadline per
      * attempt; quarantine after 3 of a worker's own failures in a row, for 30 s doubling to at
-     * most 10 min; 5 worker-scoped failures per job for free.
+     * most 10 min; 5 worker-scoped failures per job for free; {@link StoreRetry#defaults()}.
      */
     public static SchedulerOptions defaults() {
         return new SchedulerOptions(3, Duration.ofMillis(250), Duration.ofSeconds(5), Duration.ofMinutes(1),
                 Duration.ofMillis(250), true, ProgressListener.NONE, Duration.ofMinutes(30), 3, Duration.ofSeconds(30),
-                Duration.ofMinutes(10), 5, DispatchGate.OPEN);
+                Duration.ofMinutes(10), 5, DispatchGate.OPEN, StoreRetry.defaults());
     }
 
     /** A copy with another attempt limit. */
     public SchedulerOptions withMaxAttempts(int value) {
         return new SchedulerOptions(value, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
                 skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
-                maxWorkerFaults, gate);
+                maxWorkerFaults, gate, storeRetry);
     }
 
     /** A copy with another backoff: {@code first} for the second redelivery, doubling up to {@code max}. */
     public SchedulerOptions withRetryBackoff(Duration first, Duration max) {
         return new SchedulerOptions(maxAttempts, first, max, waitForWorkers, pollInterval, skipCompleted, listener,
-                jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate);
+                jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate,
+                storeRetry);
     }
 
     /** A copy with another limit on waiting for a usable worker. */
     public SchedulerOptions withWaitForWorkers(Duration value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, value, pollInterval, skipCompleted,
-                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate);
+                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate,
+                storeRetry);
     }
 
     /** A copy with another poll interval. */
     public SchedulerOptions withPollInterval(Duration value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, value, skipCompleted,
-                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate);
+                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate,
+                storeRetry);
     }
 
     /** A copy that does or does not skip jobs already complete in the store. */
     public SchedulerOptions withSkipCompleted(boolean value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval, value,
-                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate);
+                listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, maxWorkerFaults, gate,
+                storeRetry);
     }
 
     /** A copy reporting progress to another listener. */
     public SchedulerOptions withListener(ProgressListener value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
                 skipCompleted, value, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
-                maxWorkerFaults, gate);
+                maxWorkerFaults, gate, storeRetry);
     }
 
     /** A copy with another deadline per attempt; {@link Duration#ZERO} for none. */
     public SchedulerOptions withJobTimeout(Duration value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
                 skipCompleted, listener, value, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
-                maxWorkerFaults, gate);
+                maxWorkerFaults, gate, storeRetry);
     }
 
     /**
@@ -127,13 +170,14 @@ public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration 
      */
     public SchedulerOptions withQuarantine(int failuresInARow, Duration first, Duration max) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
-                skipCompleted, listener, jobTimeout, failuresInARow, first, max, maxWorkerFaults, gate);
+                skipCompleted, listener, jobTimeout, failuresInARow, first, max, maxWorkerFaults, gate, storeRetry);
     }
 
     /** A copy with another number of worker-scoped failures a job may have without spending attempts. */
     public SchedulerOptions withMaxWorkerFaults(int value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
-                skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, value, gate);
+                skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff, value,
+                gate, storeRetry);
     }
 
     private static void requirePositiveOrZero(Duration d, String name) {
@@ -143,10 +187,17 @@ public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration 
         }
     }
 
+    /** A copy with another policy for a result store that fails to write (see {@link StoreRetry}). */
+    public SchedulerOptions withStoreRetry(StoreRetry value) {
+        return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
+                skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
+                maxWorkerFaults, gate, value);
+    }
+
     /** A copy with a dispatch gate (see {@link DispatchGate}). */
     public SchedulerOptions withGate(DispatchGate value) {
         return new SchedulerOptions(maxAttempts, retryBackoff, maxRetryBackoff, waitForWorkers, pollInterval,
                 skipCompleted, listener, jobTimeout, quarantineAfter, quarantineBackoff, maxQuarantineBackoff,
-                maxWorkerFaults, value);
+                maxWorkerFaults, value, storeRetry);
     }
 }

@@ -11,6 +11,7 @@ import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSource;
 import dev.panoptes.control.WorkerSourceFailedException;
+import dev.panoptes.control.store.RecordRejectedException;
 import dev.panoptes.control.store.ResultStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,12 +34,14 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
 
 /**
  * The state of one call to {@link Scheduler#run}: the jobs waiting, in flight and done, and the
  * decisions about each answer. Everything here is touched only by the calling thread; answers
- * arrive on the workers' threads and reach it as events through {@link #events}.
+ * arrive on the workers' threads, and what the store made of each write on the store writer's
+ * ({@link StoreWriter}), and reach it as events through {@link #events}.
  */
 final class SchedulerRun {
     private static final Logger log = LoggerFactory.getLogger(SchedulerRun.class);
@@ -55,8 +58,17 @@ final class SchedulerRun {
     private final WorkerWait workerWait;
     private final long jobTimeoutNanos;
     private final DispatchGate gate;
+    /**
+     * What happened on other threads, for this one to act on. Unbounded in type but bounded in
+     * use: at most one answer per attempt in flight (each attempt's future completes once), one
+     * wakeup for source changes however many come ({@link #wakeQueued}), and from the store's
+     * writer at most two per write waiting (see {@link StoreWriter}), of which there are at most
+     * {@link SchedulerOptions.StoreRetry#maxHeld()} plus the attempts in flight.
+     */
     private final BlockingQueue<Runnable> events = new LinkedBlockingQueue<>();
-    private final Runnable wake = () -> events.add(() -> { });
+    /** True while a wakeup is queued and not yet run. Any thread. */
+    private final AtomicBoolean wakeQueued = new AtomicBoolean();
+    private final Runnable wake = this::queueWake;
     private final ArrayDeque<JobState> ready = new ArrayDeque<>();
     private final PriorityQueue<JobState> delayed = new PriorityQueue<>((a, b) -> Long.compare(a.dueNanos, b.dueNanos));
     /**
@@ -67,6 +79,10 @@ final class SchedulerRun {
     private final Map<WorkerHandle, int[]> inFlight = new IdentityHashMap<>();
     private final List<RunReport.FailedJob> failed = new ArrayList<>();
     private final Map<String, Integer> completedByWorker = new HashMap<>();
+    /** Writes answers and failures to the store, on a thread of its own; made with the first. */
+    private StoreWriter writer;
+    /** A stepped run writes on its own thread, within each step: see {@link #writeInline()}. */
+    private boolean inlineWrites;
     /** The run's clock, in {@link System#nanoTime()} units: the system's, or a test's. */
     private final LongSupplier clock;
     private final long startNanos;
@@ -133,10 +149,21 @@ final class SchedulerRun {
             return false;
         }
         long now = clock.getAsLong();
-        while ((advance(now) || !events.isEmpty()) && outstanding > 0) {
-            // Again at the same instant: an answer handled may free a slot for a ready job.
-        }
+        do {
+            while ((advance(now) || !events.isEmpty()) && outstanding > 0) {
+                // Again at the same instant: an answer handled may free a slot for a ready job.
+            }
+        } while (outstanding > 0 && writer != null && writer.writeQueuedHere());
         return outstanding > 0 && !giveUpWithoutWorkers(now);
+    }
+
+    /**
+     * Makes this run do its store writes on the stepping thread, at a fixed point of each
+     * {@link #step()}, rather than on a writer thread whose timing would decide the order of
+     * later steps. Before the run starts.
+     */
+    void writeInline() {
+        inlineWrites = true;
     }
 
     /** The jobs neither stored nor failed for good yet. */
@@ -189,6 +216,23 @@ final class SchedulerRun {
         expireDeadlines(now);
         releaseQuarantines(now);
         return dispatchReady() > 0 || outstanding == 0;
+    }
+
+    /**
+     * The source changed: wakes this run's thread, with one event for a whole burst of changes
+     * (thousands of workers registering at once). Any thread.
+     */
+    private void queueWake() {
+        if (wakeQueued.compareAndSet(false, true)) {
+            // Cleared before the loop goes on to a fresh snapshot: a change after the clear
+            // queues a new wakeup, one before it is in that snapshot.
+            events.add(() -> wakeQueued.set(false));
+        }
+    }
+
+    /** Events queued and not yet run; for tests. Any thread. */
+    int queuedEvents() {
+        return events.size();
     }
 
     private void runEvents() {
@@ -248,12 +292,16 @@ final class SchedulerRun {
         return Math.max(wait, 1);
     }
 
-    /** Dispatches ready jobs while some worker has a free slot. @return jobs dispatched */
+    /**
+     * Dispatches ready jobs while some worker has a free slot, unless the store is down or has
+     * too many answers waiting for it (they would only pile up). @return jobs dispatched
+     */
     private int dispatchReady() {
-        if (ready.isEmpty()) {
+        if (ready.isEmpty() || writer != null && !writer.accepting()) {
             return 0;
         }
         List<WorkerHandle> workers = source.snapshot();
+        gate.onWorkers(workers);
         int n = workers.size();
         if (n == 0) {
             return 0;
@@ -422,15 +470,133 @@ final class SchedulerRun {
     }
 
     private void onCompleted(JobState state, WorkerHandle worker, JobOutcome outcome) {
-        ResultStore.Receipt receipt = store.record(state.job, outcome, worker.id());
         quarantine.onSuccess(worker);
+        // The job is done once its answer is stored (onStored): the store may be slow, or down
+        // for a while, and the answer waits for it in the writer.
+        writer().submit(new StoreWriter.RecordWrite(state, worker, outcome));
+    }
+
+    /** A job's answer is stored: it is done. */
+    private void onStored(StoreWriter.RecordWrite write, ResultStore.Receipt receipt) {
+        JobState state = write.state();
+        WorkerHandle worker = write.worker();
         duplicates += receipt.duplicates();
         completed++;
         completedByWorker.merge(worker.id(), 1, Integer::sum);
         outstanding--;
         log.debug("worker={} job={} - completed ({} stored, {} duplicates)", worker.id(), state.job.id(),
                 receipt.stored(), receipt.duplicates());
-        listener.onCompleted(state.job, worker, outcome, receipt);
+        listener.onCompleted(state.job, worker, write.outcome(), receipt);
+    }
+
+    /**
+     * The store refused a write for what it holds. An answer it cannot keep is its job's own
+     * failure (another attempt would most likely give one like it); a failure it cannot keep is
+     * only logged, the job being failed already.
+     */
+    private void onRefused(StoreWriter.Write write, RecordRejectedException error) {
+        if (write instanceof StoreWriter.RecordWrite r) {
+            fail(r.state(), "the result store refused the answer of worker " + r.worker().id() + ": "
+                    + error.getMessage());
+            return;
+        }
+        outstanding--;
+        log.warn("job={} - failed, but the result store refused to record its failure: {}", write.state().job.id(),
+                error.getMessage());
+    }
+
+    /** The writer gave up on the store: the run stops, keeping what was stored. */
+    private void onStoreLost(Throwable error, Duration outage, int held, boolean permanent) {
+        String cause = error.getMessage() == null ? error.toString() : error.getMessage();
+        throw new StoreUnavailableException("the run stopped with " + outstanding + " jobs not done: "
+                + (permanent ? "writing to the result store failed in a way retrying cannot mend: " + cause
+                        : "the result store took no write for " + describe(outage) + " (the limit is "
+                        + describe(options.storeRetry().maxOutage()) + "); last error: " + cause)
+                + "; the " + completed + " jobs stored in this run are kept, the " + held + " answers and failures"
+                + " waiting for the store are not, and running the same jobs again resumes", error);
+    }
+
+    private static String describe(Duration d) {
+        return d.compareTo(Duration.ofSeconds(10)) < 0 ? d.toMillis() + " ms" : d.toSeconds() + " s";
+    }
+
+    /** The store's writer, started with the run's first write. */
+    private StoreWriter writer() {
+        if (writer == null) {
+            writer = new StoreWriter(store, options.storeRetry(), events::add, writerOutcomes(), inlineWrites);
+        }
+        return writer;
+    }
+
+    private StoreWriter.Outcomes writerOutcomes() {
+        return new StoreWriter.Outcomes() {
+            @Override
+            public void stored(StoreWriter.RecordWrite write, ResultStore.Receipt receipt) {
+                onStored(write, receipt);
+            }
+
+            @Override
+            public void failureStored(StoreWriter.FailureWrite write) {
+                outstanding--;
+            }
+
+            @Override
+            public void refused(StoreWriter.Write write, RecordRejectedException error) {
+                onRefused(write, error);
+            }
+
+            @Override
+            public void down(String error, int held) {
+                listener.onStoreDown(error, held);
+            }
+
+            @Override
+            public void back(Duration outage, int held) {
+                listener.onStoreBack(outage, held);
+            }
+
+            @Override
+            public void lost(Throwable error, Duration outage, int held, boolean permanent) {
+                onStoreLost(error, outage, held, permanent);
+            }
+        };
+    }
+
+    /**
+     * After {@link #execute()} returned: waits until the store has taken every write still
+     * waiting (failures recorded as the run gave up, say), running their events, and returns the
+     * report with what they changed.
+     *
+     * @throws StoreUnavailableException when the store stays down past its limit meanwhile
+     * @throws InterruptedException      when the thread is interrupted while waiting
+     */
+    RunReport finish(RunReport report) throws InterruptedException {
+        if (writer == null) {
+            return report;
+        }
+        writer.finish();
+        long poll = options.pollInterval().toNanos();
+        // The writer posts its last event before it stops working: once it is not working, every
+        // event of it is queued.
+        while (writer.working() || !events.isEmpty()) {
+            Runnable event = events.poll(poll, TimeUnit.NANOSECONDS);
+            if (event != null) {
+                event.run();
+            }
+        }
+        if (completed == report.completed() && duplicates == report.duplicates()
+                && failed.size() == report.failed().size()) {
+            return report;
+        }
+        return new RunReport(report.totalJobs(), report.skipped(), completed, failed, report.attempts(),
+                report.redeliveries(), duplicates, completedByWorker, report.elapsed(), report.quarantined());
+    }
+
+    /** Stops the store's writer, however the run ended; what still waits for the store is lost (logged). */
+    void abandon() {
+        if (writer != null) {
+            writer.abandon();
+        }
     }
 
     /** Sends the job again at once, to another worker when there is one, without spending an attempt. */
@@ -485,8 +651,8 @@ final class SchedulerRun {
 
     private void fail(JobState state, String reason) {
         failed.add(new RunReport.FailedJob(state.job.id(), reason, state.attempts));
-        store.recordFailure(state.job, reason, state.attempts);
-        outstanding--;
+        // Done once recorded, as an answer is once stored.
+        writer().submit(new StoreWriter.FailureWrite(state, reason, state.attempts));
         log.warn("job={} - failed after {} attempts: {}", state.job.id(), state.attempts, reason);
         listener.onFailed(state.job, reason, state.attempts);
     }

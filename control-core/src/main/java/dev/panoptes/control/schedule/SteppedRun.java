@@ -5,6 +5,10 @@ package dev.panoptes.control.schedule;
  * that is due at the run's clock (answers that arrived, deadlines, quarantines, dispatch) and
  * returns without waiting. Made by {@link Scheduler#start}.
  *
+ * <p>Its store writes happen within the step too, after the decisions (retried as
+ * {@link SchedulerOptions#storeRetry()} says, the step waiting meanwhile), so that what a step
+ * does never depends on when another thread gets round to something.
+ *
  * <p><b>Threads.</b> One thread at a time drives it; the workers' answers may arrive on any
  * thread and wait, queued, for the next step.
  */
@@ -45,6 +49,7 @@ public final class SteppedRun {
         if (!finished) {
             finished = true;
             run.end();
+            run.abandon();
         }
         return run.report();
     }

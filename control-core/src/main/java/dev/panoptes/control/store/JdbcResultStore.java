@@ -19,6 +19,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.HashMap;
@@ -46,16 +47,30 @@ import java.util.function.Consumer;
  * duplicate for the others, and the schema is prepared under a transaction-scoped advisory lock,
  * so that stores starting together do not race to create it.
  *
+ * <p><b>Failures.</b> A connection that broke (a server restarted, a backend terminated, a
+ * network cut) is replaced: after an operation fails, the next one checks the connection
+ * ({@link Connection#isValid}) and opens a new one when it is closed or unusable, so a caller
+ * retrying a write (as the scheduler does) gets through once the database is back. Writes may be
+ * repeated safely: a record already there is kept and counted a duplicate, except that a write
+ * whose commit failed midway (its outcome unknown) and is repeated does not count its own
+ * records, had they been committed after all, as duplicates; a grade likewise. A write the
+ * database refuses for its data (a value it cannot hold, such as a NUL character in PostgreSQL
+ * text, or a record that cannot be scored) throws {@link RecordRejectedException}: repeating it
+ * cannot help. On PostgreSQL a statement that gets no answer for {@value #SOCKET_TIMEOUT_S} s
+ * (unless the URL sets {@code socketTimeout}) fails, so that a server that vanished without a
+ * word is noticed.
+ *
  * <p>Credentials are never printed: {@link #toString()} and every error message name the
  * database without its password.
  *
- * <p>Thread-safe: operations are serialised on the one connection.
+ * <p>Thread-safe: operations are serialised on one connection at a time.
  */
 public final class JdbcResultStore implements ResultStore {
     private static final Logger log = LoggerFactory.getLogger(JdbcResultStore.class);
     /** The schema version this code writes and reads. */
     public static final int SCHEMA_VERSION = StoreSchema.VERSION;
-    private static final int BUSY_TIMEOUT_MS = 30_000;
+    /** How long a SQLite writer waits for another one (another process on the file) by default. */
+    static final Duration DEFAULT_BUSY_TIMEOUT = Duration.ofSeconds(30);
     /**
      * The PostgreSQL advisory lock (transaction-scoped) under which the schema is created or
      * upgraded: any fixed 64-bit number that other applications are unlikely to use
@@ -64,6 +79,13 @@ public final class JdbcResultStore implements ResultStore {
     static final long SCHEMA_LOCK_KEY = 0x70616e6f70746573L;
     /** How long opening a PostgreSQL connection may take, unless the URL says otherwise. */
     private static final int CONNECT_TIMEOUT_S = 10;
+    /** How long a PostgreSQL statement may wait for the server, unless the URL says otherwise. */
+    static final int SOCKET_TIMEOUT_S = 120;
+    /** How long checking a connection that failed may take. */
+    private static final int VALIDATION_TIMEOUT_S = 5;
+    private static final String HINT_FILE = "is the JDBC driver on the class path and the path writable?";
+    private static final String HINT_SERVER =
+            "is the server running and reachable, and are the database, user and password right?";
 
     private static final String INSERT_RECORD = "INSERT INTO panoptes_records (job_id, vignette_id, response, model, "
             + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, "
@@ -79,7 +101,25 @@ public final class JdbcResultStore implements ResultStore {
     private final String description;
     /** The password, only to scrub it out of messages; null when there is none. */
     private final String secret;
-    private final Connection connection;
+    /** Opens a connection, at first and whenever one broke. */
+    private final Connector connector;
+    /** What to check when the database cannot be reached, for messages. */
+    private final String hint;
+    private final int busyTimeoutMs;
+    /** Null after a replacement failed; guarded by {@code this}. */
+    private Connection connection;
+    /** The last operation failed: check the connection before the next; guarded by {@code this}. */
+    private boolean suspect;
+    /** Guarded by {@code this}. */
+    private boolean sqlite;
+    /**
+     * Jobs whose records' commit failed midway, with the fingerprints (worker, time) of the rows
+     * it wrote: a later write of the job that finds such a row counts it stored, not duplicate.
+     * Guarded by {@code this}.
+     */
+    private final Map<String, List<InDoubt>> recordsInDoubt = new HashMap<>();
+    /** Grades (job id, NUL, vignette id) whose commit failed midway; guarded by {@code this}. */
+    private final Set<String> gradesInDoubt = new HashSet<>();
     private final Clock clock;
     /** Prepared once (sqlite-jdbc compiles SQL on every prepare); guarded by {@code this}. */
     private PreparedStatement insertRecord;
@@ -92,11 +132,24 @@ public final class JdbcResultStore implements ResultStore {
     /** Guarded by {@code this}. */
     private boolean closed;
 
-    private JdbcResultStore(String description, String secret, Connection connection, Clock clock) {
+    private JdbcResultStore(String description, String secret, Connector connector, String hint, int busyTimeoutMs,
+                            Clock clock) {
         this.description = description;
         this.secret = secret == null || secret.isEmpty() ? null : secret;
-        this.connection = connection;
+        this.connector = connector;
+        this.hint = hint;
+        this.busyTimeoutMs = busyTimeoutMs;
         this.clock = clock;
+    }
+
+    /** Opens a JDBC connection. */
+    @FunctionalInterface
+    interface Connector {
+        Connection connect() throws SQLException;
+    }
+
+    /** The row a write whose commit failed midway may have left: by whom and when. */
+    private record InDoubt(String workerId, long storedAt) {
     }
 
     /**
@@ -106,7 +159,25 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the file cannot be opened or holds a newer schema
      */
     public static JdbcResultStore openSqlite(Path file) {
-        return open("jdbc:sqlite:" + file.toAbsolutePath(), Clock.systemUTC());
+        return openSqlite(file, DEFAULT_BUSY_TIMEOUT);
+    }
+
+    /**
+     * Opens a SQLite database file as {@link #openSqlite(Path)} does, with another busy timeout:
+     * how long a write waits while another connection (another process) holds the file's write
+     * lock before it fails (and, under a scheduler, is retried).
+     *
+     * @throws IllegalArgumentException when the timeout is negative or above {@link Integer#MAX_VALUE} ms
+     * @throws StoreException when the file cannot be opened or holds a newer schema
+     */
+    public static JdbcResultStore openSqlite(Path file, Duration busyTimeout) {
+        if (busyTimeout.isNegative() || busyTimeout.toMillis() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("the SQLite busy timeout must be 0 to " + Integer.MAX_VALUE
+                    + " ms, got " + busyTimeout);
+        }
+        String url = "jdbc:sqlite:" + file.toAbsolutePath();
+        return open(() -> DriverManager.getConnection(url), redactUrl(url), null, HINT_FILE,
+                (int) busyTimeout.toMillis(), Clock.systemUTC());
     }
 
     /**
@@ -115,8 +186,7 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the database cannot be opened or holds a newer schema
      */
     public static JdbcResultStore open(String jdbcUrl, Clock clock) {
-        return open(jdbcUrl, new Properties(), null, clock,
-                "is the JDBC driver on the class path and the path writable?");
+        return open(jdbcUrl, new Properties(), null, clock, HINT_FILE);
     }
 
     /**
@@ -150,36 +220,63 @@ public final class JdbcResultStore implements ResultStore {
             // A server that vanishes is noticed, rather than a statement waiting forever.
             properties.setProperty("tcpKeepAlive", "true");
         }
+        if (!jdbcUrl.contains("socketTimeout=")) {
+            // Keepalives take hours by default: a statement waits no longer than this for an answer.
+            properties.setProperty("socketTimeout", Integer.toString(SOCKET_TIMEOUT_S));
+        }
         if (!jdbcUrl.contains("ApplicationName=")) {
             properties.setProperty("ApplicationName", "panoptes");
         }
-        return open(jdbcUrl, properties, password, Clock.systemUTC(),
-                "is the server running and reachable, and are the database, user and password right?");
+        return open(jdbcUrl, properties, password, Clock.systemUTC(), HINT_SERVER);
     }
 
     private static JdbcResultStore open(String jdbcUrl, Properties properties, String secret, Clock clock,
                                         String hint) {
         String description = redactUrl(jdbcUrl) + (properties.getProperty("user") == null ? ""
                 : " as user " + properties.getProperty("user"));
-        Connection connection;
+        return open(() -> DriverManager.getConnection(jdbcUrl, properties), description, secret, hint,
+                (int) DEFAULT_BUSY_TIMEOUT.toMillis(), clock);
+    }
+
+    /**
+     * Opens a store whose connections come from {@code connector}, at first and whenever one
+     * broke; for tests that need a connection that fails in a given way.
+     */
+    static JdbcResultStore open(Connector connector, String description, String secret, String hint,
+                                int busyTimeoutMs, Clock clock) {
+        JdbcResultStore store = new JdbcResultStore(description, secret, connector, hint, busyTimeoutMs, clock);
         try {
-            connection = DriverManager.getConnection(jdbcUrl, properties);
+            store.connect();
         } catch (SQLException e) {
             throw new StoreException(scrub("cannot open result database " + description + ": " + e.getMessage()
                     + " (" + hint + ")", secret), e);
-        }
-        JdbcResultStore store = new JdbcResultStore(description, secret, connection, clock);
-        try {
-            store.prepare();
-        } catch (SQLException | RuntimeException e) {
+        } catch (RuntimeException e) {
             store.close();
+            throw e;
+        }
+        return store;
+    }
+
+    /**
+     * Opens a connection and prepares it (the schema, the statements), replacing the one before.
+     *
+     * @throws SQLException when the database cannot be reached
+     * @throws StoreException when it cannot be prepared (the connection is closed again)
+     */
+    private synchronized void connect() throws SQLException {
+        Connection fresh = connector.connect();
+        connection = fresh;
+        try {
+            prepare();
+        } catch (SQLException | RuntimeException e) {
+            connection = null;
+            closeQuietly(fresh);
             if (e instanceof StoreException se) {
                 throw se;
             }
-            throw new StoreException(store.scrub("cannot prepare result database " + description + ": "
+            throw new StoreException(scrub("cannot prepare result database " + description + ": "
                     + e.getMessage()), e);
         }
-        return store;
     }
 
     /** The URL with the value of any {@code password=} parameter replaced by {@code ***}. */
@@ -198,11 +295,11 @@ public final class JdbcResultStore implements ResultStore {
 
     private void prepare() throws SQLException {
         String product = connection.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT);
-        boolean sqlite = product.contains("sqlite");
+        sqlite = product.contains("sqlite");
         boolean postgres = product.contains("postgresql");
         try (Statement s = connection.createStatement()) {
             if (sqlite) {
-                s.execute("PRAGMA busy_timeout = " + BUSY_TIMEOUT_MS);
+                s.execute("PRAGMA busy_timeout = " + busyTimeoutMs);
                 s.execute("PRAGMA journal_mode = WAL");
                 s.execute("PRAGMA synchronous = NORMAL");
             }
@@ -251,10 +348,13 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     private synchronized Receipt store(Job job, JobOutcome outcome, String workerId) {
-        checkOpen();
+        ready();
         long now = clock.millis();
         PreparedStatement insert = insertRecord;
         Map<String, Vignette> vignettes = job == null ? Map.of() : vignettesById(job);
+        String jobId = outcome.jobId().value();
+        List<InDoubt> doubts = recordsInDoubt.get(jobId);
+        boolean committing = false;
         try {
             int stored = 0;
             int dup = 0;
@@ -280,23 +380,64 @@ public final class JdbcResultStore implements ResultStore {
                 insert.setString(17, score == null ? null : score.scorer());
                 RecordRows.setDouble(insert, 18, score == null ? null : score.score());
                 insert.setString(19, score == null ? null : score.explanation());
-                if (insert.executeUpdate() == 1) {
+                if (insert.executeUpdate() == 1 || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts)) {
                     stored++;
                 } else {
                     dup++;
                 }
             }
-            clearFailure.setString(1, outcome.jobId().value());
+            clearFailure.setString(1, jobId);
             clearFailure.executeUpdate();
+            committing = true;
             connection.commit();
+            recordsInDoubt.remove(jobId);
             duplicates += dup;
             return new Receipt(stored, dup);
         } catch (SQLException | RuntimeException e) {
             SQLException cause = e instanceof SQLException se ? se : new SQLException(e.toString(), e);
             rollbackQuietly(cause);
-            throw new StoreException(scrub("cannot store the outcome of job " + outcome.jobId() + " from worker "
-                    + workerId + " in " + description + ": " + e.getMessage()), e);
+            if (committing) {
+                // The server may have committed before the connection failed: a repeat of this
+                // write must not count these rows, if they are there, as another delivery's.
+                recordsInDoubt.computeIfAbsent(jobId, k -> new ArrayList<>(1)).add(new InDoubt(workerId, now));
+            }
+            String message = scrub("cannot store the outcome of job " + outcome.jobId() + " from worker " + workerId
+                    + " in " + description + ": " + e.getMessage());
+            if (refusesTheData(e)) {
+                throw new RecordRejectedException(message, e);
+            }
+            throw new StoreException(message, e);
         }
+    }
+
+    /** True when the stored record of this vignette is the one a write in doubt left. */
+    private boolean leftByDoubt(String jobId, String vignetteId, List<InDoubt> doubts) throws SQLException {
+        try (PreparedStatement q = connection.prepareStatement(
+                "SELECT worker_id, stored_at FROM panoptes_records WHERE job_id = ? AND vignette_id = ?")) {
+            q.setString(1, jobId);
+            q.setString(2, vignetteId);
+            try (ResultSet rs = q.executeQuery()) {
+                return rs.next() && doubts.contains(new InDoubt(rs.getString(1), rs.getLong(2)));
+            }
+        }
+    }
+
+    /**
+     * True when a failed write failed for its data, so that writing it again cannot help: a
+     * value the database cannot hold or a constraint it breaks (SQLSTATE classes 22 and 23;
+     * SQLite's TOOBIG, CONSTRAINT and MISMATCH), or an exception of this store's own code while
+     * preparing the rows (scoring them, say). Not: the database unreachable, busy, full or closed.
+     */
+    private boolean refusesTheData(Exception e) {
+        if (!(e instanceof SQLException se)) {
+            return true;
+        }
+        String state = se.getSQLState();
+        if (state != null && (state.startsWith("22") || state.startsWith("23"))) {
+            return true;
+        }
+        int code = se.getErrorCode() & 0xff;
+        return sqlite && (code == 18 || code == 19 || code == 20);
     }
 
     /**
@@ -335,9 +476,16 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot write
      */
     public synchronized boolean recordGrade(JobId jobId, String vignetteId, ScoreEntry grade) {
+        String key = jobId.value() + '\u0000' + vignetteId;
         boolean[] stored = {false};
-        write("store the grade of " + jobId + "/" + vignetteId,
-                () -> stored[0] = RecordRows.grade(connection, jobId, vignetteId, grade));
+        boolean committed = write("store the grade of " + jobId + "/" + vignetteId, () -> {
+            stored[0] = RecordRows.grade(connection, jobId, vignetteId, grade)
+                    // This very grade, committed after all by a write whose commit failed midway.
+                    || gradesInDoubt.contains(key) && grade.equals(RecordRows.score(connection, jobId, vignetteId));
+        }, () -> gradesInDoubt.add(key));
+        if (committed) {
+            gradesInDoubt.remove(key);
+        }
         return stored[0];
     }
 
@@ -367,7 +515,7 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     private synchronized void upsertFailure(JobId jobId, String reason, int attempts, String runId, String model) {
-        checkOpen();
+        ready();
         try (PreparedStatement upsert = connection.prepareStatement(UPSERT_FAILURE)) {
             upsert.setString(1, jobId.value());
             upsert.setString(2, reason);
@@ -379,14 +527,18 @@ public final class JdbcResultStore implements ResultStore {
             connection.commit();
         } catch (SQLException e) {
             rollbackQuietly(e);
-            throw new StoreException(scrub("cannot record the failure of job " + jobId + " in " + description + ": "
-                    + e.getMessage()), e);
+            String message = scrub("cannot record the failure of job " + jobId + " in " + description + ": "
+                    + e.getMessage());
+            if (refusesTheData(e)) {
+                throw new RecordRejectedException(message, e);
+            }
+            throw new StoreException(message, e);
         }
     }
 
     @Override
     public synchronized Set<String> storedVignetteIds(JobId jobId) {
-        checkOpen();
+        ready();
         Set<String> ids = new HashSet<>();
         try (PreparedStatement q = connection.prepareStatement(
                 "SELECT vignette_id FROM panoptes_records WHERE job_id = ?")) {
@@ -409,7 +561,7 @@ public final class JdbcResultStore implements ResultStore {
      */
     @Override
     public synchronized Set<JobId> completedAmong(Collection<Job> jobs) {
-        checkOpen();
+        ready();
         Map<String, Integer> counts = new HashMap<>();
         try (Statement s = connection.createStatement();
              ResultSet rs = s.executeQuery("SELECT job_id, COUNT(*) FROM panoptes_records GROUP BY job_id")) {
@@ -432,7 +584,7 @@ public final class JdbcResultStore implements ResultStore {
 
     @Override
     public synchronized long recordCount() {
-        checkOpen();
+        ready();
         try (Statement s = connection.createStatement();
              ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM panoptes_records")) {
             rs.next();
@@ -461,7 +613,7 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot read
      */
     public synchronized void forEachRecord(String runId, Consumer<StoredRecord> action) {
-        checkOpen();
+        ready();
         try (PreparedStatement q = connection.prepareStatement(RecordRows.SELECT
                 + (runId == null ? "" : " WHERE run_id = ?") + " ORDER BY stored_at, job_id, vignette_id")) {
             if (runId != null) {
@@ -515,13 +667,33 @@ public final class JdbcResultStore implements ResultStore {
 
     /** Work in one transaction, committed; on failure rolled back and reported as what it was for. */
     private void write(String what, SqlWork work) {
-        checkOpen();
+        write(what, work, () -> { });
+    }
+
+    /**
+     * Work in one transaction, committed; on failure rolled back and reported as what it was for.
+     *
+     * @param inDoubt run when the commit itself failed, so that the work may have been committed
+     * @return true (it throws otherwise)
+     */
+    private boolean write(String what, SqlWork work, Runnable inDoubt) {
+        ready();
+        boolean committing = false;
         try {
             work.run();
+            committing = true;
             connection.commit();
+            return true;
         } catch (SQLException e) {
             rollbackQuietly(e);
-            throw new StoreException(scrub("cannot " + what + " in " + description + ": " + e.getMessage()), e);
+            if (committing) {
+                inDoubt.run();
+            }
+            String message = scrub("cannot " + what + " in " + description + ": " + e.getMessage());
+            if (refusesTheData(e)) {
+                throw new RecordRejectedException(message, e);
+            }
+            throw new StoreException(message, e);
         } catch (RuntimeException e) {
             // Whatever the work did so far must not be committed by the next operation.
             rollbackQuietly(e);
@@ -530,7 +702,7 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     private <T> T read(String what, SqlQuery<T> query) {
-        checkOpen();
+        ready();
         try {
             T result = query.get();
             connection.commit();
@@ -552,7 +724,7 @@ public final class JdbcResultStore implements ResultStore {
 
     @Override
     public synchronized void forEachFailure(Consumer<JobFailure> action) {
-        checkOpen();
+        ready();
         try (Statement s = connection.createStatement();
              ResultSet rs = s.executeQuery("SELECT job_id, reason, attempts, failed_at, run_id, run_model "
                      + "FROM panoptes_failures ORDER BY job_id")) {
@@ -572,6 +744,9 @@ public final class JdbcResultStore implements ResultStore {
             return;
         }
         closed = true;
+        if (connection == null) {
+            return;
+        }
         try {
             // Closing the connection closes its statements too.
             connection.close();
@@ -591,12 +766,60 @@ public final class JdbcResultStore implements ResultStore {
         }
     }
 
+    /**
+     * Checks that the store is open and, after a failure, that its connection still works,
+     * replacing it when it does not (closed, or failing {@link Connection#isValid}).
+     *
+     * @throws IllegalStateException when the store is closed
+     * @throws StoreException when a new connection cannot be had (the next operation tries again)
+     */
+    private void ready() {
+        checkOpen();
+        if (!suspect && connection != null) {
+            return;
+        }
+        if (connection != null && usable(connection)) {
+            suspect = false;
+            return;
+        }
+        log.info("the connection to result database {} is broken; opening a new one", description);
+        if (connection != null) {
+            closeQuietly(connection);
+            connection = null;
+        }
+        try {
+            connect();
+        } catch (SQLException | StoreException e) {
+            throw new StoreException(scrub("cannot reconnect to result database " + description + ": "
+                    + e.getMessage() + " (" + hint + ")"), e);
+        }
+        suspect = false;
+        log.info("reconnected to result database {}", description);
+    }
+
+    private static boolean usable(Connection c) {
+        try {
+            return !c.isClosed() && c.isValid(VALIDATION_TIMEOUT_S);
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    private static void closeQuietly(Connection c) {
+        try {
+            c.close();
+        } catch (SQLException e) {
+            // It is being replaced because it failed; how it fails to close adds nothing.
+        }
+    }
+
     private StoreException readFailure(String what, SQLException e) {
         rollbackQuietly(e);
         return new StoreException(scrub("cannot read " + what + " from " + description + ": " + e.getMessage()), e);
     }
 
     private void rollbackQuietly(Exception cause) {
+        suspect = true;
         try {
             connection.rollback();
         } catch (SQLException e) {

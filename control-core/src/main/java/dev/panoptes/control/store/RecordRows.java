@@ -59,6 +59,23 @@ final class RecordRows {
         }
     }
 
+    /** The score of a stored answer (null when it has none, or is not there). */
+    static ScoreEntry score(Connection c, JobId jobId, String vignetteId) throws SQLException {
+        try (PreparedStatement q = c.prepareStatement("SELECT scorer, score, explanation FROM panoptes_records "
+                + "WHERE job_id = ? AND vignette_id = ?")) {
+            q.setString(1, jobId.value());
+            q.setString(2, vignetteId);
+            try (ResultSet rs = q.executeQuery()) {
+                if (!rs.next() || rs.getString(1) == null) {
+                    return null;
+                }
+                double score = rs.getDouble(2);
+                Double scoreOrNull = rs.wasNull() ? null : score;
+                return new ScoreEntry(rs.getString(1), scoreOrNull, rs.getString(3));
+            }
+        }
+    }
+
     /** Replaces the score of each record with what {@code scorer} gives it (null clears it). */
     static void rescore(Connection c, List<StoredRecord> records, Function<StoredRecord, ScoreEntry> scorer)
             throws SQLException {

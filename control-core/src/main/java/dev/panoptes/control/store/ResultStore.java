@@ -14,6 +14,11 @@ import java.util.function.Consumer;
  * is stored, and any later one is counted as a duplicate and changes nothing, so that a job
  * delivered twice (at-least-once) is stored once.
  *
+ * <p>A write that failed with a {@link StoreException} may be repeated, and a scheduler does
+ * repeat it until the store takes it: the store then keeps what it has, and should not count as
+ * duplicates the records of an earlier attempt of the same write that it committed after all
+ * (see {@link JdbcResultStore}). A {@link RecordRejectedException} says that repeating cannot help.
+ *
  * <p>Implementations are thread-safe.
  */
 public interface ResultStore extends AutoCloseable {
@@ -23,7 +28,8 @@ public interface ResultStore extends AutoCloseable {
      *
      * @param workerId the worker that produced it, kept with each record
      * @return how many records were new and how many were duplicates
-     * @throws StoreException when the store cannot write
+     * @throws RecordRejectedException when the store refuses these records for what they hold
+     * @throws StoreException when the store cannot write now
      */
     Receipt record(JobOutcome outcome, String workerId);
 
@@ -32,7 +38,8 @@ public interface ResultStore extends AutoCloseable {
      * the job knows about it (its run, model, epoch, prompt, expected answer and metadata) where
      * the store has room for it. The scheduler calls this one.
      *
-     * @throws StoreException when the store cannot write
+     * @throws RecordRejectedException when the store refuses these records for what they hold
+     * @throws StoreException when the store cannot write now
      */
     default Receipt record(Job job, JobOutcome outcome, String workerId) {
         return record(outcome, workerId);

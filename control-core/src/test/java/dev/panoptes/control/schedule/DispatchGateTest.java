@@ -54,6 +54,8 @@ class DispatchGateTest {
         assertThat(gate.acquired).isEqualTo(40);
         assertThat(gate.released).isEqualTo(40);
         assertThat(gate.succeeded).isEqualTo(40);
+        assertThat(gate.lastWorkers).as("the gate is shown the workers it governs")
+                .extracting(WorkerHandle::id).containsExactlyInAnyOrder("w1", "w2", "w3");
     }
 
     /** Allows {@code limit} in flight; counts what the scheduler did. Scheduler thread only. */
@@ -63,9 +65,15 @@ class DispatchGateTest {
         int acquired;
         int released;
         int succeeded;
+        List<WorkerHandle> lastWorkers = List.of();
 
         CountingGate(int limit) {
             this.limit = limit;
+        }
+
+        @Override
+        public void onWorkers(List<WorkerHandle> workers) {
+            lastWorkers = workers;
         }
 
         @Override

@@ -96,11 +96,53 @@ class QuarantineTest {
         assertThat(quarantine.anyQuarantined()).isTrue();
     }
 
+    @Test
+    void aWorkerThatReconnectsIsStillQuarantinedAndStillOnProbationAfterwards() {
+        WorkerHandle first = worker("gpu-07", 4, "http://gpu-07:8000/v1");
+        for (int i = 0; i < 3; i++) {
+            quarantine.strike(first, "404", 0);
+        }
+        WorkerHandle reconnected = worker("gpu-07", 4, "http://gpu-07:8000/v1");
+        WorkerHandle otherApi = worker("gpu-07", 4, "http://gpu-08:8000/v1");
+
+        assertThat(quarantine.isQuarantined(reconnected)).as("a new handle of the same worker").isTrue();
+        assertThat(quarantine.slotLimit(reconnected)).isZero();
+        assertThat(quarantine.isQuarantined(otherApi)).as("the same id behind another model API").isFalse();
+        assertThat(quarantine.slotLimit(otherApi)).isEqualTo(4);
+
+        // The listener hears of the end with the handle it heard of the start with.
+        assertThat(quarantine.releaseDue(30 * SECOND)).containsExactly(first);
+        assertThat(quarantine.slotLimit(reconnected)).as("on probation").isEqualTo(1);
+        Quarantine.Verdict again = quarantine.strike(reconnected, "404", 31 * SECOND);
+        assertThat(again.quarantined()).as("one strike on probation, whichever connection").isTrue();
+        assertThat(again.duration()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(quarantine.report()).containsExactly(new RunReport.Quarantined("gpu-07", 2, "404"));
+    }
+
+    @Test
+    void aJobThatFailedOnAWorkerStillCountsItAsTriedAfterItReconnects() {
+        JobState state = new JobState(dev.panoptes.control.TestJobs.job("j", "p"));
+        state.failedOn.add(worker("w1", 1, "http://api/v1"));
+
+        assertThat(state.failedOn.contains(worker("w1", 1, "http://api/v1"))).isTrue();
+        assertThat(state.failedOn.contains(worker("w1", 1, "http://other/v1"))).isFalse();
+        assertThat(state.failedOn.contains(worker("w2", 1, "http://api/v1"))).isFalse();
+    }
+
     private static WorkerHandle worker(String id, int capacity) {
+        return worker(id, capacity, null);
+    }
+
+    private static WorkerHandle worker(String id, int capacity, String endpoint) {
         return new WorkerHandle() {
             @Override
             public String id() {
                 return id;
+            }
+
+            @Override
+            public String endpoint() {
+                return endpoint;
             }
 
             @Override

@@ -302,6 +302,34 @@ class SchedulerTest {
     }
 
     @Test
+    void aQuarantinedWorkerThatReconnectsGetsNoJobsUntilItsQuarantineEnds() throws Exception {
+        AtomicInteger callsAfterReconnect = new AtomicInteger();
+        pool.start("bad", 1, job -> {
+            throw new WorkerFaultException("the model API answered HTTP 401: invalid API key");
+        });
+        pool.start("good", 1, TestJobs.echoRunner());
+        SchedulerOptions options = fast.withQuarantine(2, Duration.ofMinutes(1), Duration.ofMinutes(1))
+                .withListener(new ProgressListener() {
+                    @Override
+                    public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration d) {
+                        // It drops its connection and registers again at once, as a new handle.
+                        pool.remove(worker);
+                        ((dev.panoptes.control.local.LocalWorker) worker).close();
+                        pool.start("bad", 1, job -> {
+                            callsAfterReconnect.incrementAndGet();
+                            return TestJobs.echo(job);
+                        });
+                    }
+                });
+
+        RunReport report = new Scheduler(pool, store, options).run(TestJobs.jobs("j", 30));
+
+        assertThat(report.allCompleted()).isTrue();
+        assertThat(callsAfterReconnect.get()).as("jobs given to the reconnected, still quarantined worker").isZero();
+        assertThat(report.completedByWorker()).containsOnlyKeys("good");
+    }
+
+    @Test
     void aRunWhoseEveryWorkerIsQuarantinedWaitsForAUsableOneInsteadOfFailingJobs() throws Exception {
         pool.start("bad", 1, job -> {
             throw new WorkerFaultException("cannot connect to the model API at 10.0.0.7:8000 (Connection refused)");
@@ -544,6 +572,64 @@ class SchedulerTest {
         List<String> failures = new ArrayList<>();
         store.forEachFailure(f -> failures.add(f.jobId().value()));
         assertThat(failures).isEmpty();
+    }
+
+    @Test
+    void aBurstOfWorkerChangesQueuesOneWakeupForTheRun() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        pool.start("a", 1, job -> {
+            release.await();
+            return TestJobs.echo(job);
+        });
+        NotifyingSource source = new NotifyingSource(pool);
+        AtomicInteger queuedAfterBurst = new AtomicInteger(-1);
+        SchedulerRun[] run = new SchedulerRun[1];
+        SchedulerOptions options = fast.withListener(new ProgressListener() {
+            @Override
+            public void onDispatched(Job job, WorkerHandle worker, int attempt) {
+                // On the run's own thread, so nothing is taken off the queue meanwhile.
+                for (int i = 0; i < 10_000; i++) {
+                    source.changed();
+                }
+                queuedAfterBurst.set(run[0].queuedEvents());
+                release.countDown();
+            }
+        });
+        run[0] = new SchedulerRun(source, store, options, TestJobs.jobs("j", 1), System::nanoTime);
+
+        RunReport report = run[0].execute();
+
+        assertThat(report.completed()).isEqualTo(1);
+        assertThat(queuedAfterBurst.get()).as("events queued by 10,000 source changes").isEqualTo(1);
+    }
+
+    /** A source whose change listeners the test calls. */
+    private static final class NotifyingSource implements dev.panoptes.control.WorkerSource {
+        private final dev.panoptes.control.WorkerSource inner;
+        private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+
+        NotifyingSource(dev.panoptes.control.WorkerSource inner) {
+            this.inner = inner;
+        }
+
+        void changed() {
+            listeners.forEach(Runnable::run);
+        }
+
+        @Override
+        public List<WorkerHandle> snapshot() {
+            return inner.snapshot();
+        }
+
+        @Override
+        public void addListener(Runnable onChange) {
+            listeners.add(onChange);
+        }
+
+        @Override
+        public void removeListener(Runnable onChange) {
+            listeners.remove(onChange);
+        }
     }
 
     /** Wraps a source to record the most jobs ever outstanding on one worker at once. */

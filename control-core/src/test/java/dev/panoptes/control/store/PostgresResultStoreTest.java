@@ -289,6 +289,36 @@ class PostgresResultStoreTest {
     }
 
     @Test
+    void aTextThePostgresCannotHoldIsRefusedForItsDataNotTakenForAnOutage() {
+        Job nul = TestJobs.job("nul", "a");
+        Job ok = TestJobs.job("ok", "a");
+        try (JdbcResultStore store = db.open()) {
+            assertThatThrownBy(() -> store.record(new JobOutcome(nul.id(),
+                    List.of(new ResponseRecord("v0", "an answer with a \u0000 in it"))), "w1"))
+                    .isInstanceOf(RecordRejectedException.class)
+                    .hasMessageContaining("cannot store the outcome of job nul from worker w1");
+
+            assertThat(store.record(TestJobs.echo(ok), "w1")).isEqualTo(new ResultStore.Receipt(1, 0));
+        }
+    }
+
+    @Test
+    void aTerminatedBackendIsReplacedAndTheRepeatedWriteGoesThrough() throws Exception {
+        Job first = TestJobs.job("j1", "a");
+        Job second = TestJobs.job("j2", "a", "b");
+        try (JdbcResultStore store = db.open()) {
+            store.record(TestJobs.echo(first), "w1");
+            assertThat(db.terminateStores()).isEqualTo(1);
+
+            assertThatThrownBy(() -> store.record(TestJobs.echo(second), "w1")).isInstanceOf(StoreException.class)
+                    .isNotInstanceOf(RecordRejectedException.class);
+            assertThat(store.record(TestJobs.echo(second), "w1")).isEqualTo(new ResultStore.Receipt(2, 0));
+            assertThat(store.recordCount()).isEqualTo(3);
+            assertThat(store.duplicateCount()).isZero();
+        }
+    }
+
+    @Test
     void thePasswordIsNeverPrintedNotInToStringNorInAnyError() {
         String wrong = "not-the-password-4f1c";
         assertThatThrownBy(() -> JdbcResultStore.openPostgres(db.url(), db.user(), wrong))

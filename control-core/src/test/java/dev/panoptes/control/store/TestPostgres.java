@@ -70,6 +70,41 @@ public final class TestPostgres {
             }
         }
 
+        /**
+         * Terminates the server backends of every store on this database ({@code pg_terminate_backend}
+         * on the connections named {@code panoptes}), as an administrator or a server restart would,
+         * and waits until they are gone.
+         *
+         * @return how many were terminated
+         */
+        public int terminateStores() throws SQLException {
+            String mine = "datname = '" + name + "' AND application_name = 'panoptes' AND pid <> pg_backend_pid()";
+            int terminated = 0;
+            try (Connection c = connect(); Statement s = c.createStatement()) {
+                try (java.sql.ResultSet rs = s.executeQuery(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE " + mine)) {
+                    while (rs.next()) {
+                        terminated += rs.getBoolean(1) ? 1 : 0;
+                    }
+                }
+                // pg_terminate_backend only signals: the backend leaves a moment later.
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (true) {
+                    try (java.sql.ResultSet rs = s.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE " + mine)) {
+                        rs.next();
+                        if (rs.getInt(1) == 0) {
+                            return terminated;
+                        }
+                    }
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new IllegalStateException("the backends of " + name + " were still there 10 s after"
+                                + " pg_terminate_backend");
+                    }
+                    Thread.onSpinWait();
+                }
+            }
+        }
+
         @Override
         public String toString() {
             return "Database[" + url + " as " + user + "]";

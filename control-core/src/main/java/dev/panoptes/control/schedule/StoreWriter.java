@@ -1,0 +1,402 @@
+package dev.panoptes.control.schedule;
+
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.WorkerHandle;
+import dev.panoptes.control.store.RecordRejectedException;
+import dev.panoptes.control.store.ResultStore;
+import dev.panoptes.control.store.StoreException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * Writes one run's answers and final failures to its {@link ResultStore}, in the order they were
+ * decided, on a thread of its own ({@code result-store}), so that the scheduler never waits for
+ * the store and a store that fails for a while costs no answer.
+ *
+ * <p>A write that fails with a {@link StoreException} is tried again, after a backoff that
+ * doubles up to a cap ({@link SchedulerOptions.StoreRetry}), and the writes behind it wait: the
+ * store is <em>down</em> from its first failure to its next success, which is logged once each
+ * way. While it is down, or while {@link SchedulerOptions.StoreRetry#maxHeld()} writes wait,
+ * {@link #accepting} says no, so that the run sends no new job. When the store has taken no write
+ * for {@link SchedulerOptions.StoreRetry#maxOutage()}, or fails with anything but a
+ * {@link StoreException} (a closed store, a bug), the writer gives up and tells the run, which
+ * stops. A {@link RecordRejectedException} is not an outage: it is the job's own failure.
+ *
+ * <p>Threads: {@link #submit}, {@link #accepting}, {@link #finish}, {@link #working} and
+ * {@link #abandon} are called on the scheduler's thread; the writes run on the writer's thread;
+ * what became of each write reaches the scheduler's thread as an event, through {@code post},
+ * in the order of the writes: at most one event per batch of writes, plus one per change between
+ * down and up, so no more than two per write waiting.
+ */
+final class StoreWriter {
+    private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);
+    /** Writes taken at once: their results reach the scheduler in one event. */
+    private static final int BATCH = 256;
+    private static final int SPINS = 50;
+    /** How long {@link #abandon} lets a store that works store what waits. */
+    private static final long ABANDON_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    /** What the scheduler hears of the writes; every method is called on its thread. */
+    interface Outcomes {
+        /** The answer is stored. */
+        void stored(RecordWrite write, ResultStore.Receipt receipt);
+
+        /** The final failure is recorded. */
+        void failureStored(FailureWrite write);
+
+        /** The store refused the write for what it holds: writing it again cannot help. */
+        void refused(Write write, RecordRejectedException error);
+
+        /** The store failed a write and is down: {@code held} writes wait. */
+        void down(String error, int held);
+
+        /** The store took a write again after {@code outage}; {@code held} writes still wait. */
+        void back(Duration outage, int held);
+
+        /**
+         * The writer gave up: the store failed every write for {@code outage} (or, when
+         * {@code permanent}, failed in a way retrying cannot mend); {@code held} writes were not
+         * done. Expected to stop the run by throwing.
+         */
+        void lost(Throwable error, Duration outage, int held, boolean permanent);
+    }
+
+    /** One write, in the order the run decided it. */
+    sealed interface Write permits RecordWrite, FailureWrite {
+        JobState state();
+    }
+
+    /** A job's answer, from a worker. */
+    record RecordWrite(JobState state, WorkerHandle worker, JobOutcome outcome) implements Write {
+    }
+
+    /** A job's final failure. */
+    record FailureWrite(JobState state, String reason, int attempts) implements Write {
+    }
+
+    private enum Mode { RUNNING, DRAINING, ABANDONED }
+
+    private final ResultStore store;
+    private final SchedulerOptions.StoreRetry retry;
+    private final Consumer<Runnable> post;
+    private final Outcomes outcomes;
+    private final boolean inline;
+    private final Object lock = new Object();
+    /** Writes not taken by the writer's thread yet, oldest first; guarded by {@link #lock}. */
+    private final ArrayDeque<Write> queue = new ArrayDeque<>();
+    /** Guarded by {@link #lock}. */
+    private Mode mode = Mode.RUNNING;
+    /** The writer's thread waits for writes; guarded by {@link #lock}. */
+    private boolean idle;
+    /** A writer's thread is on (or about to start); guarded by {@link #lock}. */
+    private boolean working;
+    /** The writer gave up; nothing is written any more; guarded by {@link #lock}. */
+    private boolean gaveUp;
+    /** Owned by the scheduler's thread. */
+    private Thread thread;
+    /** Writes submitted and not done (stored, refused or given up on). Any thread. */
+    private final AtomicInteger held = new AtomicInteger();
+    /** From the store's first failure to its next success. Written by the writer's thread. */
+    private volatile boolean down;
+
+    /**
+     * @param post     hands an event to the scheduler's thread; must not block
+     * @param outcomes told, on the scheduler's thread, what became of each write
+     */
+    StoreWriter(ResultStore store, SchedulerOptions.StoreRetry retry, Consumer<Runnable> post, Outcomes outcomes) {
+        this(store, retry, post, outcomes, false);
+    }
+
+    /**
+     * @param inline when true, no thread is started: the scheduler's thread does the writes itself,
+     *               in {@link #writeQueuedHere()} (a run stepped by its caller, whose steps must not
+     *               depend on when another thread gets round to writing)
+     */
+    StoreWriter(ResultStore store, SchedulerOptions.StoreRetry retry, Consumer<Runnable> post, Outcomes outcomes,
+                boolean inline) {
+        this.store = store;
+        this.retry = retry;
+        this.post = post;
+        this.outcomes = outcomes;
+        this.inline = inline;
+    }
+
+    /**
+     * An inline writer's writes, done on the calling thread (the scheduler's): every write
+     * queued is done, retried as the store needs, and what became of it posted, before this
+     * returns.
+     *
+     * @return true when there was something to write
+     */
+    boolean writeQueuedHere() {
+        assert inline;
+        synchronized (lock) {
+            if (queue.isEmpty() || gaveUp || mode == Mode.ABANDONED) {
+                return false;
+            }
+            mode = Mode.DRAINING;
+            working = true;
+        }
+        run();
+        synchronized (lock) {
+            if (mode == Mode.DRAINING) {
+                mode = Mode.RUNNING;
+            }
+        }
+        return true;
+    }
+
+    /** Queues a write after every one before it; starts the writer's thread when none is on. */
+    void submit(Write write) {
+        held.incrementAndGet();
+        boolean start = false;
+        synchronized (lock) {
+            queue.addLast(write);
+            if (idle) {
+                lock.notifyAll();
+            }
+            if (!inline && !working && !gaveUp && mode != Mode.ABANDONED) {
+                working = true;
+                start = true;
+            }
+        }
+        if (start) {
+            thread = new Thread(this::run, "result-store");
+            thread.setDaemon(true);
+            thread.start();
+        }
+    }
+
+    /** True while the store is up and fewer than {@code maxHeld} writes wait: new jobs may go out. */
+    boolean accepting() {
+        return !down && held.get() < retry.maxHeld();
+    }
+
+    /** Writes submitted and not done yet. */
+    int held() {
+        return held.get();
+    }
+
+    /**
+     * Lets the writer's thread end once every write submitted is done (or it gave up); returns at
+     * once. A write submitted later starts a thread again.
+     */
+    void finish() {
+        synchronized (lock) {
+            if (mode == Mode.RUNNING) {
+                mode = Mode.DRAINING;
+            }
+            lock.notifyAll();
+        }
+    }
+
+    /** True while a writer's thread has writes to do or may still post events about them. */
+    boolean working() {
+        synchronized (lock) {
+            return working;
+        }
+    }
+
+    /**
+     * Ends the writer: while the store works it gets a moment to store what waits, then the
+     * writer stops after the write in progress, and what still waits is not stored (logged).
+     * Idempotent.
+     */
+    void abandon() {
+        if (thread == null) {
+            return;
+        }
+        long deadline = System.nanoTime() + ABANDON_FLUSH_NANOS;
+        boolean interrupted = false;
+        synchronized (lock) {
+            if (mode == Mode.RUNNING) {
+                mode = Mode.DRAINING;
+                lock.notifyAll();
+            }
+            long left;
+            while (working && !down && (left = deadline - System.nanoTime()) > 0) {
+                try {
+                    TimeUnit.NANOSECONDS.timedWait(lock, left);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    break;
+                }
+            }
+            mode = Mode.ABANDONED;
+            lock.notifyAll();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        int lost = held.get();
+        if (lost > 0) {
+            log.warn("{} answers and failures waiting for the result store were not stored; running the same jobs"
+                    + " again sends their jobs again", lost);
+        }
+    }
+
+    private void run() {
+        try {
+            writeAll();
+        } catch (Throwable t) {
+            // Anything but a store's own failure: retrying cannot mend it, and the run must hear
+            // of it rather than wait for writes that never come.
+            log.error("writing to the result store failed for good: {}", t.toString(), t);
+            giveUp(() -> outcomes.lost(t, Duration.ZERO, held.get(), true));
+        }
+    }
+
+    /** Writes until told to stop; returns when done, abandoned, or after giving up. */
+    private void writeAll() throws InterruptedException {
+        List<Write> batch = new ArrayList<>(BATCH);
+        List<Runnable> results = new ArrayList<>();
+        long downSince = 0;
+        int failures = 0;
+        while (true) {
+            // At full speed the next answer comes within microseconds: looking again a few times
+            // is cheaper than sleeping and being woken for each one.
+            for (int spin = 0; spin < SPINS && held.get() == 0; spin++) {
+                Thread.yield();
+            }
+            synchronized (lock) {
+                while (queue.isEmpty() && mode == Mode.RUNNING) {
+                    idle = true;
+                    lock.wait();
+                }
+                idle = false;
+                if (mode == Mode.ABANDONED || queue.isEmpty()) {
+                    // Posted before working is cleared, under the lock: whoever sees it cleared
+                    // finds every event of this thread queued. It also wakes a scheduler waiting
+                    // for the last events of a finished run.
+                    post.accept(() -> { });
+                    working = false;
+                    lock.notifyAll();
+                    return;
+                }
+                for (int i = 0; i < BATCH && !queue.isEmpty(); i++) {
+                    batch.add(queue.pollFirst());
+                }
+            }
+            int i = 0;
+            while (i < batch.size()) {
+                Write write = batch.get(i);
+                Runnable result;
+                try {
+                    result = write(write);
+                } catch (RecordRejectedException e) {
+                    result = () -> outcomes.refused(write, e);
+                } catch (StoreException e) {
+                    long now = System.nanoTime();
+                    if (!down) {
+                        down = true;
+                        downSince = now;
+                        failures = 0;
+                        int waiting = held.get();
+                        log.warn("result store down: {}; {} answers and failures are held in memory and no new job is"
+                                + " sent until it takes writes again (retrying for up to {} s)", e.getMessage(),
+                                waiting, retry.maxOutage().toSeconds());
+                        String error = e.getMessage();
+                        results.add(() -> outcomes.down(error, waiting));
+                    }
+                    failures++;
+                    flush(results);
+                    long outage = now - downSince;
+                    if (outage >= retry.maxOutage().toNanos()) {
+                        Duration d = Duration.ofNanos(outage);
+                        log.error("result store down for {} s ({} failed attempts), the limit: the run stops; last"
+                                + " error: {}", d.toSeconds(), failures, e.getMessage());
+                        giveUp(() -> outcomes.lost(e, d, held.get(), false));
+                        return;
+                    }
+                    long pause = Math.min(backoffNanos(failures), retry.maxOutage().toNanos() - outage);
+                    if (!pause(pause)) {
+                        return;
+                    }
+                    continue;
+                }
+                held.decrementAndGet();
+                if (down) {
+                    down = false;
+                    Duration outage = Duration.ofNanos(System.nanoTime() - downSince);
+                    int waiting = held.get();
+                    log.info("result store back after {} ms and {} failed attempts; storing the {} answers and"
+                            + " failures it held, in order, and sending jobs again", outage.toMillis(), failures,
+                            waiting);
+                    results.add(() -> outcomes.back(outage, waiting));
+                }
+                results.add(result);
+                i++;
+            }
+            batch.clear();
+            flush(results);
+        }
+    }
+
+    /** Does one write; returns the event that tells the run. */
+    private Runnable write(Write write) {
+        if (write instanceof RecordWrite r) {
+            ResultStore.Receipt receipt = store.record(r.state().job, r.outcome(), r.worker().id());
+            return () -> outcomes.stored(r, receipt);
+        }
+        FailureWrite f = (FailureWrite) write;
+        store.recordFailure(f.state().job, f.reason(), f.attempts());
+        return () -> outcomes.failureStored(f);
+    }
+
+    private void flush(List<Runnable> results) {
+        if (results.isEmpty()) {
+            return;
+        }
+        Runnable[] events = results.toArray(new Runnable[0]);
+        results.clear();
+        post.accept(() -> {
+            for (Runnable event : events) {
+                event.run();
+            }
+        });
+    }
+
+    private void giveUp(Runnable event) {
+        synchronized (lock) {
+            // Queued before working is cleared, as when the thread ends normally.
+            post.accept(event);
+            gaveUp = true;
+            working = false;
+            lock.notifyAll();
+        }
+    }
+
+    /** Waits before the next attempt. @return false when abandoned meanwhile */
+    private boolean pause(long nanos) throws InterruptedException {
+        long until = System.nanoTime() + nanos;
+        synchronized (lock) {
+            long left;
+            while (mode != Mode.ABANDONED && (left = until - System.nanoTime()) > 0) {
+                TimeUnit.NANOSECONDS.timedWait(lock, left);
+            }
+            if (mode == Mode.ABANDONED) {
+                working = false;
+                lock.notifyAll();
+                return false;
+            }
+            return true;
+        }
+    }
+
+    /** The configured backoff for the {@code failures}th failure in a row, doubling, capped. */
+    private long backoffNanos(int failures) {
+        long base = retry.backoff().toNanos();
+        long cap = retry.maxBackoff().toNanos();
+        int doublings = Math.min(failures - 1, 30);
+        long delay = base > cap >> doublings ? cap : base << doublings;
+        return Math.max(0, Math.min(delay, cap));
+    }
+}
