@@ -4,24 +4,23 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.store.InMemoryResultStore;
-import dev.panoptes.control.store.JobFailure;
-import dev.panoptes.control.store.ResultStore;
+import dev.panoptes.control.store.ForwardingResultStore;
 import dev.panoptes.control.store.StoreException;
-import dev.panoptes.control.store.StoredRecord;
 
-import java.util.Set;
-import java.util.function.Consumer;
 
 /**
  * An in-memory store that fails the writes a {@link ScheduleSimulation} tells it to: the next
  * few fail before writing (an outage), or after (the commit went through and its answer was
  * lost, so the retry finds its own rows). Reads never fail. Driven by one thread.
  */
-final class FlakyStore implements ResultStore {
-    private final InMemoryResultStore store = new InMemoryResultStore();
+final class FlakyStore extends ForwardingResultStore {
     private int failBefore;
     private int failAfter;
     private int failed;
+
+    FlakyStore() {
+        super(new InMemoryResultStore());
+    }
 
     /** The next {@code n} writes fail without writing. */
     void failNext(int n) {
@@ -56,7 +55,7 @@ final class FlakyStore implements ResultStore {
     @Override
     public Receipt record(JobOutcome outcome, String workerId) {
         before();
-        Receipt receipt = store.record(outcome, workerId);
+        Receipt receipt = delegate().record(outcome, workerId);
         after();
         return receipt;
     }
@@ -64,7 +63,7 @@ final class FlakyStore implements ResultStore {
     @Override
     public Receipt record(Job job, JobOutcome outcome, String workerId) {
         before();
-        Receipt receipt = store.record(job, outcome, workerId);
+        Receipt receipt = delegate().record(job, outcome, workerId);
         after();
         return receipt;
     }
@@ -72,44 +71,14 @@ final class FlakyStore implements ResultStore {
     @Override
     public void recordFailure(Job job, String reason, int attempts) {
         before();
-        store.recordFailure(job, reason, attempts);
+        delegate().recordFailure(job, reason, attempts);
         after();
     }
 
     @Override
     public void recordFailure(JobId jobId, String reason, int attempts) {
         before();
-        store.recordFailure(jobId, reason, attempts);
+        delegate().recordFailure(jobId, reason, attempts);
         after();
-    }
-
-    @Override
-    public Set<String> storedVignetteIds(JobId jobId) {
-        return store.storedVignetteIds(jobId);
-    }
-
-    @Override
-    public long recordCount() {
-        return store.recordCount();
-    }
-
-    @Override
-    public long duplicateCount() {
-        return store.duplicateCount();
-    }
-
-    @Override
-    public void forEachRecord(Consumer<StoredRecord> action) {
-        store.forEachRecord(action);
-    }
-
-    @Override
-    public void forEachFailure(Consumer<JobFailure> action) {
-        store.forEachFailure(action);
-    }
-
-    @Override
-    public void close() {
-        store.close();
     }
 }

@@ -111,6 +111,14 @@ class SelectorLoopTest {
         return registered.get(0);
     }
 
+    /** Dispatches the job and runs a pass at {@code nowMs}; the worker has its assign by then. */
+    private CompletableFuture<JobOutcome> assignedAt(long nowMs, RemoteWorker worker, Job job) throws IOException {
+        CompletableFuture<JobOutcome> reply = worker.dispatch(job);
+        loop.doWork(nowMs);
+        assertThat(((Message.Assign) peer.recv().orElseThrow()).job().id()).isEqualTo(job.id());
+        return reply;
+    }
+
     private void runCompletions() {
         List<Runnable> tasks = new ArrayList<>(completionTasks);
         completionTasks.clear();
@@ -154,9 +162,7 @@ class SelectorLoopTest {
     void anyFrameReceivedRestartsTheSilenceTimer() throws IOException {
         RemoteWorker worker = registerAt(T0, 1);
         Job job = TestJobs.job("j1", "p");
-        CompletableFuture<JobOutcome> reply = worker.dispatch(job);
-        loop.doWork(T0);
-        peer.recv();
+        CompletableFuture<JobOutcome> reply = assignedAt(T0, worker, job);
 
         peer.send(new Message.Result(TestJobs.echo(job)));
         passesAt(T0 + 2_500, () -> !completionTasks.isEmpty());
@@ -247,9 +253,7 @@ class SelectorLoopTest {
     void aRedeliveryThatOvertakesItsOwnCancelWaitsForTheWorkerToLetGoAndIsThenAssigned() throws IOException {
         RemoteWorker worker = registerAt(T0, 2);
         Job job = TestJobs.job("j1", "p");
-        CompletableFuture<JobOutcome> first = worker.dispatch(job);
-        loop.doWork(T0);
-        assertThat(((Message.Assign) peer.recv().orElseThrow()).job().id()).isEqualTo(job.id());
+        CompletableFuture<JobOutcome> first = assignedAt(T0, worker, job);
 
         List<CompletableFuture<JobOutcome>> second = new ArrayList<>();
         loop.doWork(T0 + 10, () -> {
@@ -283,9 +287,7 @@ class SelectorLoopTest {
     void aCancelThatComesAfterTheAnswerWasReadLosesAndHoldsNoSlot() throws IOException {
         RemoteWorker worker = registerAt(T0, 1);
         Job job = TestJobs.job("j1", "p");
-        CompletableFuture<JobOutcome> reply = worker.dispatch(job);
-        loop.doWork(T0);
-        peer.recv();
+        CompletableFuture<JobOutcome> reply = assignedAt(T0, worker, job);
         peer.send(new Message.Result(TestJobs.echo(job)));
         passesAt(T0, () -> !completionTasks.isEmpty());
 
@@ -306,9 +308,7 @@ class SelectorLoopTest {
     void anAnswerReadAfterItsCancelWonIsDroppedAndFreesTheSlotOnce() throws IOException {
         RemoteWorker worker = registerAt(T0, 1);
         Job job = TestJobs.job("j1", "p");
-        CompletableFuture<JobOutcome> reply = worker.dispatch(job);
-        loop.doWork(T0);
-        peer.recv();
+        CompletableFuture<JobOutcome> reply = assignedAt(T0, worker, job);
 
         assertThat(reply.cancel(true)).isTrue();
         assertThat(worker.unavailableSlots()).isEqualTo(1);

@@ -11,13 +11,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLEngine;
-import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLHandshakeException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.Socket;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -171,7 +168,7 @@ class TlsConnectionTest {
         // A real ClientHello, then silence.
         Socket silent = new Socket("127.0.0.1", coordinator.address().getPort());
         toClose.add(silent);
-        silent.getOutputStream().write(clientHello(trusting(CERTS.ca)));
+        silent.getOutputStream().write(TestCertificates.clientHello(trusting(CERTS.ca)));
         silent.getOutputStream().flush();
         long startNanos = System.nanoTime();
 
@@ -238,18 +235,6 @@ class TlsConnectionTest {
         assertThat(outcomeOf(worker.dispatch(TestJobs.job("t1", "hi"))).jobId().value()).isEqualTo("t1");
     }
 
-    /** The first flight of a TLS client, as bytes: what a peer that then goes silent sends. */
-    private static byte[] clientHello(SSLContext context) throws SSLException {
-        SSLEngine engine = context.createSSLEngine("127.0.0.1", 1);
-        engine.setUseClientMode(true);
-        engine.beginHandshake();
-        ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
-        engine.wrap(ByteBuffer.allocate(0), out);
-        out.flip();
-        byte[] bytes = new byte[out.remaining()];
-        out.get(bytes);
-        return bytes;
-    }
 
     private static String causes(Throwable e) {
         StringBuilder sb = new StringBuilder();

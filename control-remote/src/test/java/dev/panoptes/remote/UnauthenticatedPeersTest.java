@@ -10,7 +10,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
@@ -190,7 +189,7 @@ class UnauthenticatedPeersTest {
         // 16 that send a ClientHello and go silent (their handshakes start), then 284 that send nothing.
         List<SocketChannel> halfway = idleConnects(16);
         for (SocketChannel c : halfway) {
-            c.write(ByteBuffer.wrap(clientHello(trusting)));
+            c.write(ByteBuffer.wrap(TestCertificates.clientHello(trusting)));
         }
         List<SocketChannel> idle = idleConnects(284);
         eventually().until(() -> coordinator.server.refusedConnections() == 268);
@@ -333,18 +332,6 @@ class UnauthenticatedPeersTest {
         return all;
     }
 
-    /** The first flight of a TLS client, as bytes. */
-    private static byte[] clientHello(SSLContext context) throws SSLException {
-        SSLEngine engine = context.createSSLEngine("127.0.0.1", 1);
-        engine.setUseClientMode(true);
-        engine.beginHandshake();
-        ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
-        engine.wrap(ByteBuffer.allocate(0), out);
-        out.flip();
-        byte[] bytes = new byte[out.remaining()];
-        out.get(bytes);
-        return bytes;
-    }
 
     private static InetAddress loopback(String literal) {
         try {

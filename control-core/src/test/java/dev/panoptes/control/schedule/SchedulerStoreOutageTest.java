@@ -10,9 +10,9 @@ import dev.panoptes.control.store.InMemoryResultStore;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.JobFailure;
 import dev.panoptes.control.store.RecordRejectedException;
+import dev.panoptes.control.store.ForwardingResultStore;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.store.StoreException;
-import dev.panoptes.control.store.StoredRecord;
 import dev.panoptes.control.store.TestPostgres;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -24,18 +24,14 @@ import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
-import java.util.function.Predicate;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -354,8 +350,7 @@ class SchedulerStoreOutageTest {
      * An in-memory store whose writes of outcomes fail while the test says so, as a database that
      * refuses connections would; it notes the order in which jobs were tried and stored.
      */
-    private static class FlakyStore implements ResultStore {
-        private final ResultStore inner;
+    private static class FlakyStore extends ForwardingResultStore {
         private final AtomicInteger failuresLeft = new AtomicInteger();
         private final AtomicBoolean failing = new AtomicBoolean();
         private final AtomicInteger recorded = new AtomicInteger();
@@ -364,7 +359,7 @@ class SchedulerStoreOutageTest {
         private final List<String> stored = new CopyOnWriteArrayList<>();
 
         FlakyStore(ResultStore inner) {
-            this.inner = inner;
+            super(inner);
         }
 
         /** The next {@code n} outcome writes fail. */
@@ -398,7 +393,7 @@ class SchedulerStoreOutageTest {
                 throw new StoreException("cannot store the outcome of job " + job.id() + " from worker " + workerId
                         + " in postgresql://db:5432/evals: Connection to db:5432 refused", null);
             }
-            Receipt receipt = inner.record(job, outcome, workerId);
+            Receipt receipt = delegate().record(job, outcome, workerId);
             recorded.incrementAndGet();
             stored.add(job.id().value());
             return receipt;
@@ -407,41 +402,6 @@ class SchedulerStoreOutageTest {
         @Override
         public Receipt record(JobOutcome outcome, String workerId) {
             throw new UnsupportedOperationException("the scheduler stores with the job");
-        }
-
-        @Override
-        public void recordFailure(JobId jobId, String reason, int attempts) {
-            inner.recordFailure(jobId, reason, attempts);
-        }
-
-        @Override
-        public Set<String> storedVignetteIds(JobId jobId) {
-            return inner.storedVignetteIds(jobId);
-        }
-
-        @Override
-        public Set<JobId> completedAmong(Collection<Job> jobs) {
-            return inner.completedAmong(jobs);
-        }
-
-        @Override
-        public long recordCount() {
-            return inner.recordCount();
-        }
-
-        @Override
-        public long duplicateCount() {
-            return inner.duplicateCount();
-        }
-
-        @Override
-        public void forEachRecord(Consumer<StoredRecord> action) {
-            inner.forEachRecord(action);
-        }
-
-        @Override
-        public void forEachFailure(Consumer<JobFailure> action) {
-            inner.forEachFailure(action);
         }
 
         @Override

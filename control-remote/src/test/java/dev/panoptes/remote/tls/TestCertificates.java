@@ -80,6 +80,19 @@ public final class TestCertificates {
     }
 
     /** A server context presenting {@code server}; trusting {@code ca}'s clients when it is not null. */
+    /** The first flight of a TLS client of {@code context}, as bytes: what a peer that then goes silent sends. */
+    public static byte[] clientHello(SSLContext context) throws javax.net.ssl.SSLException {
+        javax.net.ssl.SSLEngine engine = context.createSSLEngine("127.0.0.1", 1);
+        engine.setUseClientMode(true);
+        engine.beginHandshake();
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+        engine.wrap(java.nio.ByteBuffer.allocate(0), out);
+        out.flip();
+        byte[] bytes = new byte[out.remaining()];
+        out.get(bytes);
+        return bytes;
+    }
+
     public static SSLContext serverContext(Issued server, Issued clientCa) {
         return PemFiles.context(server.chain(), server.key(), clientCa == null ? null : clientCa.chain());
     }

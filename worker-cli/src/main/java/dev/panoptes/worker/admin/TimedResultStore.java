@@ -3,16 +3,12 @@ package dev.panoptes.worker.admin;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
-import dev.panoptes.control.store.JobFailure;
+import dev.panoptes.control.store.ForwardingResultStore;
 import dev.panoptes.control.store.ResultStore;
-import dev.panoptes.control.store.StoredRecord;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 import java.time.Duration;
-import java.util.Collection;
-import java.util.Set;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -22,19 +18,18 @@ import java.util.function.Supplier;
  * (one pass over a suite, the job's context kept with each record) still apply. Closing it
  * closes nothing: the run owns the store.
  */
-public final class TimedResultStore implements ResultStore {
+public final class TimedResultStore extends ForwardingResultStore {
     private static final Duration[] WRITE_BUCKETS = {
         Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25),
         Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
         Duration.ofSeconds(1), Duration.ofSeconds(5)
     };
 
-    private final ResultStore store;
     private final Timer record;
     private final Timer recordFailure;
 
     public TimedResultStore(ResultStore store, MeterRegistry registry) {
-        this.store = store;
+        super(store);
         this.record = timer(registry, "record");
         this.recordFailure = timer(registry, "record_failure");
     }
@@ -49,18 +44,18 @@ public final class TimedResultStore implements ResultStore {
 
     @Override
     public Receipt record(JobOutcome outcome, String workerId) {
-        return timed(record, () -> store.record(outcome, workerId));
+        return timed(record, () -> delegate().record(outcome, workerId));
     }
 
     @Override
     public Receipt record(Job job, JobOutcome outcome, String workerId) {
-        return timed(record, () -> store.record(job, outcome, workerId));
+        return timed(record, () -> delegate().record(job, outcome, workerId));
     }
 
     @Override
     public void recordFailure(Job job, String reason, int attempts) {
         timed(recordFailure, () -> {
-            store.recordFailure(job, reason, attempts);
+            delegate().recordFailure(job, reason, attempts);
             return null;
         });
     }
@@ -68,44 +63,9 @@ public final class TimedResultStore implements ResultStore {
     @Override
     public void recordFailure(JobId jobId, String reason, int attempts) {
         timed(recordFailure, () -> {
-            store.recordFailure(jobId, reason, attempts);
+            delegate().recordFailure(jobId, reason, attempts);
             return null;
         });
-    }
-
-    @Override
-    public Set<String> storedVignetteIds(JobId jobId) {
-        return store.storedVignetteIds(jobId);
-    }
-
-    @Override
-    public boolean isComplete(Job job) {
-        return store.isComplete(job);
-    }
-
-    @Override
-    public Set<JobId> completedAmong(Collection<Job> jobs) {
-        return store.completedAmong(jobs);
-    }
-
-    @Override
-    public long recordCount() {
-        return store.recordCount();
-    }
-
-    @Override
-    public long duplicateCount() {
-        return store.duplicateCount();
-    }
-
-    @Override
-    public void forEachRecord(Consumer<StoredRecord> action) {
-        store.forEachRecord(action);
-    }
-
-    @Override
-    public void forEachFailure(Consumer<JobFailure> action) {
-        store.forEachFailure(action);
     }
 
     /** Closes nothing: the store it wraps belongs to the run. */
