@@ -9,14 +9,18 @@ import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
 import org.apache.hc.client5.http.ConnectTimeoutException;
 import org.apache.hc.client5.http.HttpHostConnectException;
+import org.apache.hc.client5.http.async.AsyncExecCallback;
+import org.apache.hc.client5.http.async.AsyncExecChain;
 import org.apache.hc.client5.http.config.ConnectionConfig;
 import org.apache.hc.client5.http.config.RequestConfig;
 import org.apache.hc.client5.http.config.TlsConfig;
+import org.apache.hc.client5.http.impl.ChainElement;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManager;
 import org.apache.hc.client5.http.impl.routing.SystemDefaultRoutePlanner;
 import org.apache.hc.client5.http.nio.AsyncConnectionEndpoint;
+import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.client5.http.ssl.ClientTlsStrategyBuilder;
 import org.apache.hc.core5.concurrent.ComplexFuture;
 import org.apache.hc.core5.concurrent.FutureCallback;
@@ -24,10 +28,12 @@ import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.EntityDetails;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpException;
+import org.apache.hc.core5.http.HttpRequest;
 import org.apache.hc.core5.http.HttpResponse;
 import org.apache.hc.core5.http.Message;
 import org.apache.hc.core5.http.URIScheme;
 import org.apache.hc.core5.http.config.RegistryBuilder;
+import org.apache.hc.core5.http.nio.AsyncEntityProducer;
 import org.apache.hc.core5.http.nio.AsyncRequestProducer;
 import org.apache.hc.core5.http.nio.AsyncResponseConsumer;
 import org.apache.hc.core5.http.nio.CapacityChannel;
@@ -156,7 +162,8 @@ import java.util.function.Function;
  *       HTTP/2 upgrade that some local servers mishandle. Keep-alive connections are pooled, up
  *       to {@link Builder#maxConnections(int) maxConnections} (default 256), all of them for the
  *       one endpoint a worker talks to; calls beyond that wait for a connection, within their
- *       request timeout.</li>
+ *       request timeout. A connection goes back to the pool only once its answer is read whole:
+ *       an attempt cancelled or timed out closes its connection at once.</li>
  *   <li>https uses the JVM's default {@link SSLContext} (the JDK's trust store, or the one named
  *       by {@code javax.net.ssl.trustStore}), with host name verification.</li>
  *   <li>Proxies come from the JVM's default {@link java.net.ProxySelector}, that is from the usual
@@ -210,6 +217,8 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
      * connections idle that long.
      */
     private static final Duration SOCKET_TIMEOUT_MARGIN = Duration.ofSeconds(10);
+    /** The attribute of an exchange's HTTP context that names its {@link Exchange}. */
+    private static final String EXCHANGE = "dev.panoptes.eval.exchange";
     /** Numbers the clients of this JVM, for their thread names. */
     private static final AtomicInteger CLIENTS = new AtomicInteger();
 
@@ -233,6 +242,8 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     /** Timeouts, retry waits and new connections; one thread. */
     private final ScheduledThreadPoolExecutor timer;
     private final CloseableHttpAsyncClient http;
+    /** The pool of {@link #http}, for its statistics. */
+    private final ConnectionManager connections;
     /** The calls not yet completed, so that {@link #close()} can fail them. */
     private final Set<Call> live = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
@@ -274,7 +285,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
             }
         }
         TlsStrategy tls = ClientTlsStrategyBuilder.create().setSslContext(ssl).buildAsync();
-        ConnectionManager connections = new ConnectionManager(tls, timer);
+        this.connections = new ConnectionManager(tls, timer);
         connections.setMaxTotal(maxConnections);
         connections.setDefaultMaxPerRoute(maxConnections);
         connections.setDefaultConnectionConfig(ConnectionConfig.custom()
@@ -300,12 +311,16 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
                         .setExpectContinueEnabled(false)
                         .setProtocolUpgradeEnabled(false)
                         // Cancelling an exchange closes its connection: the server sees the call
-                        // abandoned and can stop generating.
+                        // abandoned and can stop generating. Apache's cancel does not always get
+                        // there (see AbortableExecRuntime), so an Exchange also aborts its runtime.
                         .setHardCancellationEnabled(true)
                         .setResponseTimeout(Timeout.of(requestTimeout.plus(SOCKET_TIMEOUT_MARGIN)))
                         // A call waiting for a free connection waits within its attempt's timeout.
                         .setConnectionRequestTimeout(Timeout.of(requestTimeout.plus(SOCKET_TIMEOUT_MARGIN)))
                         .build())
+                // Before the connection is leased: from there on an Exchange can abort it.
+                .addExecInterceptorBefore(ChainElement.CONNECT.name(), "abortable-exchange",
+                        HttpModelClient::abortable)
                 // Retries and redirects are this class's business: Apache's would retry behind
                 // the failure policy's back.
                 .disableAutomaticRetries()
@@ -318,6 +333,23 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
                 .setIoSessionDecorator(session -> session)
                 .build();
         http.start();
+    }
+
+    /**
+     * The step of Apache's exec chain just before the connection is leased: runs the rest of the
+     * exchange on an {@link AbortableExecRuntime}, and hands that to the {@link Exchange} named
+     * by the exchange's context, so that the exchange's abort closes the connection it holds
+     * whatever Apache's cancel does. On the thread that starts the exchange.
+     */
+    private static void abortable(HttpRequest request, AsyncEntityProducer entity, AsyncExecChain.Scope scope,
+                                  AsyncExecChain chain, AsyncExecCallback callback)
+            throws HttpException, IOException {
+        AbortableExecRuntime runtime = new AbortableExecRuntime(scope.execRuntime);
+        if (scope.clientContext.getAttribute(EXCHANGE) instanceof Exchange x) {
+            x.attach(runtime);
+        }
+        chain.proceed(request, entity, new AsyncExecChain.Scope(scope.exchangeId, scope.route, scope.originalRequest,
+                scope.cancellableDependency, scope.clientContext, runtime, scope.scheduler, scope.execCount), callback);
     }
 
     private static ThreadFactory daemons(String name, boolean numbered) {
@@ -413,8 +445,10 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
      * future completes on one of them, usually an I/O thread, so that what is chained to it
      * without an executor runs there and must not block; it completes on the calling thread
      * only when cancelled, or when the client is closed. Retries wait on the timer thread,
-     * holding no thread. Cancelling the future aborts the attempt in flight (its connection is
-     * closed) or the wait for the next one, and no retry follows. Any thread.
+     * holding no thread. Cancelling the future aborts the attempt in flight or the wait for the
+     * next one, and no retry follows: an attempt's connection is closed at once, so that the
+     * model server sees the client hang up and can stop generating, and it leaves the pool
+     * (an attempt that times out is aborted the same way). Any thread.
      *
      * @throws IllegalStateException after {@link #close()}
      */
@@ -692,6 +726,11 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         return live.size();
     }
 
+    /** Pooled connections leased to an exchange (in use, not idle in the pool). For tests. */
+    int leasedConnections() {
+        return connections.getTotalStats().getLeased();
+    }
+
     /** The prefix of this client's thread names, {@code model-client-<n>}. For tests. */
     String threadPrefix() {
         return threadPrefix;
@@ -946,12 +985,18 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
      * One HTTP exchange, bounded by its timeout on the timer thread: Apache HttpClient's callback
      * completes it. Whichever comes first of the answer, a failure, the timeout and a cancel
      * settles it, and a settled exchange stops its timer and, unless it was answered, aborts the
-     * exchange, closing its connection.
+     * exchange: its connection, if it has one, is closed at once and leaves the pool, and the
+     * exchange goes no further.
      */
     final class Exchange extends CompletableFuture<Answer> implements FutureCallback<Message<HttpResponse, byte[]>> {
         final Duration timeout;
         /** Guarded by this: Apache's handle on the exchange, once started. */
         private Future<?> inFlight;
+        /**
+         * Guarded by this: what holds the exchange's connection, from the moment Apache's exec
+         * chain reaches {@link #abortable}; what an abort closes.
+         */
+        private AbortableExecRuntime runtime;
         /** Guarded by this: the timeout, once scheduled. */
         private ScheduledFuture<?> deadline;
 
@@ -981,9 +1026,11 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
                 t.cancel(false);
                 return;
             }
+            HttpClientContext context = HttpClientContext.create();
+            context.setAttribute(EXCHANGE, this);
             Future<?> f;
             try {
-                f = http.execute(request, new PooledFirstConsumer(), null, this);
+                f = http.execute(request, new PooledFirstConsumer(), context, this);
             } catch (RuntimeException e) {
                 failed(e);
                 return;
@@ -999,6 +1046,21 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
                 // Timed out or cancelled before Apache answered the call: abort what it started.
                 f.cancel(true);
             }
+        }
+
+        /**
+         * Apache's exec chain reached the lease of a connection: {@code r} holds it from now on.
+         * On the thread that started the exchange.
+         */
+        void attach(AbortableExecRuntime r) {
+            synchronized (this) {
+                if (!isDone()) {
+                    runtime = r;
+                    return;
+                }
+            }
+            // Settled while Apache was starting it: nothing of it may go on.
+            r.abort();
         }
 
         private void timedOut() {
@@ -1057,17 +1119,27 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         private void settle(boolean abort) {
             Future<?> f;
             ScheduledFuture<?> t;
+            AbortableExecRuntime r;
             synchronized (this) {
                 f = inFlight;
                 t = deadline;
+                r = runtime;
                 inFlight = null;
                 deadline = null;
+                runtime = null;
             }
             if (t != null) {
                 t.cancel(false);
             }
-            if (abort && f != null) {
-                f.cancel(true);
+            if (abort) {
+                if (f != null) {
+                    // Ends a wait for a connection; Apache's future says it was cancelled either way.
+                    f.cancel(true);
+                }
+                if (r != null) {
+                    // Closes the connection even when Apache's cancel aborted nothing.
+                    r.abort();
+                }
             }
         }
     }

@@ -813,6 +813,91 @@ class HttpModelClientTest {
             }
         }
 
+        /**
+         * Waits, polling every millisecond on this thread, until the client leases no connection
+         * and the server holds no request on a connection the client keeps open: the call's
+         * connection was closed and left the pool.
+         */
+        private void awaitConnectionClosedAndReturned(HttpModelClient client, HoldingServer holding, int trial) {
+            await("trial " + trial + ": no connection leased, the held request's connection closed")
+                    .pollInSameThread().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+                    .atMost(Duration.ofSeconds(3))
+                    .until(() -> client.leasedConnections() == 0 && holding.heldAndOpen() == 0);
+        }
+
+        @Test
+        void aCancelAfterTheRequestWasSentClosesItsNewConnectionEveryTime() throws Exception {
+            // On a new connection Apache's cancel aborts nothing whenever the I/O thread connects
+            // and sends before the calling thread has registered the connect: a few trials in a
+            // hundred, each keeping a connection leased, and the server generating, for the whole
+            // request timeout.
+            int trials = 200;
+            try (HoldingServer holding = new HoldingServer(body -> false)) {
+                HttpModelClient client = build(fast(holding.baseUrl()).requestTimeout(Duration.ofSeconds(30)));
+
+                for (int i = 0; i < trials; i++) {
+                    int held = i + 1;
+                    CompletableFuture<ModelResponse> call = client.completeAsync(prompt("p" + i));
+                    await().pollInSameThread().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+                            .atMost(Duration.ofSeconds(3)).until(() -> holding.requestsHeld() == held);
+
+                    assertThat(call.cancel(true)).isTrue();
+
+                    awaitConnectionClosedAndReturned(client, holding, i);
+                    assertThat(client.callsInFlight()).isZero();
+                }
+                // One connection per call: none was kept for the next one half-read.
+                assertThat(holding.connections()).isEqualTo(trials);
+                assertThat(client.pendingTimers()).isZero();
+            }
+        }
+
+        @Test
+        void aCancelAfterTheRequestWasSentOnAReusedConnectionClosesIt() throws Exception {
+            // On a pooled connection Apache's cancel never aborted the exchange: the lease is
+            // immediate, the request is sent within it, and the finished lease is what the
+            // cancel then cancels.
+            int trials = 50;
+            try (HoldingServer holding = new HoldingServer(body -> body.contains("warm-up"))) {
+                HttpModelClient client = build(fast(holding.baseUrl()).requestTimeout(Duration.ofSeconds(30)));
+
+                for (int i = 0; i < trials; i++) {
+                    int held = i + 1;
+                    assertThat(client.complete(prompt("warm-up")).text()).isEqualTo("done");
+                    // A new connection for the warm-up: the one aborted before is gone.
+                    assertThat(holding.connections()).isEqualTo(held);
+                    CompletableFuture<ModelResponse> call = client.completeAsync(prompt("p" + i));
+                    await().pollInSameThread().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1))
+                            .atMost(Duration.ofSeconds(3)).until(() -> holding.requestsHeld() == held);
+                    // The held request went out on the warm-up's pooled connection.
+                    assertThat(holding.connections()).isEqualTo(held);
+
+                    assertThat(call.cancel(true)).isTrue();
+
+                    awaitConnectionClosedAndReturned(client, holding, i);
+                }
+            }
+        }
+
+        @Test
+        void anAttemptThatTimesOutOnAReusedConnectionClosesItAtOnce() throws Exception {
+            try (HoldingServer holding = new HoldingServer(body -> body.contains("warm-up"))) {
+                // Long enough for the warm-up's answer even on a loaded machine.
+                HttpModelClient client = build(fast(holding.baseUrl()).requestTimeout(Duration.ofSeconds(1))
+                        .maxAttempts(1));
+                client.complete(prompt("warm-up"));
+
+                Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+                assertThat(thrown).isExactlyInstanceOf(WorkerException.class)
+                        .hasMessageContaining("timed out after 1.0 s");
+                assertThat(holding.requestsHeld()).isEqualTo(1);
+                // Not only when Apache's own socket timeout fires, 10 s later.
+                awaitConnectionClosedAndReturned(client, holding, 0);
+                assertThat(holding.connections()).isEqualTo(1);
+            }
+        }
+
         @Test
         void aCancelDuringTheWaitBeforeARetryStopsTheRetry() throws Exception {
             server.otherwise(Reply.status(503, "{\"error\":{\"message\":\"busy\"}}").header("retry-after-ms", "800"));
