@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Redaction;
 import dev.panoptes.remote.tls.PemFiles;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -283,15 +284,16 @@ public final class WorkerMain implements Callable<Integer> {
 
     /**
      * The first model, and the model API's URL as {@code endpoint}: the coordinator governs the
-     * concurrency of all workers that call one endpoint together. The URL carries no credentials
-     * (the URL converter refuses user info).
+     * concurrency of all workers that call one endpoint together. The label is
+     * {@code scheme://host:port/path} only: the URL converter refuses user info and queries, and
+     * {@link Redaction} would strip them anyway, so that no key reaches the coordinator's logs.
      */
     private Map<String, String> labels() {
         Map<String, String> labels = new java.util.LinkedHashMap<>();
         if (!models.isEmpty()) {
             labels.put("model", models.get(0));
         }
-        labels.put("endpoint", modelApi.toString().replaceAll("/+$", ""));
+        labels.put("endpoint", Redaction.url(modelApi.toString()).replaceAll("/+$", ""));
         return labels;
     }
 

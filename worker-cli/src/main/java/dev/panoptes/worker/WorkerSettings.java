@@ -1,5 +1,7 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Redaction;
+
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
@@ -47,7 +49,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
     /** The info line a worker logs when it starts: who, where, what; no secrets. */
     public String startupLine() {
         return "worker " + workerId + " starting: coordinator " + Workers.describe(coordinator)
-                + ", model API " + modelApi
+                + ", model API " + Redaction.url(modelApi.toString())
                 + (models.isEmpty() ? ", models: those the API lists" : (models.size() == 1 ? ", model " : ", models ")
                         + String.join(", ", models))
                 + ", capacity " + capacity
@@ -62,7 +64,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
     @Override
     public String toString() {
         return "WorkerSettings[coordinator=" + Workers.describe(coordinator)
-                + ", modelApi=" + modelApi
+                + ", modelApi=" + Redaction.url(modelApi.toString())
                 + ", models=" + models
                 + ", apiKey=" + (apiKey == null ? "none" : "***")
                 + ", workerId=" + workerId
