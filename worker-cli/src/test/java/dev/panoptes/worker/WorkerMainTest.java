@@ -229,6 +229,46 @@ class WorkerMainTest {
     }
 
     @Test
+    void withoutATokenTheMetricsStayOnLoopbackUnlessToldOtherwise() {
+        assertThat(execute(with(REQUIRED, "--metrics", "0.0.0.0:9464"))).isEqualTo(2);
+        assertThat(started).isEmpty();
+        assertThat(err.toString().lines().findFirst()).hasValue("Invalid value for option '--metrics': an admin"
+                + " endpoint on 0.0.0.0:9464 would be open to other machines (it is not a loopback address) without"
+                + " authentication, since there is no token. Set a token (--token or PANOPTES_TOKEN; scrapers then"
+                + " send 'Authorization: Bearer TOKEN'), or serve it on 127.0.0.1, or add --metrics-insecure to serve"
+                + " it open anyway");
+
+        assertThat(execute(with(REQUIRED, "--metrics", "0.0.0.0:9464", "--token", "t0k"))).isZero();
+        assertThat(onlyStarted().metrics().getHostString()).isEqualTo("0.0.0.0");
+        assertThat(onlyStarted().startupLine()).contains("metrics on 0.0.0.0:9464 (with the token)")
+                .doesNotContain("t0k");
+        started.clear();
+        env = Map.of(WorkerMain.TOKEN_ENV, "from-env");
+        assertThat(execute(with(REQUIRED, "--metrics", "0.0.0.0:9464"))).as("the token from the environment").isZero();
+        started.clear();
+        env = Map.of();
+        assertThat(execute(with(REQUIRED, "--metrics", "0.0.0.0:9464", "--metrics-insecure"))).isZero();
+        assertThat(onlyStarted().metricsInsecure()).isTrue();
+        assertThat(onlyStarted().startupLine()).contains("metrics on 0.0.0.0:9464 (open, --metrics-insecure)");
+        started.clear();
+        assertThat(execute(with(REQUIRED, "--metrics", "127.0.0.1:9464"))).as("loopback needs no token").isZero();
+        assertThat(onlyStarted().metricsInsecure()).isFalse();
+    }
+
+    @Test
+    void metricsInsecureWithoutMetricsOrWithATokenIsAUsageError() {
+        assertThat(execute(with(REQUIRED, "--metrics-insecure"))).isEqualTo(2);
+        assertThat(err.toString()).startsWith("Invalid value for option '--metrics-insecure': it loosens --metrics,"
+                + " which is not given");
+        err.getBuffer().setLength(0);
+        assertThat(execute(with(REQUIRED, "--metrics", "0.0.0.0:9464", "--metrics-insecure", "--token", "t0k")))
+                .isEqualTo(2);
+        assertThat(err.toString()).startsWith("Invalid value for option '--metrics-insecure': there is a token")
+                .doesNotContain("t0k");
+        assertThat(started).isEmpty();
+    }
+
+    @Test
     void theEndpointLabelIsTheModelApiUrlWithoutATrailingSlash() {
         assertThat(execute(replacing("--model-api", "http://127.0.0.1:8000/v1/"))).isZero();
         assertThat(onlyStarted().options().labels()).containsEntry("endpoint", "http://127.0.0.1:8000/v1");
