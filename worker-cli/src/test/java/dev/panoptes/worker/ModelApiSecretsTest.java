@@ -57,6 +57,8 @@ class ModelApiSecretsTest {
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final LogCapture logs = LogCapture.everything();
     private final CountDownLatch release = new CountDownLatch(1);
+    /** The logger levels as other tests in this JVM left them; put back after. */
+    private final Map<ch.qos.logback.classic.Logger, ch.qos.logback.classic.Level> levels = new java.util.HashMap<>();
     private WorkerLoop worker;
     private CoordinatorRun run;
 
@@ -71,12 +73,22 @@ class ModelApiSecretsTest {
         }
         threads.shutdownNow();
         logs.close();
-        Logging.setVerbose(false);
+        levels.forEach(ch.qos.logback.classic.Logger::setLevel);
+    }
+
+    /** Every logger at DEBUG, whatever earlier tests set (the library's are quieted by some commands). */
+    private void logEverything() {
+        ch.qos.logback.classic.LoggerContext context =
+                (ch.qos.logback.classic.LoggerContext) org.slf4j.LoggerFactory.getILoggerFactory();
+        for (ch.qos.logback.classic.Logger logger : context.getLoggerList()) {
+            levels.put(logger, logger.getLevel());
+        }
+        Logging.apply(ch.qos.logback.classic.Level.DEBUG, false);
     }
 
     @Test
     void noCredentialOfAWorkersModelApiUrlReachesTheCoordinatorsLogsMetricsStatusOrSummary() throws Exception {
-        Logging.setVerbose(true);
+        logEverything();
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         AtomicReference<InetSocketAddress> coordinator = new AtomicReference<>();
