@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.JobFailedException;
+import dev.panoptes.control.Redaction;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
@@ -1539,17 +1540,20 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
                 throw new IllegalArgumentException("base URL must not contain a user name or password; "
                         + "give the API key with apiKey(...)");
             }
+            // A refused URL may be one that carries a key: messages show it redacted.
+            String shown = Redaction.url(baseUrl.toString());
             String scheme = baseUrl.getScheme();
             if (scheme == null || baseUrl.isOpaque()
                     || !(scheme.equalsIgnoreCase("http") || scheme.equalsIgnoreCase("https"))) {
                 throw new IllegalArgumentException("base URL must be an http or https URL such as "
-                        + "http://localhost:8000/v1, got '" + baseUrl + "'");
+                        + "http://localhost:8000/v1, got '" + shown + "'");
             }
             if (baseUrl.getHost() == null) {
-                throw new IllegalArgumentException("base URL '" + baseUrl + "' has no valid host name");
+                throw new IllegalArgumentException("base URL '" + shown + "' has no valid host name");
             }
             if (baseUrl.getRawQuery() != null || baseUrl.getRawFragment() != null) {
-                throw new IllegalArgumentException("base URL '" + baseUrl + "' must not have a query or fragment");
+                throw new IllegalArgumentException("base URL '" + shown + "' must not have a query or fragment (not"
+                        + " repeated here); give the API key with apiKey(...)");
             }
             String path = baseUrl.getRawPath() == null ? "" : baseUrl.getRawPath();
             while (path.endsWith("/")) {

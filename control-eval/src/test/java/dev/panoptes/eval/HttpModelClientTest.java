@@ -1319,6 +1319,14 @@ class HttpModelClientTest {
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("user name or password")
                     .hasMessageNotContaining("hunter2");
+            assertThatThrownBy(() -> HttpModelClient.builder(URI.create("http://host/v1?api-key=hunter2"), MODEL))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'http://host/v1' must not have a query")
+                    .hasMessageNotContaining("hunter2");
+            assertThatThrownBy(() -> HttpModelClient.builder(URI.create("ftp://host/v1?key=hunter2"), MODEL))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("got 'ftp://host/v1'")
+                    .hasMessageNotContaining("hunter2");
         }
 
         @Test

@@ -5,6 +5,7 @@ import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.worker.admin.AdminServer;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -204,12 +205,17 @@ final class CoordinatorCommand implements Callable<Integer> {
             description = "Do not govern the fleet's concurrency per model API: each worker backs off alone on 429.")
     private boolean noRateGovernor;
 
-    @Option(names = "--metrics", order = 140, paramLabel = "HOST:PORT", converter = HostPortConverter.Listen.class,
-            description = "Serve an admin endpoint here: GET /metrics (Prometheus text, open to anyone who can reach"
-                    + " the address: keep it on 127.0.0.1 or a network only the scraper reaches) and GET /status (the"
-                    + " run and its workers as JSON; with a token, only with 'Authorization: Bearer TOKEN'; see"
-                    + " 'worker.jar status'). Port 0 picks a free one. Default: off.")
+    @Option(names = "--metrics", order = 143, paramLabel = "HOST:PORT", converter = HostPortConverter.Listen.class,
+            description = "Serve an admin endpoint here: GET /metrics (Prometheus text) and GET /status (the run and"
+                    + " its workers as JSON; see 'worker.jar status'). With a token (--token), both need"
+                    + " 'Authorization: Bearer TOKEN'; without one, only a loopback address such as 127.0.0.1 is"
+                    + " served (see --metrics-insecure). Port 0 picks a free one. Default: off.")
     private InetSocketAddress metrics;
+
+    @Option(names = "--metrics-insecure", order = 144,
+            description = "Without a token, serve --metrics on an address other machines reach anyway, open to"
+                    + " anyone who reaches it (for a network only the scraper reaches).")
+    private boolean metricsInsecure;
 
     private final Map<String, String> env;
 
@@ -225,11 +231,12 @@ final class CoordinatorCommand implements Callable<Integer> {
             throw invalid("--max-concurrency-per-endpoint", "must be 0 (no ceiling) or more, got "
                     + maxConcurrencyPerEndpoint);
         }
+        checkMetrics(settings.token() != null);
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 System.console() != null, Jars.selfCommand())
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
                 .withDatabase(database)
-                .withAdmin(metrics);
+                .withAdmin(metrics, metricsInsecure);
         configureTls(run);
         try {
             return runInterruptibly(run);
@@ -241,6 +248,27 @@ final class CoordinatorCommand implements Callable<Integer> {
             return spec.exitCodeOnInvalidInput();
         } finally {
             run.closeAdmin();
+        }
+    }
+
+    /**
+     * Checks --metrics and --metrics-insecure against the token (see {@link AdminServer#checkExposure});
+     * a problem is a usage error (exit 2) that says how to fix it.
+     */
+    private void checkMetrics(boolean hasToken) {
+        if (metricsInsecure && metrics == null) {
+            throw invalid("--metrics-insecure", "it loosens --metrics, which is not given");
+        }
+        if (metricsInsecure && hasToken) {
+            throw invalid("--metrics-insecure", "there is a token (--token or " + WorkerMain.TOKEN_ENV + "), which"
+                    + " /metrics and /status then require wherever they are served; leave --metrics-insecure out");
+        }
+        if (metrics != null) {
+            try {
+                AdminServer.checkExposure(metrics, hasToken, metricsInsecure);
+            } catch (IllegalArgumentException e) {
+                throw invalid("--metrics", e.getMessage());
+            }
         }
     }
 

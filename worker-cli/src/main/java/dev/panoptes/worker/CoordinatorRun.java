@@ -79,6 +79,8 @@ final class CoordinatorRun {
     private DatabaseTarget database;
     /** Where to serve /metrics and /status; null for nowhere. */
     private InetSocketAddress adminBind;
+    /** --metrics-insecure: serve the admin endpoint beyond loopback without a token. */
+    private boolean adminOpenBeyondLoopback;
     /** The TLS context workers connect with; null for plaintext. */
     private SSLContext tlsContext;
     private boolean tlsClientCertificates;
@@ -169,14 +171,24 @@ final class CoordinatorRun {
     }
 
     /**
-     * Serves the admin endpoint on {@code bind} ({@code GET /metrics}, and {@code GET /status}
-     * behind the workers' token) from the moment the suite is planned. It stays up after
-     * {@link #run()} returns, so that the last figures can be read, until {@link #closeAdmin()}.
+     * Serves the admin endpoint on {@code bind} ({@code GET /metrics} and {@code GET /status},
+     * both behind the workers' token when there is one) from the moment the suite is planned. It
+     * stays up after {@link #run()} returns, so that the last figures can be read, until
+     * {@link #closeAdmin()}. Without a token, only on a loopback address.
      *
      * @param bind where to listen, or null for no endpoint
      */
     CoordinatorRun withAdmin(InetSocketAddress bind) {
+        return withAdmin(bind, false);
+    }
+
+    /**
+     * As {@link #withAdmin(InetSocketAddress)}; {@code openBeyondLoopback} (--metrics-insecure)
+     * also serves it without a token on an address other machines reach.
+     */
+    CoordinatorRun withAdmin(InetSocketAddress bind, boolean openBeyondLoopback) {
         this.adminBind = bind;
+        this.adminOpenBeyondLoopback = openBeyondLoopback;
         return this;
     }
 
@@ -243,7 +255,8 @@ final class CoordinatorRun {
         JobPlan plan = JobPlan.of(suite, settings.params(), settings.jobSize(), RunSuites.label(settings.label(),
                 settings.fewShot()), settings.models(), settings.epochs());
         if (adminBind != null) {
-            admin = CoordinatorAdmin.start(adminBind, settings.token(), plan.runId(), settings.suite().toString(),
+            admin = CoordinatorAdmin.start(adminBind, settings.token(), adminOpenBeyondLoopback, plan.runId(),
+                    settings.suite().toString(),
                     settings.models(), settings.scorer(), settings.epochs());
         }
         SharedPool pool = new SharedPool();
@@ -288,8 +301,10 @@ final class CoordinatorRun {
                     progress::message));
             CoordinatorAdmin adminNow = admin;
             if (adminNow != null) {
-                progress.message("admin endpoint on http://" + hostPort(adminNow.address()) + "/: /metrics (open to"
-                        + " anyone who can reach it), /status" + (settings.token() == null ? "" : " (with the token)"));
+                progress.message("admin endpoint on http://" + hostPort(adminNow.address()) + "/: /metrics, /status"
+                        + (settings.token() != null ? " (with the token)"
+                        : adminNow.address().getAddress().isLoopbackAddress() ? " (no token: this machine only)"
+                        : " (no token: open to anyone who can reach it, --metrics-insecure)"));
             }
             onListening.accept(address);
             SchedulerOptions options = SchedulerOptions.defaults()

@@ -1,6 +1,8 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Redaction;
 import dev.panoptes.remote.tls.PemFiles;
+import dev.panoptes.worker.admin.AdminServer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -154,9 +156,15 @@ public final class WorkerMain implements Callable<Integer> {
 
     @Option(names = "--metrics", order = 130, paramLabel = "HOST:PORT", converter = HostPortConverter.Listen.class,
             description = "Serve GET /metrics (Prometheus text: jobs running, completed and failed, model-call"
-                    + " latency and tokens per model, 429s, connection state) on this address; open to whoever can"
-                    + " reach it, so keep it on 127.0.0.1 or a scrape-only network. Default: off.")
+                    + " latency and tokens per model, 429s, connection state) on this address. With a token"
+                    + " (--token), it needs 'Authorization: Bearer TOKEN', the coordinator's token; without one, only"
+                    + " a loopback address such as 127.0.0.1 is served (see --metrics-insecure). Default: off.")
     private InetSocketAddress metrics;
+
+    @Option(names = "--metrics-insecure", order = 131,
+            description = "Without a token, serve --metrics on an address other machines reach anyway, open to"
+                    + " anyone who reaches it (for a network only the scraper reaches).")
+    private boolean metricsInsecure;
 
     @Option(names = "--tls", order = 140,
             description = "Connect to the coordinator over TLS, checking its certificate against the JVM's trusted"
@@ -261,6 +269,7 @@ public final class WorkerMain implements Callable<Integer> {
                 .withHeartbeat(heartbeat)
                 .withToken(firstSet(token, env.get(TOKEN_ENV)))
                 .withLabels(labels());
+        checkMetrics(options.token() != null);
         if (heartbeatTimeout != null) {
             if (heartbeatTimeout.compareTo(heartbeat) <= 0) {
                 throw new ParameterException(spec.commandLine(), "Invalid value for option '--heartbeat-timeout':"
@@ -277,21 +286,46 @@ public final class WorkerMain implements Callable<Integer> {
         }
         WorkerSettings settings = new WorkerSettings(coordinator, modelApi, List.copyOf(new LinkedHashSet<>(models)), key,
                 id == null ? WorkerIds.defaultId() : id, capacity, options, grace, requestTimeout, !noModelCheck,
-                verbose.isVerbose(), metrics);
+                verbose.isVerbose(), metrics, metricsInsecure);
         return starter.start(settings);
     }
 
     /**
+     * The worker's /metrics follows the coordinator's rule (see {@link AdminServer#checkExposure}):
+     * behind the token the worker registers with, or on loopback, or open on purpose.
+     */
+    private void checkMetrics(boolean hasToken) {
+        if (metricsInsecure && metrics == null) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--metrics-insecure': it"
+                    + " loosens --metrics, which is not given");
+        }
+        if (metricsInsecure && hasToken) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--metrics-insecure': there"
+                    + " is a token (--token or " + TOKEN_ENV + "), which /metrics then requires wherever it is served;"
+                    + " leave --metrics-insecure out");
+        }
+        if (metrics != null) {
+            try {
+                AdminServer.checkExposure(metrics, hasToken, metricsInsecure);
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "Invalid value for option '--metrics': "
+                        + e.getMessage());
+            }
+        }
+    }
+
+    /**
      * The first model, and the model API's URL as {@code endpoint}: the coordinator governs the
-     * concurrency of all workers that call one endpoint together. The URL carries no credentials
-     * (the URL converter refuses user info).
+     * concurrency of all workers that call one endpoint together. The label is
+     * {@code scheme://host:port/path} only: the URL converter refuses user info and queries, and
+     * {@link Redaction} would strip them anyway, so that no key reaches the coordinator's logs.
      */
     private Map<String, String> labels() {
         Map<String, String> labels = new java.util.LinkedHashMap<>();
         if (!models.isEmpty()) {
             labels.put("model", models.get(0));
         }
-        labels.put("endpoint", modelApi.toString().replaceAll("/+$", ""));
+        labels.put("endpoint", Redaction.url(modelApi.toString()).replaceAll("/+$", ""));
         return labels;
     }
 

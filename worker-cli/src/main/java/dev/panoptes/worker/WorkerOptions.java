@@ -1,5 +1,7 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Redaction;
+
 import javax.net.ssl.SSLContext;
 import java.time.Duration;
 import java.util.List;
@@ -120,7 +122,7 @@ public record WorkerOptions(String token, Duration heartbeatInterval, Duration h
                 maxBackoff, labels, models, context);
     }
 
-    /** Never prints the token. */
+    /** Never prints the token, nor credentials in a URL of the labels. */
     @Override
     public String toString() {
         return "WorkerOptions[token=" + (token == null ? "none" : "***")
@@ -128,7 +130,7 @@ public record WorkerOptions(String token, Duration heartbeatInterval, Duration h
                 + ", heartbeatTimeoutMs=" + heartbeatTimeout.toMillis()
                 + ", connectTimeoutMs=" + connectTimeout.toMillis()
                 + ", backoffMs=" + initialBackoff.toMillis() + ".." + maxBackoff.toMillis()
-                + ", labels=" + labels + ", models=" + models + ", tls=" + (tls == null ? "off" : "on") + "]";
+                + ", labels=" + Redaction.labels(labels) + ", models=" + models + ", tls=" + (tls == null ? "off" : "on") + "]";
     }
 
     private static void positive(Duration d, String what) {

@@ -82,7 +82,8 @@ final class WorkerProcess {
         WorkerMetrics metrics = new WorkerMetrics();
         AdminServer admin;
         try {
-            admin = AdminServer.start(settings.metrics(), metrics.registry(), null, null);
+            admin = AdminServer.start(settings.metrics(), metrics.registry(), null, settings.options().token(),
+                    settings.metricsInsecure());
         } catch (IOException e) {
             throw new UncheckedIOException(e.getMessage(), e);
         }

@@ -1,5 +1,7 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Redaction;
+
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
@@ -23,12 +25,15 @@ import java.util.Objects;
  * @param checkModelApi  whether to check the model API before registering (false with
  *                       {@code --no-model-check})
  * @param verbose        whether -v was given
- * @param metrics        where to serve {@code GET /metrics} (--metrics), or null for nowhere
+ * @param metrics        where to serve {@code GET /metrics} (--metrics), or null for nowhere; behind
+ *                       {@code options.token()} when there is one
+ * @param metricsInsecure without a token, serve {@code metrics} even where other machines reach it
+ *                       (--metrics-insecure); else only a loopback address is served
  */
 public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<String> models, String apiKey,
                              String workerId, int capacity, WorkerOptions options, Duration grace,
                              Duration requestTimeout, boolean checkModelApi, boolean verbose,
-                             InetSocketAddress metrics) {
+                             InetSocketAddress metrics, boolean metricsInsecure) {
     /** @throws NullPointerException when a required part is missing */
     public WorkerSettings {
         Objects.requireNonNull(coordinator, "coordinator");
@@ -47,7 +52,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
     /** The info line a worker logs when it starts: who, where, what; no secrets. */
     public String startupLine() {
         return "worker " + workerId + " starting: coordinator " + Workers.describe(coordinator)
-                + ", model API " + modelApi
+                + ", model API " + Redaction.url(modelApi.toString())
                 + (models.isEmpty() ? ", models: those the API lists" : (models.size() == 1 ? ", model " : ", models ")
                         + String.join(", ", models))
                 + ", capacity " + capacity
@@ -55,14 +60,16 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
                 + ", API key " + (apiKey == null ? "none" : "set")
                 + ", token " + (options.token() == null ? "none" : "set")
                 + (checkModelApi ? "" : ", model API check skipped (--no-model-check)")
-                + (metrics == null ? "" : ", metrics on " + Workers.describe(metrics));
+                + (metrics == null ? "" : ", metrics on " + Workers.describe(metrics)
+                        + (options.token() != null ? " (with the token)" : metricsInsecure ? " (open, --metrics-insecure)"
+                        : ""));
     }
 
     /** Never prints the API key or the token. */
     @Override
     public String toString() {
         return "WorkerSettings[coordinator=" + Workers.describe(coordinator)
-                + ", modelApi=" + modelApi
+                + ", modelApi=" + Redaction.url(modelApi.toString())
                 + ", models=" + models
                 + ", apiKey=" + (apiKey == null ? "none" : "***")
                 + ", workerId=" + workerId
@@ -72,6 +79,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
                 + ", requestTimeout=" + (requestTimeout == null ? "default" : DurationConverter.format(requestTimeout))
                 + ", checkModelApi=" + checkModelApi
                 + ", verbose=" + verbose
-                + ", metrics=" + (metrics == null ? "none" : Workers.describe(metrics)) + "]";
+                + ", metrics=" + (metrics == null ? "none" : Workers.describe(metrics))
+                + ", metricsInsecure=" + metricsInsecure + "]";
     }
 }

@@ -79,17 +79,21 @@ class AdminEndpointRunTest {
 
         // During: both workers hold 2 jobs each (capacity 2), the other 2 jobs wait.
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-            String scrape = Scrapes.metrics(admin);
+            String scrape = Scrapes.metrics(admin, TOKEN);
             assertThat(value(scrape, "panoptes_coordinator_workers_connected")).isEqualTo(2.0);
             assertThat(value(scrape, "panoptes_coordinator_jobs_in_flight")).isEqualTo(4.0);
             assertThat(value(scrape, "panoptes_coordinator_jobs_queued")).isEqualTo(2.0);
         });
-        String during = Scrapes.metrics(admin);
+        String during = Scrapes.metrics(admin, TOKEN);
         assertThat(value(during, "panoptes_coordinator_jobs_completed_total")).isZero();
         assertThat(value(during, "panoptes_coordinator_workers_quarantined")).isZero();
         assertThat(value(during, "panoptes_coordinator_heartbeat_age_max_seconds")).isBetween(0.0, 5.0);
         assertThat(value(during, "panoptes_coordinator_workers_registered_total")).isEqualTo(2.0);
 
+        HttpResponse<String> anonymousScrape = Scrapes.get(admin, "/metrics", null);
+        assertThat(anonymousScrape.statusCode()).as("/metrics is behind the token too").isEqualTo(401);
+        assertThat(anonymousScrape.body()).doesNotContain("panoptes_coordinator");
+        assertThat(Scrapes.get(admin, "/metrics", "wrong-token").statusCode()).isEqualTo(401);
         HttpResponse<String> anonymous = Scrapes.get(admin, "/status", null);
         assertThat(anonymous.statusCode()).isEqualTo(401);
         assertThat(anonymous.body()).doesNotContain("w-one");
@@ -130,7 +134,7 @@ class AdminEndpointRunTest {
         // After: every job answered and stored.
         release.countDown();
         assertThat(exit.get(30, TimeUnit.SECONDS)).isZero();
-        String after = Scrapes.metrics(admin);
+        String after = Scrapes.metrics(admin, TOKEN);
         System.out.println("scrape after the run:\n" + after);
         assertThat(value(after, "panoptes_coordinator_jobs_completed_total")).isEqualTo(6.0);
         assertThat(value(after, "panoptes_coordinator_answers_stored_total")).isEqualTo(24.0);
@@ -153,7 +157,8 @@ class AdminEndpointRunTest {
         assertThat(finished.at("/run/jobsDone").asInt()).isEqualTo(6);
         assertThat(finished.at("/run/answersStored").asInt()).isEqualTo(24);
         assertThat(finished.at("/run/etaSeconds").asDouble()).isZero();
-        assertThat(err.toString()).contains("admin endpoint on http://" + hostPort(admin) + "/");
+        assertThat(err.toString()).contains("admin endpoint on http://" + hostPort(admin) + "/: /metrics, /status"
+                + " (with the token)");
     }
 
     @Test

@@ -143,6 +143,42 @@ class CoordinatorCommandTest {
     }
 
     @Test
+    void withoutATokenTheAdminEndpointStaysOnLoopbackUnlessToldOtherwise() throws Exception {
+        Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
+        Path db = dir.resolve("r.db");
+        List<String> base = List.of("coordinator", "--suite", suite.toString(), "--model", "m", "--db", db.toString(),
+                "--listen", "127.0.0.1:0", "--wait-for-workers", "1ms");
+
+        assertThat(execute(with(base, "--metrics", "0.0.0.0:0"))).isEqualTo(2);
+        assertThat(err.toString().lines().findFirst()).hasValue("Invalid value for option '--metrics': an admin"
+                + " endpoint on 0.0.0.0:0 would be open to other machines (it is not a loopback address) without"
+                + " authentication, since there is no token. Set a token (--token or PANOPTES_TOKEN; scrapers then"
+                + " send 'Authorization: Bearer TOKEN'), or serve it on 127.0.0.1, or add --metrics-insecure to serve"
+                + " it open anyway");
+        assertThat(db).as("refused before anything is opened").doesNotExist();
+
+        err.getBuffer().setLength(0);
+        assertThat(execute(with(base, "--metrics-insecure"))).isEqualTo(2);
+        assertThat(err.toString()).startsWith("Invalid value for option '--metrics-insecure': it loosens --metrics");
+        err.getBuffer().setLength(0);
+        assertThat(execute(with(base, "--metrics", "127.0.0.1:0", "--metrics-insecure", "--token", "s3cret")))
+                .isEqualTo(2);
+        assertThat(err.toString()).startsWith("Invalid value for option '--metrics-insecure': there is a token")
+                .doesNotContain("s3cret");
+        assertThat(db).doesNotExist();
+    }
+
+    private int execute(List<String> args) {
+        return execute(args.toArray(String[]::new));
+    }
+
+    private static List<String> with(List<String> base, String... more) {
+        List<String> all = new java.util.ArrayList<>(base);
+        all.addAll(List.of(more));
+        return all;
+    }
+
+    @Test
     void anAddressThatDoesNotResolveFailsClearlyAndLeavesNoDatabase() throws Exception {
         Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
         Path db = dir.resolve("r.db");

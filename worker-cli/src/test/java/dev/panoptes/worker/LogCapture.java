@@ -13,8 +13,8 @@ final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoClosea
     private final Logger logger;
     private final List<ILoggingEvent> events = new CopyOnWriteArrayList<>();
 
-    private LogCapture(Class<?> source) {
-        this.logger = (Logger) LoggerFactory.getLogger(source);
+    private LogCapture(Logger logger) {
+        this.logger = logger;
         setContext(logger.getLoggerContext());
         start();
         logger.addAppender(this);
@@ -22,7 +22,23 @@ final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoClosea
 
     /** Starts recording what {@code source}'s logger logs. */
     static LogCapture of(Class<?> source) {
-        return new LogCapture(source);
+        return new LogCapture((Logger) LoggerFactory.getLogger(source));
+    }
+
+    /** Starts recording what every logger logs (at the levels they are set to). */
+    static LogCapture everything() {
+        return new LogCapture((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME));
+    }
+
+    /** Every event so far as a person would read it: the message, and the messages of its causes. */
+    List<String> lines() {
+        return events.stream().map(e -> {
+            StringBuilder b = new StringBuilder(e.getLoggerName()).append(": ").append(e.getFormattedMessage());
+            for (ch.qos.logback.classic.spi.IThrowableProxy t = e.getThrowableProxy(); t != null; t = t.getCause()) {
+                b.append(" | ").append(t.getClassName()).append(": ").append(t.getMessage());
+            }
+            return b.toString();
+        }).toList();
     }
 
     @Override

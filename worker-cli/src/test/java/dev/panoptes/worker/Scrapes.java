@@ -30,7 +30,12 @@ final class Scrapes {
     }
 
     static String metrics(InetSocketAddress admin) throws Exception {
-        HttpResponse<String> response = get(admin, "/metrics", null);
+        return metrics(admin, null);
+    }
+
+    /** GET /metrics with {@code Authorization: Bearer token} (none when null); it must answer 200. */
+    static String metrics(InetSocketAddress admin, String token) throws Exception {
+        HttpResponse<String> response = get(admin, "/metrics", token);
         if (response.statusCode() != 200) {
             throw new AssertionError("GET /metrics answered " + response.statusCode() + ": " + response.body());
         }

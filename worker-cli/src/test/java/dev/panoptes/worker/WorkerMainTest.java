@@ -170,8 +170,8 @@ class WorkerMainTest {
                 Arguments.of(replacing("--model-api", "http:///v1"),
                         "Invalid value for option '--model-api': URL 'http:///v1' has no host"),
                 Arguments.of(replacing("--model-api", "http://localhost:8000/v1?key=1"),
-                        "Invalid value for option '--model-api': URL 'http://localhost:8000/v1?key=1' must not have"
-                                + " a query"),
+                        "Invalid value for option '--model-api': URL 'http://localhost:8000/v1' (its user info, query"
+                                + " or fragment not repeated here) must not have a query"),
                 Arguments.of(with(REQUIRED, "--heartbeat", "5"),
                         "Invalid value for option '--heartbeat': expected a duration such as 500ms, 5s, 2m"),
                 Arguments.of(with(REQUIRED, "--heartbeat", "0s"),
@@ -207,6 +207,72 @@ class WorkerMainTest {
         assertThat(err.toString()).endsWith("Try 'worker.jar --help' for more information." + System.lineSeparator())
                 .doesNotContain("\tat ").doesNotContain("Exception");
         assertThat(out.toString()).isEmpty();
+    }
+
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {
+        "http://user:secret@127.0.0.1:8000/v1?api-key=SECRET",
+        "http://127.0.0.1:8000/v1?api-key=SECRET",
+        "http://127.0.0.1:8000/v1?key=SECRET#secret",
+        "ftp://user:secret@127.0.0.1:8000/v1?token=SECRET",
+        "http://user:se cret@127.0.0.1:8000/v1?key=SE CRET",
+        "127.0.0.1:8000/v1?token=SECRET",
+    })
+    void refusesAModelApiUrlWithCredentialsWithoutRepeatingThem(String url) {
+        int exit = execute(replacing("--model-api", url));
+
+        assertThat(exit).isEqualTo(2);
+        assertThat(started).isEmpty();
+        assertThat(err.toString()).startsWith("Invalid value for option '--model-api': ")
+                .containsAnyOf("--api-key", "expected an http(s) URL")
+                .doesNotContainIgnoringCase("secret").doesNotContainIgnoringCase("se cret");
+    }
+
+    @Test
+    void withoutATokenTheMetricsStayOnLoopbackUnlessToldOtherwise() {
+        assertThat(execute(with(REQUIRED, "--metrics", "0.0.0.0:9464"))).isEqualTo(2);
+        assertThat(started).isEmpty();
+        assertThat(err.toString().lines().findFirst()).hasValue("Invalid value for option '--metrics': an admin"
+                + " endpoint on 0.0.0.0:9464 would be open to other machines (it is not a loopback address) without"
+                + " authentication, since there is no token. Set a token (--token or PANOPTES_TOKEN; scrapers then"
+                + " send 'Authorization: Bearer TOKEN'), or serve it on 127.0.0.1, or add --metrics-insecure to serve"
+                + " it open anyway");
+
+        assertThat(execute(with(REQUIRED, "--metrics", "0.0.0.0:9464", "--token", "t0k"))).isZero();
+        assertThat(onlyStarted().metrics().getHostString()).isEqualTo("0.0.0.0");
+        assertThat(onlyStarted().startupLine()).contains("metrics on 0.0.0.0:9464 (with the token)")
+                .doesNotContain("t0k");
+        started.clear();
+        env = Map.of(WorkerMain.TOKEN_ENV, "from-env");
+        assertThat(execute(with(REQUIRED, "--metrics", "0.0.0.0:9464"))).as("the token from the environment").isZero();
+        started.clear();
+        env = Map.of();
+        assertThat(execute(with(REQUIRED, "--metrics", "0.0.0.0:9464", "--metrics-insecure"))).isZero();
+        assertThat(onlyStarted().metricsInsecure()).isTrue();
+        assertThat(onlyStarted().startupLine()).contains("metrics on 0.0.0.0:9464 (open, --metrics-insecure)");
+        started.clear();
+        assertThat(execute(with(REQUIRED, "--metrics", "127.0.0.1:9464"))).as("loopback needs no token").isZero();
+        assertThat(onlyStarted().metricsInsecure()).isFalse();
+    }
+
+    @Test
+    void metricsInsecureWithoutMetricsOrWithATokenIsAUsageError() {
+        assertThat(execute(with(REQUIRED, "--metrics-insecure"))).isEqualTo(2);
+        assertThat(err.toString()).startsWith("Invalid value for option '--metrics-insecure': it loosens --metrics,"
+                + " which is not given");
+        err.getBuffer().setLength(0);
+        assertThat(execute(with(REQUIRED, "--metrics", "0.0.0.0:9464", "--metrics-insecure", "--token", "t0k")))
+                .isEqualTo(2);
+        assertThat(err.toString()).startsWith("Invalid value for option '--metrics-insecure': there is a token")
+                .doesNotContain("t0k");
+        assertThat(started).isEmpty();
+    }
+
+    @Test
+    void theEndpointLabelIsTheModelApiUrlWithoutATrailingSlash() {
+        assertThat(execute(replacing("--model-api", "http://127.0.0.1:8000/v1/"))).isZero();
+        assertThat(onlyStarted().options().labels()).containsEntry("endpoint", "http://127.0.0.1:8000/v1");
+        assertThat(onlyStarted().startupLine()).contains("model API http://127.0.0.1:8000/v1/");
     }
 
     @Test

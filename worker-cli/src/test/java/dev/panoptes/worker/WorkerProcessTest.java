@@ -5,10 +5,13 @@ import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.eval.ModelApiCheck.Result;
 import dev.panoptes.eval.ModelApiCheck.Verdict;
+import dev.panoptes.worker.admin.AdminServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -135,11 +138,41 @@ class WorkerProcessTest {
         assertThat(processLog.messagesContaining("model API")).noneMatch(m -> m.contains("serves"));
     }
 
+    @Test
+    void theWorkersMetricsAreBehindTheTokenItRegistersWith() throws Exception {
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        LogCapture adminLog = closeLater(LogCapture.of(AdminServer.class));
+        WorkerSettings settings = new WorkerSettings(coordinator.address(), URI.create("http://127.0.0.1:1/v1"),
+                List.of("m"), null, "w-metrics", 1, OPTIONS.withToken("w-t0ken"), Duration.ofSeconds(1), null, false,
+                false, new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), false);
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> {
+            try {
+                return WorkerProcess.serveUntilSignalled(settings, TestJobs.asyncEchoRunner(), null);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+
+        String started = adminLog.messagesContaining("admin endpoint on http://").get(0);
+        assertThat(started).contains("every request needs the token").doesNotContain("w-t0ken");
+        java.util.regex.Matcher port = java.util.regex.Pattern.compile("http://127\\.0\\.0\\.1:(\\d+)/")
+                .matcher(started);
+        assertThat(port.find()).as(started).isTrue();
+        InetSocketAddress admin = new InetSocketAddress("127.0.0.1", Integer.parseInt(port.group(1)));
+        assertThat(Scrapes.get(admin, "/metrics", null).statusCode()).isEqualTo(401);
+        assertThat(Scrapes.get(admin, "/metrics", "not-it").statusCode()).isEqualTo(401);
+        assertThat(Scrapes.metrics(admin, "w-t0ken")).contains("panoptes_worker_jobs_running");
+
+        peer.send(new Message.Rejected("enough", false));
+        assertThat(exit.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isEqualTo(4);
+    }
+
     // ---- helpers ----
 
     private WorkerSettings settings(FakeCoordinator coordinator, String id) {
         return new WorkerSettings(coordinator.address(), URI.create("http://127.0.0.1:1/v1"), List.of("m"), null, id, 1,
-                OPTIONS, Duration.ofSeconds(1), null, true, false, null);
+                OPTIONS, Duration.ofSeconds(1), null, true, false, null, false);
     }
 
     private List<String> levelsAndMessages() {

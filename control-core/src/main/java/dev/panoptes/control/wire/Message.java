@@ -4,6 +4,7 @@ import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.Redaction;
 
 import java.util.List;
 import java.util.Map;
@@ -28,7 +29,10 @@ public sealed interface Message {
      * @param capacity jobs the worker runs at once, as sent (clamped by the coordinator)
      * @param protocol the protocol version the worker speaks
      * @param token    the shared secret, or null
-     * @param labels   informational labels; never null
+     * @param labels   informational labels; never null. Every URL in a value is kept without its
+     *                 user info, query and fragment ({@link dev.panoptes.control.Redaction#labels}):
+     *                 labels are logged and shown by the coordinator, so a key in a URL would be too.
+     *                 Both sides make the record, so neither sends nor holds one
      * @param models   the models the worker's API serves (revision 3); empty when it did not say,
      *                 and then it serves only runs that name no model
      */
@@ -36,7 +40,7 @@ public sealed interface Message {
                     List<String> models) implements Message {
         public Register {
             Objects.requireNonNull(workerId, "workerId");
-            labels = labels == null ? Map.of() : Map.copyOf(labels);
+            labels = labels == null ? Map.of() : Map.copyOf(Redaction.labels(labels));
             models = models == null ? List.of() : List.copyOf(models);
         }
 

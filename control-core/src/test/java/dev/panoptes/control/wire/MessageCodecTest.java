@@ -172,6 +172,22 @@ class MessageCodecTest {
     }
 
     @Test
+    void aRegisterNeitherSendsNorHoldsCredentialsInAUrlLabel() {
+        String secretUrl = "http://user:secret@127.0.0.1:8000/v1?api-key=SECRET";
+        Message.Register sent = new Message.Register("w", 1, 1, null, Map.of("endpoint", secretUrl, "zone", "eu"));
+        String json = new String(codec.encode(sent), StandardCharsets.UTF_8);
+        assertThat(json).contains("\"endpoint\":\"http://127.0.0.1:8000/v1\"").contains("\"zone\":\"eu\"")
+                .doesNotContain("secret").doesNotContain("SECRET");
+
+        // What another implementation might send: the coordinator keeps only scheme://host:port/path.
+        Message received = decode("{\"type\":\"register\",\"workerId\":\"w\",\"capacity\":1,\"protocol\":1,"
+                + "\"labels\":{\"endpoint\":\"" + secretUrl + "\"}}");
+        assertThat(((Message.Register) received).labels()).containsExactly(Map.entry("endpoint",
+                "http://127.0.0.1:8000/v1"));
+        assertThat(received.toString()).doesNotContain("secret").doesNotContain("SECRET");
+    }
+
+    @Test
     void hugeIntegersAreClampedNotRejected() {
         Message m = decode("{\"type\":\"register\",\"workerId\":\"w\",\"capacity\":99999999999999999999999,"
                 + "\"protocol\":1}");

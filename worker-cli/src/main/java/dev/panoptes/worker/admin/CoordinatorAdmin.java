@@ -33,16 +33,22 @@ public final class CoordinatorAdmin implements AutoCloseable {
     /**
      * Binds the admin endpoint and starts serving.
      *
-     * @param token the secret {@code /status} requires (the workers' token), or null for none
-     * @throws IOException when the address cannot be bound
+     * @param token              the secret {@code /metrics} and {@code /status} require (the
+     *                           workers' token), or null for none
+     * @param openBeyondLoopback true to serve without a token on an address other machines reach
+     *                           ({@code --metrics-insecure})
+     * @throws IllegalArgumentException when there is no token, {@code bind} is not a loopback
+     *                                  address and {@code openBeyondLoopback} is false
+     * @throws IOException              when the address cannot be bound
      */
-    public static CoordinatorAdmin start(InetSocketAddress bind, String token, String runId, String suite,
-                                         List<String> models, String scorer, int epochs) throws IOException {
+    public static CoordinatorAdmin start(InetSocketAddress bind, String token, boolean openBeyondLoopback,
+                                         String runId, String suite, List<String> models, String scorer, int epochs)
+            throws IOException {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         CoordinatorMetrics metrics = new CoordinatorMetrics(registry);
         RunStatus status = new RunStatus(runId, suite, models, scorer, epochs, metrics);
         metrics.watch(status);
-        AdminServer server = AdminServer.start(bind, registry, status::json, token);
+        AdminServer server = AdminServer.start(bind, registry, status::json, token, openBeyondLoopback);
         return new CoordinatorAdmin(registry, status, server);
     }
 

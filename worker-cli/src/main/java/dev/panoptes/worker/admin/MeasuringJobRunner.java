@@ -12,15 +12,22 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * An {@link AsyncJobRunner} that measures the one it wraps: jobs running, completed and failed
- * (by scope), the model calls and tokens of every outcome, and the model API's 429s. It returns
- * the wrapped runner's own stage, so that the session's cancel still reaches the job; it only
- * watches it complete, on the thread that completes it, doing nothing that blocks.
+ * (by scope), the model calls and tokens of every outcome, and the model API's 429s.
+ *
+ * <p>The stage it returns completes only once the outcome is measured, so that whoever acts on
+ * it (the session, which sends the answer to the coordinator) acts after the figures moved: a
+ * scrape that follows the coordinator's receipt of an answer counts it. Callbacks on one shared
+ * stage would run in no promised order, and the answer could be sent, and the run end, before
+ * the latency was recorded. Cancelling the returned stage cancels the wrapped runner's, so that
+ * the session's cancel still reaches the job. The measuring runs on the thread that completes the
+ * job, and blocks on nothing.
  *
  * <ul>
  *   <li>{@code panoptes_worker_jobs_running} (gauge)</li>
@@ -55,27 +62,42 @@ public final class MeasuringJobRunner implements AsyncJobRunner {
                 .description("HTTP 429 answers of the model API, retried requests included").register(registry);
     }
 
+    /**
+     * Starts the job on the wrapped runner.
+     *
+     * @return a stage that completes as the wrapped runner's does, after the outcome is measured;
+     *         cancelling it cancels the wrapped runner's
+     * @throws RuntimeException whatever the wrapped runner throws (counted as a failure)
+     */
     @Override
     public CompletionStage<JobOutcome> start(Job job) {
         running.incrementAndGet();
-        CompletionStage<JobOutcome> stage;
+        CompletableFuture<JobOutcome> inner;
         try {
-            stage = runner.start(job);
+            inner = runner.start(job).toCompletableFuture();
         } catch (RuntimeException e) {
             running.decrementAndGet();
             failed(scopeOf(e)).increment();
             throw e;
         }
-        stage.whenComplete((outcome, error) -> {
+        CompletableFuture<JobOutcome> measured = new CompletableFuture<>();
+        measured.whenComplete((outcome, error) -> {
+            if (measured.isCancelled()) {
+                inner.cancel(true);
+            }
+        });
+        inner.whenComplete((outcome, error) -> {
             running.decrementAndGet();
             if (error == null) {
                 completed.increment();
                 modelCalls.record(job, outcome);
+                measured.complete(outcome);
             } else {
                 failed(scopeOf(error)).increment();
+                measured.completeExceptionally(error);
             }
         });
-        return stage;
+        return measured;
     }
 
     /** The wrapped runner's count: the session reports it to the coordinator. */

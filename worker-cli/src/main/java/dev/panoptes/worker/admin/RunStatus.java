@@ -8,6 +8,7 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ProtocolException;
+import dev.panoptes.control.Redaction;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.schedule.ProgressListener;
@@ -286,7 +287,7 @@ public final class RunStatus implements ProgressListener, WorkerServer.Listener 
             workers.add(new StatusView.Worker(w.id(), String.valueOf(w.remoteAddress()), w.capacity(),
                     w.pendingCount(), w.queuedCount(), row.completed.get(), row.failures.get(), quarantine,
                     until == null ? null : until.toString(), silentMs < 0 ? null : round(silentMs / 1000.0),
-                    new ArrayList<>(w.models()), w.isDraining()));
+                    new ArrayList<>(w.models()), w.isDraining(), Redaction.url(w.endpoint())));
         }
         return new StatusView(run, workers);
     }

@@ -52,10 +52,12 @@ public record StatusView(Run run, List<Worker> workers) {
      * @param heartbeatAgeSeconds since it last sent anything; null when unknown
      * @param models              the models it serves; empty when it named none
      * @param draining            true once it announced it is shutting down
+     * @param endpoint            the model API it calls, as {@code scheme://host:port/path} (never
+     *                            user info, query or fragment, whatever it sent); null when it named none
      */
     public record Worker(String id, String address, int capacity, int inFlight, int queued, long completed,
                          long failures, String quarantine, String quarantinedUntil, Double heartbeatAgeSeconds,
-                         List<String> models, boolean draining) {
+                         List<String> models, boolean draining, String endpoint) {
         public Worker {
             models = models == null ? List.of() : List.copyOf(models);
         }
