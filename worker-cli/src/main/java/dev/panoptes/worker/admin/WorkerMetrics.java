@@ -31,6 +31,10 @@ public final class WorkerMetrics {
         return new MeasuringJobRunner(runner, registry);
     }
 
+    /** Held here so that the meters reading them keep working; see {@link #watchConnection}. */
+    private BooleanSupplier connected;
+    private LongSupplier connections;
+
     /**
      * Watches the worker's connection. Call once.
      *
@@ -38,8 +42,13 @@ public final class WorkerMetrics {
      * @param connections connections made so far, the first included; any thread
      */
     public void watchConnection(BooleanSupplier connected, LongSupplier connections) {
+        // Micrometer holds what a gauge or function counter reads only weakly: a lambda nothing
+        // else holds is collected, and the gauge then reads NaN while the worker is registered.
+        this.connected = connected;
+        this.connections = connections;
         Gauge.builder("panoptes.worker.connected", connected, c -> c.getAsBoolean() ? 1 : 0)
-                .description("1 while the worker is registered with its coordinator, else 0").register(registry);
+                .description("1 while the worker is registered with its coordinator, else 0").strongReference(true)
+                .register(registry);
         FunctionCounter.builder("panoptes.worker.reconnects", connections, c -> Math.max(0, c.getAsLong() - 1))
                 .description("Connections to the coordinator after the first").register(registry);
     }
