@@ -170,6 +170,11 @@ class UnauthenticatedPeersTest {
                 c.close();
             }
             eventually().until(() -> coordinator.server.unregisteredConnections() == 0);
+            // Each one accepted ends in one rejection report (refused, or closed before registering),
+            // told later on the listener's thread: wait for all of this round's, or they would count
+            // in the next round's sum.
+            long refused = coordinator.server.refusedConnections() - refusedBefore;
+            eventually().until(() -> coordinator.rejected.size() - rejectedBefore == 60 - refused);
         }
 
         assertThat(coordinator.server.unregistered().addresses()).isZero();
