@@ -242,12 +242,7 @@ class EvaluationRunTest {
 
     private CoordinatorSettings settings(List<String> models, String scorer, int epochs, String groupBy)
             throws Exception {
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < 12; i++) {
-            sb.append("{\"id\":\"q").append(i).append("\",\"prompt\":\"question ").append(i)
-                    .append("\",\"expected\":\"Answer ").append(i).append("\"}\n");
-        }
-        Path suite = Files.writeString(dir.resolve("suite.jsonl"), sb.toString());
+        Path suite = QuestionSuite.write(dir, 12);
         return new CoordinatorSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), suite,
                 dir.resolve("r.db"), 4, "", null, SpecParams.NONE, 3, Duration.ofSeconds(30), Duration.ofMillis(200),
                 Duration.ofSeconds(2), null, models, scorer, epochs, null, groupBy);

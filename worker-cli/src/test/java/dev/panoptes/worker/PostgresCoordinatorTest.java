@@ -264,12 +264,7 @@ class PostgresCoordinatorTest {
     }
 
     private Path suite(int vignettes) throws Exception {
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < vignettes; i++) {
-            sb.append("{\"id\":\"q").append(i).append("\",\"prompt\":\"question ").append(i)
-                    .append("\",\"expected\":\"Answer ").append(i).append("\"}\n");
-        }
-        return Files.writeString(dir.resolve("suite.jsonl"), sb.toString());
+        return QuestionSuite.write(dir, vignettes);
     }
 
     private CoordinatorSettings settings(Path suite, String label, Duration waitForWorkers) {

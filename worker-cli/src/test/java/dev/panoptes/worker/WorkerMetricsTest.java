@@ -18,7 +18,6 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -132,12 +131,7 @@ class WorkerMetricsTest {
 
     /** 12 vignettes in jobs of 4: 3 jobs for model m. */
     private CoordinatorSettings settings() throws Exception {
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < 12; i++) {
-            sb.append("{\"id\":\"q").append(i).append("\",\"prompt\":\"question ").append(i)
-                    .append("\",\"expected\":\"Answer ").append(i).append("\"}\n");
-        }
-        Path suite = Files.writeString(dir.resolve("suite.jsonl"), sb.toString());
+        Path suite = QuestionSuite.write(dir, 12);
         return new CoordinatorSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), suite,
                 dir.resolve("r.db"), 4, "", null, SpecParams.NONE, 3, Duration.ofSeconds(30), Duration.ofMillis(200),
                 Duration.ofSeconds(2), null, List.of("m"), "exact", 1, null, null);
