@@ -9,9 +9,14 @@ package dev.panoptes.control;
  * @param finishReason why generation stopped ("stop", "length", ...), or null
  * @param latencyMs    how long the call took, or null when unknown
  * @param usage        token usage, or null when the API did not report it
+ * @param error        null for an answer; for a failed answer, why the model API gave none, when
+ *                     the failure is the vignette's own (the same request fails anywhere: an
+ *                     HTTP 400 for an over-long prompt, a content filter) and so is stored as
+ *                     this vignette's result instead of failing its job. {@code response} is
+ *                     empty then
  */
 public record ResponseRecord(String vignetteId, String response, String model, String finishReason,
-                             Long latencyMs, Usage usage) {
+                             Long latencyMs, Usage usage, String error) {
     /** @throws IllegalArgumentException when the vignette id is empty or latency negative */
     public ResponseRecord {
         Checks.notEmpty(vignetteId, "vignetteId of a response record");
@@ -19,10 +24,35 @@ public record ResponseRecord(String vignetteId, String response, String model, S
         if (latencyMs != null) {
             Checks.notNegative(latencyMs, "latencyMs of vignette '" + vignetteId + "'");
         }
+        if (error != null && error.isEmpty()) {
+            throw new IllegalArgumentException("the error of a failed answer to vignette '" + vignetteId
+                    + "' must say why, not be empty");
+        }
+    }
+
+    /** An answer (not a failed one). */
+    public ResponseRecord(String vignetteId, String response, String model, String finishReason, Long latencyMs,
+                          Usage usage) {
+        this(vignetteId, response, model, finishReason, latencyMs, usage, null);
+    }
+
+    /**
+     * A failed answer: the model API refused this vignette's request for what it holds.
+     *
+     * @param error what the API said and why it is the vignette's own failure; not empty
+     */
+    public static ResponseRecord failed(String vignetteId, String model, Long latencyMs, String error) {
+        Checks.notEmpty(error, "error of a failed answer");
+        return new ResponseRecord(vignetteId, "", model, null, latencyMs, null, error);
+    }
+
+    /** True when this is a failed answer (see {@link #error()}). */
+    public boolean isFailed() {
+        return error != null;
     }
 
     /** A record holding only the response text. */
     public ResponseRecord(String vignetteId, String response) {
-        this(vignetteId, response, null, null, null, null);
+        this(vignetteId, response, null, null, null, null, null);
     }
 }
