@@ -49,6 +49,12 @@ public final class RunScoring implements RecordScoring {
         return defaultSpec;
     }
 
+    /** The run's own scorer spec: what the scorings it makes are named. */
+    @Override
+    public String spec() {
+        return defaultSpec;
+    }
+
     /** The spec that scores {@code v}: its own, or the run's. */
     public String specFor(Vignette v) {
         return v.scorer() != null ? v.scorer() : defaultSpec;

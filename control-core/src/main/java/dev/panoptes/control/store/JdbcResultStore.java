@@ -60,6 +60,20 @@ import java.util.function.Consumer;
  * (unless the URL sets {@code socketTimeout}) fails, so that a server that vanished without a
  * word is noticed.
  *
+ * <p><b>Scorings.</b> Scores are not part of the answers: each run's answers carry any number of
+ * scorings ({@link Scoring}), numbered from 1, each with its scorer and time. Answers are scored
+ * into the run's current scoring as they are stored (see {@link #withScoring}), in the same
+ * transaction; {@link #newScoring} and {@link #rescore} add a scoring and never change an earlier
+ * one; a judge's grades go into a given scoring ({@link #recordGrade(JobId, String, int,
+ * ScoreEntry)}). Readers pick a scoring ({@link #forEachRecord(String, int, Consumer)}), by
+ * default the latest. Failed answers are scored by one rule, {@link FailedAnswers}. Each run's
+ * manifest is kept with it ({@link #recordRun}, {@link RunEntry#manifest()}).
+ *
+ * <p>The SQL lives in package-private classes by table: {@link OutcomeRows} (records and
+ * failures as written), {@link RecordRows} (records as read), {@link ScoreTables} (scorings and
+ * scores), {@link RunTables} (runs and worker events) and {@link StoreSchema}; this class owns the
+ * connection, its transactions, and what failures mean.
+ *
  * <p>Credentials are never printed: {@link #toString()} and every error message name the
  * database without its password.
  *
@@ -81,22 +95,13 @@ public final class JdbcResultStore implements ResultStore {
     private static final int CONNECT_TIMEOUT_S = 10;
     /** How long a PostgreSQL statement may wait for the server, unless the URL says otherwise. */
     static final int SOCKET_TIMEOUT_S = 120;
+    /** The scorer a run's first scoring names when the store's scoring names none. */
+    static final String UNNAMED_SCORER = "(unnamed scorer)";
     /** How long checking a connection that failed may take. */
     private static final int VALIDATION_TIMEOUT_S = 5;
     private static final String HINT_FILE = "is the JDBC driver on the class path and the path writable?";
     private static final String HINT_SERVER =
             "is the server running and reachable, and are the database, user and password right?";
-
-    private static final String INSERT_RECORD = "INSERT INTO panoptes_records (job_id, vignette_id, response, model, "
-            + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, "
-            + "epoch, prompt, expected, metadata, scorer, score, explanation) "
-            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
-    private static final String UPSERT_FAILURE = "INSERT INTO panoptes_failures (job_id, reason, attempts, failed_at, "
-            + "run_id, run_model) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET reason = excluded.reason, "
-            + "attempts = excluded.attempts, failed_at = excluded.failed_at, "
-            + "run_id = COALESCE(excluded.run_id, panoptes_failures.run_id), "
-            + "run_model = COALESCE(excluded.run_model, panoptes_failures.run_model)";
-    private static final ObjectMapper JSON = new ObjectMapper();
 
     private final String description;
     /** The password, only to scrub it out of messages; null when there is none. */
@@ -117,14 +122,21 @@ public final class JdbcResultStore implements ResultStore {
      * it wrote: a later write of the job that finds such a row counts it stored, not duplicate.
      * Guarded by {@code this}.
      */
-    private final Map<String, List<InDoubt>> recordsInDoubt = new HashMap<>();
-    /** Grades (job id, NUL, vignette id) whose commit failed midway; guarded by {@code this}. */
+    private final Map<String, List<OutcomeRows.Stamp>> recordsInDoubt = new HashMap<>();
+    /** Grades (job id, NUL, vignette id, NUL, scoring) whose commit failed midway; guarded by {@code this}. */
     private final Set<String> gradesInDoubt = new HashSet<>();
     private final Clock clock;
     /** Prepared once (sqlite-jdbc compiles SQL on every prepare); guarded by {@code this}. */
     private PreparedStatement insertRecord;
     /** Guarded by {@code this}. */
     private PreparedStatement clearFailure;
+    /** Guarded by {@code this}. */
+    private PreparedStatement insertScore;
+    /**
+     * The scoring number that answers stored now are scored into, per run: the run's latest when
+     * first asked, then the one this store made last. Guarded by {@code this}.
+     */
+    private final Map<String, Integer> currentScorings = new HashMap<>();
     /** Set once before use; see {@link #withScoring}. */
     private volatile RecordScoring scoring = RecordScoring.NONE;
     /** Guarded by {@code this}. */
@@ -146,10 +158,6 @@ public final class JdbcResultStore implements ResultStore {
     @FunctionalInterface
     interface Connector {
         Connection connect() throws SQLException;
-    }
-
-    /** The row a write whose commit failed midway may have left: by whom and when. */
-    private record InDoubt(String workerId, long storedAt) {
     }
 
     /**
@@ -321,13 +329,17 @@ public final class JdbcResultStore implements ResultStore {
             connection.rollback();
             throw e;
         }
-        insertRecord = connection.prepareStatement(INSERT_RECORD);
-        clearFailure = connection.prepareStatement("DELETE FROM panoptes_failures WHERE job_id = ?");
+        insertRecord = connection.prepareStatement(OutcomeRows.INSERT_RECORD);
+        clearFailure = connection.prepareStatement(OutcomeRows.CLEAR_FAILURE);
+        insertScore = connection.prepareStatement(ScoreTables.INSERT_SCORE);
         log.debug("result database {} ready (schema v{})", description, SCHEMA_VERSION);
     }
 
     /**
-     * Scores each record as it is stored (see {@link RecordScoring}); call before storing.
+     * Scores each record as it is stored (see {@link RecordScoring}), into the current scoring of
+     * its run (the latest, or the one this store made last; a run without any gets its first,
+     * named {@link RecordScoring#spec()}), in the transaction that stores it. A failed answer is
+     * not given to the scoring: see {@link FailedAnswers}. Call before storing.
      *
      * @return this store
      */
@@ -351,37 +363,24 @@ public final class JdbcResultStore implements ResultStore {
         ready();
         long now = clock.millis();
         PreparedStatement insert = insertRecord;
-        Map<String, Vignette> vignettes = job == null ? Map.of() : vignettesById(job);
+        Map<String, Vignette> vignettes = job == null ? Map.of() : OutcomeRows.vignettesById(job);
         String jobId = outcome.jobId().value();
-        List<InDoubt> doubts = recordsInDoubt.get(jobId);
+        List<OutcomeRows.Stamp> doubts = recordsInDoubt.get(jobId);
+        RecordScoring scorer = this.scoring;
+        boolean scored = job != null && job.runId() != null && scorer != RecordScoring.NONE;
         boolean committing = false;
         try {
+            int scoringNumber = scored ? currentScoring(job.runId(), scorer, now) : 0;
             int stored = 0;
             int dup = 0;
-            for (ResponseRecord r : inKeyOrder(outcome.records())) {
-                insert.setString(1, outcome.jobId().value());
-                insert.setString(2, r.vignetteId());
-                insert.setString(3, r.response());
-                insert.setString(4, r.model());
-                insert.setString(5, r.finishReason());
-                RecordRows.setLong(insert, 6, r.latencyMs());
-                RecordRows.setLong(insert, 7, r.usage() == null ? null : r.usage().promptTokens());
-                RecordRows.setLong(insert, 8, r.usage() == null ? null : r.usage().completionTokens());
-                insert.setString(9, workerId);
-                insert.setLong(10, now);
+            for (ResponseRecord r : OutcomeRows.inKeyOrder(outcome.records())) {
                 Vignette v = vignettes.get(r.vignetteId());
-                insert.setString(11, job == null ? null : job.runId());
-                insert.setString(12, job == null ? null : job.model());
-                insert.setInt(13, job == null ? 0 : job.epoch());
-                insert.setString(14, v == null ? null : v.displayPrompt());
-                insert.setString(15, v == null ? null : v.expected());
-                insert.setString(16, v == null || v.metadata().isEmpty() ? null : metadataJson(v));
-                ScoreEntry score = v == null ? null : scoring.score(v, r);
-                insert.setString(17, score == null ? null : score.scorer());
-                RecordRows.setDouble(insert, 18, score == null ? null : score.score());
-                insert.setString(19, score == null ? null : score.explanation());
+                OutcomeRows.bindRecord(insert, jobId, r, workerId, now, job, v);
                 if (insert.executeUpdate() == 1 || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts)) {
                     stored++;
+                    if (scored && v != null) {
+                        scoreAtStore(jobId, r, v, scorer, scoringNumber);
+                    }
                 } else {
                     dup++;
                 }
@@ -391,6 +390,9 @@ public final class JdbcResultStore implements ResultStore {
             committing = true;
             connection.commit();
             recordsInDoubt.remove(jobId);
+            if (scored) {
+                currentScorings.put(job.runId(), scoringNumber);
+            }
             duplicates += dup;
             return new Receipt(stored, dup);
         } catch (SQLException | RuntimeException e) {
@@ -399,7 +401,8 @@ public final class JdbcResultStore implements ResultStore {
             if (committing) {
                 // The server may have committed before the connection failed: a repeat of this
                 // write must not count these rows, if they are there, as another delivery's.
-                recordsInDoubt.computeIfAbsent(jobId, k -> new ArrayList<>(1)).add(new InDoubt(workerId, now));
+                recordsInDoubt.computeIfAbsent(jobId, k -> new ArrayList<>(1))
+                        .add(new OutcomeRows.Stamp(workerId, now));
             }
             String message = scrub("cannot store the outcome of job " + outcome.jobId() + " from worker " + workerId
                     + " in " + description + ": " + e.getMessage());
@@ -410,16 +413,39 @@ public final class JdbcResultStore implements ResultStore {
         }
     }
 
-    /** True when the stored record of this vignette is the one a write in doubt left. */
-    private boolean leftByDoubt(String jobId, String vignetteId, List<InDoubt> doubts) throws SQLException {
-        try (PreparedStatement q = connection.prepareStatement(
-                "SELECT worker_id, stored_at FROM panoptes_records WHERE job_id = ? AND vignette_id = ?")) {
-            q.setString(1, jobId);
-            q.setString(2, vignetteId);
-            try (ResultSet rs = q.executeQuery()) {
-                return rs.next() && doubts.contains(new InDoubt(rs.getString(1), rs.getLong(2)));
-            }
+    /**
+     * The scoring answers of a run stored now go into: the one known, else the run's latest, else
+     * a first one made now (in the caller's transaction; remembered once it commits).
+     */
+    private int currentScoring(String runId, RecordScoring scorer, long now) throws SQLException {
+        Integer known = currentScorings.get(runId);
+        if (known != null) {
+            return known;
         }
+        Scoring latest = ScoreTables.latest(connection, runId);
+        if (latest == null) {
+            latest = ScoreTables.create(connection, runId, scorer.spec() == null ? UNNAMED_SCORER : scorer.spec(),
+                    Scoring.RUN, Instant.ofEpochMilli(now));
+        }
+        return latest.number();
+    }
+
+    /** Stores the score of an answer just stored, in the caller's transaction. */
+    private void scoreAtStore(String jobId, ResponseRecord r, Vignette v, RecordScoring scorer, int scoringNumber)
+            throws SQLException {
+        String spec = v.scorer() != null ? v.scorer() : scorer.spec();
+        ScoreEntry score = FailedAnswers.score(r, spec, v.expected(), () -> scorer.score(v, r));
+        if (score != null) {
+            ScoreTables.setKey(insertScore, jobId, r.vignetteId(), scoringNumber);
+            ScoreTables.setScore(insertScore, 4, score);
+            insertScore.executeUpdate();
+        }
+    }
+
+    /** True when the stored record of this vignette is the one a write in doubt left. */
+    private boolean leftByDoubt(String jobId, String vignetteId, List<OutcomeRows.Stamp> doubts) throws SQLException {
+        OutcomeRows.Stamp stamp = OutcomeRows.stamp(connection, jobId, vignetteId);
+        return stamp != null && doubts.contains(stamp);
     }
 
     /**
@@ -441,47 +467,36 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     /**
-     * The records sorted by vignette id: two stores writing the same job on PostgreSQL then lock
-     * its rows in the same order, and so wait for each other instead of deadlocking.
-     */
-    private static List<ResponseRecord> inKeyOrder(List<ResponseRecord> records) {
-        List<ResponseRecord> sorted = new ArrayList<>(records);
-        sorted.sort(java.util.Comparator.comparing(ResponseRecord::vignetteId,
-                java.util.Comparator.nullsFirst(java.util.Comparator.naturalOrder())));
-        return sorted;
-    }
-
-    private static Map<String, Vignette> vignettesById(Job job) {
-        Map<String, Vignette> byId = new HashMap<>();
-        for (Vignette v : job.spec().vignettes()) {
-            byId.put(v.id(), v);
-        }
-        return byId;
-    }
-
-    private static String metadataJson(Vignette v) {
-        try {
-            return JSON.writeValueAsString(v.metadata());
-        } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("vignette '" + v.id() + "' has metadata that is not JSON: "
-                    + e.getOriginalMessage(), e);
-        }
-    }
-
-    /**
-     * Stores the grade of an answer that waited for one (a model-graded score), unless it has
-     * one already, or a reason for having none: the first verdict stands, as the first record does.
+     * Stores the grade of an answer that waited for one (a model-graded score) in the latest
+     * scoring of its run, as {@link #recordGrade(JobId, String, int, ScoreEntry)} does.
      *
-     * @return true when the grade was stored; false when the answer is missing or already graded
+     * @return true when the grade was stored; false when the answer is missing, its run has no
+     *         scoring, or it is already graded
      * @throws StoreException when the store cannot write
      */
     public synchronized boolean recordGrade(JobId jobId, String vignetteId, ScoreEntry grade) {
-        String key = jobId.value() + '\u0000' + vignetteId;
+        int latest = read("the scoring of " + jobId + "/" + vignetteId,
+                () -> ScoreTables.latestOfRecord(connection, jobId, vignetteId));
+        return latest > 0 && recordGrade(jobId, vignetteId, latest, grade);
+    }
+
+    /**
+     * Stores the grade of an answer that waits for one (a model-graded score) in scoring
+     * {@code scoring} of its run, unless it has one already there, or a reason for having none:
+     * the first verdict stands, as the first record does.
+     *
+     * @return true when the grade was stored; false when the answer is missing from that scoring
+     *         or already graded in it
+     * @throws StoreException when the store cannot write
+     */
+    public synchronized boolean recordGrade(JobId jobId, String vignetteId, int scoring, ScoreEntry grade) {
+        String key = jobId.value() + '\u0000' + vignetteId + '\u0000' + scoring;
         boolean[] stored = {false};
         boolean committed = write("store the grade of " + jobId + "/" + vignetteId, () -> {
-            stored[0] = RecordRows.grade(connection, jobId, vignetteId, grade)
+            stored[0] = ScoreTables.grade(connection, jobId, vignetteId, scoring, grade)
                     // This very grade, committed after all by a write whose commit failed midway.
-                    || gradesInDoubt.contains(key) && grade.equals(RecordRows.score(connection, jobId, vignetteId));
+                    || gradesInDoubt.contains(key)
+                    && grade.equals(ScoreTables.score(connection, jobId, vignetteId, scoring));
         }, () -> gradesInDoubt.add(key));
         if (committed) {
             gradesInDoubt.remove(key);
@@ -490,18 +505,60 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     /**
-     * Replaces the score of every stored record of a run (of every run when {@code runId} is
-     * null) with what {@code scorer} gives, in one transaction; a null from it clears the score.
-     * Nothing is sent to any model.
+     * Scores every stored answer of a run again into a new scoring made by {@code rescore}, as
+     * {@link #newScoring} does; earlier scorings are kept as they are.
      *
-     * @return the number of records scored again
      * @throws StoreException when the store cannot read or write
      */
-    public synchronized int rescore(String runId, Function<StoredRecord, ScoreEntry> scorer) {
+    public synchronized Scoring rescore(String runId, String scorer, Function<StoredRecord, ScoreEntry> scoreOf) {
+        return newScoring(runId, scorer, Scoring.RESCORE, scoreOf);
+    }
+
+    /**
+     * Adds the next scoring of a run and scores every stored answer of it there with what
+     * {@code scoreOf} gives (null: unscored; an entry with a null score and no explanation waits
+     * for a judge's grade, see {@link #recordGrade(JobId, String, int, ScoreEntry)}), all in one
+     * transaction. A failed answer is not given to {@code scoreOf} (see {@link FailedAnswers}).
+     * Earlier scorings are never changed; answers this store stores from now on are scored into
+     * the new one. Nothing is sent to any model.
+     *
+     * @param scorer the scoring's scorer spec
+     * @param origin {@link Scoring#RUN} or {@link Scoring#RESCORE}
+     * @return the scoring made
+     * @throws StoreException when the store cannot read or write
+     */
+    public synchronized Scoring newScoring(String runId, String scorer, String origin,
+                                           Function<StoredRecord, ScoreEntry> scoreOf) {
+        java.util.Objects.requireNonNull(runId, "runId");
         List<StoredRecord> records = new ArrayList<>();
         forEachRecord(runId, records::add);
-        write("store new scores", () -> RecordRows.rescore(connection, records, scorer));
-        return records.size();
+        Scoring[] made = {null};
+        write("add a scoring of run " + runId, () -> {
+            made[0] = ScoreTables.create(connection, runId, scorer, origin, clock.instant());
+            ScoreTables.insertAll(connection, made[0].number(), records, r -> FailedAnswers.score(r.record(), scorer,
+                    r.context().expected(), () -> scoreOf.apply(r)));
+        });
+        currentScorings.put(runId, made[0].number());
+        return made[0];
+    }
+
+    /**
+     * The scorings of a run, oldest (number 1) first; empty when it has none.
+     *
+     * @throws StoreException when the store cannot read
+     */
+    public synchronized List<Scoring> scorings(String runId) {
+        return read("the scorings of run " + runId, () -> ScoreTables.scorings(connection, runId));
+    }
+
+    /**
+     * The latest scoring of a run, or null when it has none.
+     *
+     * @throws StoreException when the store cannot read
+     */
+    public synchronized Scoring latestScoring(String runId) {
+        List<Scoring> all = scorings(runId);
+        return all.isEmpty() ? null : all.get(all.size() - 1);
     }
 
     @Override
@@ -515,44 +572,13 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     private synchronized void upsertFailure(JobId jobId, String reason, int attempts, String runId, String model) {
-        ready();
-        try (PreparedStatement upsert = connection.prepareStatement(UPSERT_FAILURE)) {
-            upsert.setString(1, jobId.value());
-            upsert.setString(2, reason);
-            upsert.setInt(3, attempts);
-            upsert.setLong(4, clock.millis());
-            upsert.setString(5, runId);
-            upsert.setString(6, model);
-            upsert.executeUpdate();
-            connection.commit();
-        } catch (SQLException e) {
-            rollbackQuietly(e);
-            String message = scrub("cannot record the failure of job " + jobId + " in " + description + ": "
-                    + e.getMessage());
-            if (refusesTheData(e)) {
-                throw new RecordRejectedException(message, e);
-            }
-            throw new StoreException(message, e);
-        }
+        write("record the failure of job " + jobId,
+                () -> OutcomeRows.upsertFailure(connection, jobId, reason, attempts, clock.millis(), runId, model));
     }
 
     @Override
     public synchronized Set<String> storedVignetteIds(JobId jobId) {
-        ready();
-        Set<String> ids = new HashSet<>();
-        try (PreparedStatement q = connection.prepareStatement(
-                "SELECT vignette_id FROM panoptes_records WHERE job_id = ?")) {
-            q.setString(1, jobId.value());
-            try (ResultSet rs = q.executeQuery()) {
-                while (rs.next()) {
-                    ids.add(rs.getString(1));
-                }
-            }
-            connection.commit();
-            return ids;
-        } catch (SQLException e) {
-            throw readFailure("the records of job " + jobId, e);
-        }
+        return read("the records of job " + jobId, () -> OutcomeRows.storedVignetteIds(connection, jobId));
     }
 
     /**
@@ -561,17 +587,7 @@ public final class JdbcResultStore implements ResultStore {
      */
     @Override
     public synchronized Set<JobId> completedAmong(Collection<Job> jobs) {
-        ready();
-        Map<String, Integer> counts = new HashMap<>();
-        try (Statement s = connection.createStatement();
-             ResultSet rs = s.executeQuery("SELECT job_id, COUNT(*) FROM panoptes_records GROUP BY job_id")) {
-            while (rs.next()) {
-                counts.put(rs.getString(1), rs.getInt(2));
-            }
-            connection.commit();
-        } catch (SQLException e) {
-            throw readFailure("record counts", e);
-        }
+        Map<String, Integer> counts = read("record counts", () -> OutcomeRows.countsByJob(connection));
         Set<JobId> complete = new HashSet<>();
         for (Job job : jobs) {
             Integer count = counts.get(job.id().value());
@@ -608,14 +624,25 @@ public final class JdbcResultStore implements ResultStore {
 
     /**
      * Every stored record of a run ({@code runId}; every run when null), in the order of storing,
-     * with its context and score.
+     * with its context and its score in the latest scoring of its run.
      *
      * @throws StoreException when the store cannot read
      */
-    public synchronized void forEachRecord(String runId, Consumer<StoredRecord> action) {
+    public void forEachRecord(String runId, Consumer<StoredRecord> action) {
+        forEachRecord(runId, 0, action);
+    }
+
+    /**
+     * Every stored record of a run ({@code runId}; every run when null), in the order of storing,
+     * with its context and its score in scoring {@code scoring} of its run (0: the latest). A
+     * record without a score there (or whose run has no such scoring) comes unscored.
+     *
+     * @throws StoreException when the store cannot read
+     */
+    public synchronized void forEachRecord(String runId, int scoring, Consumer<StoredRecord> action) {
         ready();
-        try (PreparedStatement q = connection.prepareStatement(RecordRows.SELECT
-                + (runId == null ? "" : " WHERE run_id = ?") + " ORDER BY stored_at, job_id, vignette_id")) {
+        try (PreparedStatement q = connection.prepareStatement(ScoreTables.selectRecords(scoring)
+                + (runId == null ? "" : " WHERE r.run_id = ?") + " ORDER BY r.stored_at, r.job_id, r.vignette_id")) {
             if (runId != null) {
                 q.setString(1, runId);
             }
@@ -632,12 +659,21 @@ public final class JdbcResultStore implements ResultStore {
 
     /**
      * Notes that a run started (or started again): what it asks, for the report and the export.
-     * A run started again replaces its entry.
+     * A run started again replaces its entry (and is not finished until {@link #finishRun}).
      *
      * @throws StoreException when the store cannot write
      */
     public synchronized void recordRun(RunEntry run) {
         write("note run " + run.runId(), () -> RunTables.upsertRun(connection, run));
+    }
+
+    /**
+     * Notes that a run ended with its summary, now.
+     *
+     * @throws StoreException when the store cannot write
+     */
+    public synchronized void finishRun(String runId) {
+        write("note the end of run " + runId, () -> RunTables.finishRun(connection, runId, clock.instant()));
     }
 
     /** The runs noted by {@link #recordRun}, most recently started first. @throws StoreException */
@@ -724,18 +760,10 @@ public final class JdbcResultStore implements ResultStore {
 
     @Override
     public synchronized void forEachFailure(Consumer<JobFailure> action) {
-        ready();
-        try (Statement s = connection.createStatement();
-             ResultSet rs = s.executeQuery("SELECT job_id, reason, attempts, failed_at, run_id, run_model "
-                     + "FROM panoptes_failures ORDER BY job_id")) {
-            while (rs.next()) {
-                action.accept(new JobFailure(JobId.of(rs.getString(1)), rs.getString(2), rs.getInt(3),
-                        Instant.ofEpochMilli(rs.getLong(4)), rs.getString(5), rs.getString(6)));
-            }
-            connection.commit();
-        } catch (SQLException e) {
-            throw readFailure("the failures", e);
-        }
+        read("the failures", () -> {
+            OutcomeRows.failures(connection, action);
+            return null;
+        });
     }
 
     @Override

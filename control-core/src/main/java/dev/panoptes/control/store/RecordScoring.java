@@ -6,7 +6,8 @@ import dev.panoptes.control.Vignette;
 /**
  * Scores an answer as it is stored, so that a stored record carries its score from the start.
  * Called by the store's writing thread, inside its transaction: it must be quick and must not
- * call out (a model-graded score is stored later, by {@link JdbcResultStore#recordGrade}).
+ * call out (a model-graded score is stored later, by {@link JdbcResultStore#recordGrade}). It is
+ * never called for a failed answer (see {@link FailedAnswers}).
  */
 @FunctionalInterface
 public interface RecordScoring {
@@ -18,4 +19,12 @@ public interface RecordScoring {
      *         answer); a model-graded answer gets an entry with a null score, to be graded later
      */
     ScoreEntry score(Vignette vignette, ResponseRecord record);
+
+    /**
+     * The scorer spec a scoring made of this names (the run's scorer), or null for a scoring
+     * that has none; the store names the run's first scoring with it.
+     */
+    default String spec() {
+        return null;
+    }
 }

@@ -2,6 +2,7 @@ package dev.panoptes.control.store;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.suite.RunManifest;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -24,11 +25,15 @@ final class RunTables {
     private RunTables() {
     }
 
+    /** Notes a run, replacing what was noted of it (a run started again is not finished yet). */
     static void upsertRun(Connection c, RunEntry run) throws SQLException {
         try (PreparedStatement upsert = c.prepareStatement("INSERT INTO panoptes_runs (run_id, suite, models, scorer, "
-                + "epochs, vignettes, started_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                + "epochs, vignettes, started_at, manifest, tool_version, suite_sha256, finished_at) "
+                + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
                 + "suite = excluded.suite, models = excluded.models, scorer = excluded.scorer, "
-                + "epochs = excluded.epochs, vignettes = excluded.vignettes, started_at = excluded.started_at")) {
+                + "epochs = excluded.epochs, vignettes = excluded.vignettes, started_at = excluded.started_at, "
+                + "manifest = excluded.manifest, tool_version = excluded.tool_version, "
+                + "suite_sha256 = excluded.suite_sha256, finished_at = excluded.finished_at")) {
             upsert.setString(1, run.runId());
             upsert.setString(2, run.suite());
             upsert.setString(3, json(run.models()));
@@ -36,18 +41,36 @@ final class RunTables {
             upsert.setInt(5, run.epochs());
             upsert.setInt(6, run.vignettes());
             upsert.setLong(7, run.startedAt().toEpochMilli());
+            RunManifest m = run.manifest();
+            upsert.setString(8, m == null ? null : m.toJson());
+            upsert.setString(9, m == null ? null : m.toolVersion());
+            upsert.setString(10, m == null ? null : m.suiteSha256());
+            RecordRows.setLong(upsert, 11, run.finishedAt() == null ? null : run.finishedAt().toEpochMilli());
             upsert.executeUpdate();
+        }
+    }
+
+    /** Notes when a run ended with its summary. @return false when no such run is noted */
+    static boolean finishRun(Connection c, String runId, Instant finishedAt) throws SQLException {
+        try (PreparedStatement update = c.prepareStatement("UPDATE panoptes_runs SET finished_at = ? "
+                + "WHERE run_id = ?")) {
+            update.setLong(1, finishedAt.toEpochMilli());
+            update.setString(2, runId);
+            return update.executeUpdate() == 1;
         }
     }
 
     static List<RunEntry> runs(Connection c) throws SQLException {
         List<RunEntry> runs = new ArrayList<>();
         try (Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT run_id, suite, models, scorer, epochs, vignettes, started_at "
-                     + "FROM panoptes_runs ORDER BY started_at DESC, run_id")) {
+             ResultSet rs = s.executeQuery("SELECT run_id, suite, models, scorer, epochs, vignettes, started_at, "
+                     + "manifest, finished_at FROM panoptes_runs ORDER BY started_at DESC, run_id")) {
             while (rs.next()) {
+                Long finished = RecordRows.getLong(rs, 9);
                 runs.add(new RunEntry(rs.getString(1), rs.getString(2), models(rs.getString(1), rs.getString(3)),
-                        rs.getString(4), rs.getInt(5), rs.getInt(6), Instant.ofEpochMilli(rs.getLong(7))));
+                        rs.getString(4), rs.getInt(5), rs.getInt(6), Instant.ofEpochMilli(rs.getLong(7)),
+                        manifest(rs.getString(1), rs.getString(8)),
+                        finished == null ? null : Instant.ofEpochMilli(finished)));
             }
         }
         return runs;
@@ -86,6 +109,17 @@ final class RunTables {
             return JSON.writeValueAsString(models);
         } catch (JsonProcessingException e) {
             throw new SQLException("a list of model names cannot be written as JSON: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    private static RunManifest manifest(String runId, String json) throws SQLException {
+        if (json == null) {
+            return null;
+        }
+        try {
+            return RunManifest.fromJson(json);
+        } catch (IllegalArgumentException e) {
+            throw new SQLException("run " + runId + " has a manifest that cannot be read: " + e.getMessage(), e);
         }
     }
 

@@ -13,15 +13,31 @@ import java.util.List;
  * <p>Version 2 keeps each record's run, model asked, epoch, prompt, expected answer, metadata and
  * score, each failure's run and model, and adds the runs and per-worker events tables. Version 1
  * records get their run id from their job id (its first 16 characters, as jobs were named).
+ *
+ * <p>Version 3 keeps each run's manifest (JSON, see
+ * {@link dev.panoptes.control.suite.RunManifest}), tool version, suite hash and end time, each
+ * record's {@code error} (a failed answer), and moves scores out of the records into versioned
+ * scorings: {@code panoptes_scorings} (run, number from 1, scorer spec, created, origin {@code run}
+ * or {@code rescore}) and {@code panoptes_scores} (one row per answer and scoring). A version 2
+ * database's in-record scores become scoring 1 of each run (its scorer the one its records name
+ * when they agree, else the run's); the old score columns stay, unused, and its runs read as
+ * legacy (no manifest).
  */
 final class StoreSchema {
     /** The schema version this code writes and reads. */
-    static final int VERSION = 2;
+    static final int VERSION = 3;
 
+    /** The columns version 2 added to the records, in the order it added them. */
     private static final List<String> RECORD_COLUMNS_V2 = List.of(
             "run_id TEXT", "run_model TEXT", "epoch INTEGER", "prompt TEXT", "expected TEXT", "metadata TEXT",
             "scorer TEXT", "score DOUBLE PRECISION", "explanation TEXT");
+    /** The record columns of a database created at version 3: the context, without scores. */
+    private static final List<String> RECORD_COLUMNS_V3 = List.of(
+            "run_id TEXT", "run_model TEXT", "epoch INTEGER", "prompt TEXT", "expected TEXT", "metadata TEXT",
+            "error TEXT");
     private static final List<String> FAILURE_COLUMNS_V2 = List.of("run_id TEXT", "run_model TEXT");
+    private static final List<String> RUN_COLUMNS_V3 = List.of(
+            "manifest TEXT", "tool_version TEXT", "suite_sha256 TEXT", "finished_at BIGINT");
 
     private StoreSchema() {
     }
@@ -49,7 +65,7 @@ final class StoreSchema {
                     + "job_id VARCHAR(256) NOT NULL, vignette_id TEXT NOT NULL, response TEXT NOT NULL, "
                     + "model TEXT, finish_reason TEXT, latency_ms BIGINT, prompt_tokens BIGINT, "
                     + "completion_tokens BIGINT, worker_id TEXT NOT NULL, stored_at BIGINT NOT NULL, "
-                    + (version == null ? String.join(", ", RECORD_COLUMNS_V2) + ", " : "")
+                    + (version == null ? String.join(", ", RECORD_COLUMNS_V3) + ", " : "")
                     + "PRIMARY KEY (job_id, vignette_id))");
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_failures ("
                     + "job_id VARCHAR(256) NOT NULL PRIMARY KEY, reason TEXT NOT NULL, attempts INTEGER NOT NULL, "
@@ -57,7 +73,8 @@ final class StoreSchema {
                     + (version == null ? ", " + String.join(", ", FAILURE_COLUMNS_V2) : "") + ")");
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_runs (run_id VARCHAR(64) NOT NULL PRIMARY KEY, "
                     + "suite TEXT NOT NULL, models TEXT NOT NULL, scorer TEXT NOT NULL, epochs INTEGER NOT NULL, "
-                    + "vignettes INTEGER NOT NULL, started_at BIGINT NOT NULL)");
+                    + "vignettes INTEGER NOT NULL, started_at BIGINT NOT NULL"
+                    + (version == null ? ", " + String.join(", ", RUN_COLUMNS_V3) : "") + ")");
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_worker_events (run_id VARCHAR(64) NOT NULL, "
                     + "worker_id VARCHAR(256) NOT NULL, failures BIGINT NOT NULL, quarantines BIGINT NOT NULL, "
                     + "PRIMARY KEY (run_id, worker_id))");
@@ -70,6 +87,19 @@ final class StoreSchema {
                 }
                 s.execute("UPDATE panoptes_records SET run_id = substr(job_id, 1, 16), epoch = 0");
                 s.execute("UPDATE panoptes_failures SET run_id = substr(job_id, 1, 16)");
+            }
+            s.execute("CREATE TABLE IF NOT EXISTS panoptes_scorings (run_id VARCHAR(64) NOT NULL, "
+                    + "number INTEGER NOT NULL, scorer TEXT NOT NULL, created_at BIGINT NOT NULL, "
+                    + "origin VARCHAR(16) NOT NULL, PRIMARY KEY (run_id, number))");
+            s.execute("CREATE TABLE IF NOT EXISTS panoptes_scores (job_id VARCHAR(256) NOT NULL, "
+                    + "vignette_id TEXT NOT NULL, scoring INTEGER NOT NULL, scorer TEXT NOT NULL, "
+                    + "score DOUBLE PRECISION, explanation TEXT, PRIMARY KEY (job_id, vignette_id, scoring))");
+            if (version != null && version < 3) {
+                s.execute("ALTER TABLE panoptes_records ADD COLUMN error TEXT");
+                for (String column : RUN_COLUMNS_V3) {
+                    s.execute("ALTER TABLE panoptes_runs ADD COLUMN " + column);
+                }
+                ScoreTables.migrateRecordScores(s);
             }
             if (version == null) {
                 s.execute("INSERT INTO panoptes_schema (version) VALUES (" + VERSION + ")");

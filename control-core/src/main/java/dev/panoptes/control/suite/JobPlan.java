@@ -19,16 +19,16 @@ import java.util.Objects;
 /**
  * Cuts a suite into jobs, deterministically: the same suite content, parameters and job size
  * always give the same jobs under the same ids, which is what lets a re-run against the same
- * store resume instead of starting over. The run id is a hash of the suite's content, the
- * parameters, the job size and a free-form label (use a different label, or a different store,
- * to run the same suite again from scratch).
+ * store resume instead of starting over. The run id is {@link RunManifest#runId}: a hash of
+ * everything that decides the answers (the suite's content, the model set, the parameters, the
+ * epochs, the few-shot examples, the job size and a free-form label; use a different label, or a
+ * different store, to run the same suite again from scratch).
  *
  * <p>A run may name models and ask each vignette several times (epochs): it is then the suite
  * times each model times each epoch. Job ids are {@code <runId>-<index>} for a run that names no
  * model and has one epoch (as before models existed), and
  * {@code <runId>-<model>-e<epoch>-<index>} otherwise, where {@code <model>} is the model's name
- * made safe for an id. The models and the number of epochs are not part of the run id, so a run
- * that adds a model or epochs later keeps what the store holds for the others.
+ * made safe for an id. A run that adds a model or epochs is another run, with other ids.
  *
  * @param runId the run's id, 16 hex characters
  * @param jobs  the jobs, model by model, epoch by epoch, in suite order
@@ -74,7 +74,32 @@ public record JobPlan(String runId, List<Job> jobs) {
         if (models.isEmpty() || new HashSet<>(models).size() != models.size()) {
             throw new IllegalArgumentException("models must be at least one, each once, got " + models);
         }
-        String runId = runId(suite, params, jobSize, Objects.requireNonNull(label, "label"));
+        String runId = RunManifest.runId(suite.sha256(), models, params, epochs, null, jobSize,
+                Objects.requireNonNull(label, "label"));
+        return of(runId, suite, params, jobSize, models, epochs);
+    }
+
+    /**
+     * Plans the run a manifest describes, under its id ({@link RunManifest#runId()}).
+     *
+     * @param suite the suite the manifest was made of (its content hash is the manifest's)
+     * @throws IllegalArgumentException as {@link #of(Suite, SpecParams, int, String, List, int)},
+     *                                  or when the suite is not the manifest's
+     */
+    public static JobPlan of(Suite suite, RunManifest manifest) {
+        if (!suite.sha256().equals(manifest.suiteSha256())) {
+            throw new IllegalArgumentException("suite " + suite.name() + " is not the one run " + manifest.runId()
+                    + " was planned from (its sha256 differs)");
+        }
+        List<String> models = manifest.models().isEmpty() ? Collections.singletonList(null) : manifest.models();
+        if (new HashSet<>(models).size() != models.size()) {
+            throw new IllegalArgumentException("models must be at least one, each once, got " + models);
+        }
+        return of(manifest.runId(), suite, manifest.params(), manifest.jobSize(), models, manifest.epochs());
+    }
+
+    private static JobPlan of(String runId, Suite suite, SpecParams params, int jobSize, List<String> models,
+                              int epochs) {
         List<Vignette> all = suite.vignettes();
         int count = (all.size() + jobSize - 1) / jobSize;
         int digits = Math.max(4, String.valueOf(count - 1).length());
@@ -135,14 +160,6 @@ public record JobPlan(String runId, List<Job> jobs) {
     /** The number of vignettes across all jobs. */
     public int vignetteCount() {
         return jobs.stream().mapToInt(Job::size).sum();
-    }
-
-    private static String runId(Suite suite, SpecParams params, int jobSize, String label) {
-        // The parameters as SpecParams printed them before it had a model, so that runs planned
-        // then keep their ids (the model is in each job's id, not in the run's).
-        String printed = params.withModel(null).toString().replace(", model=null]", "]");
-        String key = suite.sha256() + "\n" + printed + "\n" + jobSize + "\n" + label;
-        return HexFormat.of().formatHex(sha256(key), 0, 8);
     }
 
     private static byte[] sha256(String text) {

@@ -1,0 +1,169 @@
+package dev.panoptes.control.store;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.Vignette;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The SQL of what a job's delivery leaves: its answers in {@code panoptes_records} (without
+ * their scores, which {@link ScoreTables} keeps) and, for a job that failed for good, its row in
+ * {@code panoptes_failures}. Each method works in the connection's current transaction; the
+ * {@link JdbcResultStore} that owns the connection commits, rolls back and names failures.
+ */
+final class OutcomeRows {
+    /** Stores one answer unless it is there; parameters as {@link #bindRecord} sets them. */
+    static final String INSERT_RECORD = "INSERT INTO panoptes_records (job_id, vignette_id, response, model, "
+            + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, "
+            + "epoch, prompt, expected, metadata, error) "
+            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
+    static final String CLEAR_FAILURE = "DELETE FROM panoptes_failures WHERE job_id = ?";
+    private static final String UPSERT_FAILURE = "INSERT INTO panoptes_failures (job_id, reason, attempts, failed_at, "
+            + "run_id, run_model) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET reason = excluded.reason, "
+            + "attempts = excluded.attempts, failed_at = excluded.failed_at, "
+            + "run_id = COALESCE(excluded.run_id, panoptes_failures.run_id), "
+            + "run_model = COALESCE(excluded.run_model, panoptes_failures.run_model)";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private OutcomeRows() {
+    }
+
+    /**
+     * Sets the parameters of {@link #INSERT_RECORD} for one answer.
+     *
+     * @param job the job it answers, or null when stored without one (no context then)
+     * @param v   the vignette it answers, or null when unknown
+     */
+    static void bindRecord(PreparedStatement insert, String jobId, ResponseRecord r, String workerId, long now,
+                           Job job, Vignette v) throws SQLException {
+        insert.setString(1, jobId);
+        insert.setString(2, r.vignetteId());
+        insert.setString(3, r.response());
+        insert.setString(4, r.model());
+        insert.setString(5, r.finishReason());
+        RecordRows.setLong(insert, 6, r.latencyMs());
+        RecordRows.setLong(insert, 7, r.usage() == null ? null : r.usage().promptTokens());
+        RecordRows.setLong(insert, 8, r.usage() == null ? null : r.usage().completionTokens());
+        insert.setString(9, workerId);
+        insert.setLong(10, now);
+        insert.setString(11, job == null ? null : job.runId());
+        insert.setString(12, job == null ? null : job.model());
+        insert.setInt(13, job == null ? 0 : job.epoch());
+        insert.setString(14, v == null ? null : v.displayPrompt());
+        insert.setString(15, v == null ? null : v.expected());
+        insert.setString(16, v == null || v.metadata().isEmpty() ? null : metadataJson(v));
+        insert.setString(17, r.error());
+    }
+
+    /** Who stored a vignette's record and when, or null when it is not stored. */
+    static Stamp stamp(Connection c, String jobId, String vignetteId) throws SQLException {
+        try (PreparedStatement q = c.prepareStatement(
+                "SELECT worker_id, stored_at FROM panoptes_records WHERE job_id = ? AND vignette_id = ?")) {
+            q.setString(1, jobId);
+            q.setString(2, vignetteId);
+            try (ResultSet rs = q.executeQuery()) {
+                return rs.next() ? new Stamp(rs.getString(1), rs.getLong(2)) : null;
+            }
+        }
+    }
+
+    /** Who stored a record and when: what tells one write's rows from another's. */
+    record Stamp(String workerId, long storedAt) {
+    }
+
+    /**
+     * The records sorted by vignette id: two stores writing the same job on PostgreSQL then lock
+     * its rows in the same order, and so wait for each other instead of deadlocking.
+     */
+    static List<ResponseRecord> inKeyOrder(List<ResponseRecord> records) {
+        List<ResponseRecord> sorted = new ArrayList<>(records);
+        sorted.sort(Comparator.comparing(ResponseRecord::vignetteId, Comparator.nullsFirst(Comparator.naturalOrder())));
+        return sorted;
+    }
+
+    static Map<String, Vignette> vignettesById(Job job) {
+        Map<String, Vignette> byId = new HashMap<>();
+        for (Vignette v : job.spec().vignettes()) {
+            byId.put(v.id(), v);
+        }
+        return byId;
+    }
+
+    private static String metadataJson(Vignette v) {
+        try {
+            return JSON.writeValueAsString(v.metadata());
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("vignette '" + v.id() + "' has metadata that is not JSON: "
+                    + e.getOriginalMessage(), e);
+        }
+    }
+
+    /** Records (or replaces) a job's failure for good. */
+    static void upsertFailure(Connection c, JobId jobId, String reason, int attempts, long now, String runId,
+                              String model) throws SQLException {
+        try (PreparedStatement upsert = c.prepareStatement(UPSERT_FAILURE)) {
+            upsert.setString(1, jobId.value());
+            upsert.setString(2, reason);
+            upsert.setInt(3, attempts);
+            upsert.setLong(4, now);
+            upsert.setString(5, runId);
+            upsert.setString(6, model);
+            upsert.executeUpdate();
+        }
+    }
+
+    /** Every failure, by job id. */
+    static void failures(Connection c, Consumer<JobFailure> action) throws SQLException {
+        try (Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT job_id, reason, attempts, failed_at, run_id, run_model "
+                     + "FROM panoptes_failures ORDER BY job_id")) {
+            while (rs.next()) {
+                action.accept(new JobFailure(JobId.of(rs.getString(1)), rs.getString(2), rs.getInt(3),
+                        Instant.ofEpochMilli(rs.getLong(4)), rs.getString(5), rs.getString(6)));
+            }
+        }
+    }
+
+    /** The vignette ids stored for a job. */
+    static Set<String> storedVignetteIds(Connection c, JobId jobId) throws SQLException {
+        Set<String> ids = new HashSet<>();
+        try (PreparedStatement q = c.prepareStatement("SELECT vignette_id FROM panoptes_records WHERE job_id = ?")) {
+            q.setString(1, jobId.value());
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    ids.add(rs.getString(1));
+                }
+            }
+        }
+        return ids;
+    }
+
+    /** The number of records of each job that has any. */
+    static Map<String, Integer> countsByJob(Connection c) throws SQLException {
+        Map<String, Integer> counts = new HashMap<>();
+        try (Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT job_id, COUNT(*) FROM panoptes_records GROUP BY job_id")) {
+            while (rs.next()) {
+                counts.put(rs.getString(1), rs.getInt(2));
+            }
+        }
+        return counts;
+    }
+}
