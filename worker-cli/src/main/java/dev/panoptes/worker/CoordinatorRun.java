@@ -12,8 +12,10 @@ import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.schedule.StoreUnavailableException;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RunEntry;
+import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.store.StoreException;
 import dev.panoptes.control.suite.JobPlan;
+import dev.panoptes.control.suite.RunManifest;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
 import dev.panoptes.worker.admin.CoordinatorAdmin;
@@ -252,8 +254,8 @@ final class CoordinatorRun {
     private int runLocked(DatabaseTarget target, StoreLock lock) throws IOException, SuiteFormatException {
         RunScoring scoring = new RunScoring(settings.scorer());
         Suite suite = RunSuites.load(settings.suite(), settings.fewShot());
-        JobPlan plan = JobPlan.of(suite, settings.params(), settings.jobSize(), RunSuites.label(settings.label(),
-                settings.fewShot()), settings.models(), settings.epochs());
+        RunManifest manifest = RunSuites.manifest(settings, suite);
+        JobPlan plan = JobPlan.of(suite, manifest);
         if (adminBind != null) {
             admin = CoordinatorAdmin.start(adminBind, settings.token(), adminOpenBeyondLoopback, plan.runId(),
                     settings.suite().toString(),
@@ -279,8 +281,11 @@ final class CoordinatorRun {
                 lockLost.set(lost);
                 pool.fail(lost);
             });
-            store.recordRun(new RunEntry(plan.runId(), settings.suite().toString(), settings.models(),
-                    settings.scorer(), settings.epochs(), suite.vignettes().size(), Instant.now()));
+            // What the database held before this command noted its run: resumed, or new beside which.
+            progress.message(JoinedRun.describe(store.runs(), manifest, store.recordCount(plan.runId()),
+                    plan.vignetteCount()));
+            store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
+            Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(String.format(Locale.ROOT, "suite %s: %d vignettes x %d %s x %d %s = %d answers in %d jobs"
                     + " of up to %d (run %s); scorer %s", settings.suite(), suite.vignettes().size(),
                     settings.models().size(), settings.models().size() == 1 ? "model" : "models", settings.epochs(),
@@ -319,7 +324,7 @@ final class CoordinatorRun {
                 report = new Scheduler(pool, adminNow == null ? store : adminNow.timed(store), options)
                         .run(plan.jobs());
                 grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
-                        progress::message).run(pool, options);
+                        current.number(), progress::message).run(pool, options);
             } catch (InterruptedException e) {
                 events.storeIn(store, plan.runId());
                 progress.message("interrupted: " + store.recordCount() + " records are kept in " + target
@@ -348,7 +353,9 @@ final class CoordinatorRun {
             events.storeIn(store, plan.runId());
             progress.finish();
             fleet.quiet();
-            summary = RunSummary.of(plan, report, RunDataLoader.load(store, plan.runId()), settings.groupBy());
+            store.finishRun(plan.runId());
+            summary = RunSummary.of(plan, report, RunDataLoader.load(store, plan.runId(), current.number()),
+                    settings.groupBy());
             if (adminNow != null) {
                 adminNow.finished();
             }

@@ -33,10 +33,13 @@ import java.util.function.Consumer;
 /**
  * Model-graded scoring: after a run's answers are stored, each answer waiting for a judge's
  * grade becomes one vignette of a grading job (its prompt, answer and expected answer put to the
- * judge model with the rubric), scheduled on the fleet like any job, to workers that serve the
+ * judge model with the rubric) into the scoring it was made for, scheduled on the fleet like any job, to workers that serve the
  * judge model, with the same redelivery rules. A grade is stored once: the first verdict for an
  * answer stands. A verdict that is not readable JSON leaves the answer without a score and says
  * why in its explanation, so it counts as unscored rather than as wrong.
+ *
+ * <p>A failed answer never waits for a grade: every scoring gives it 0 (see
+ * {@link dev.panoptes.control.store.FailedAnswers}), so it is never sent to the judge.
  *
  * <p>Grading job ids are the answer job's id followed by {@code -judge}; a run started again
  * grades only what is still waiting.
@@ -49,13 +52,18 @@ final class JudgePhase {
     private final String defaultScorer;
     private final int jobSize;
     private final JdbcResultStore store;
+    /** The scoring whose waiting answers this phase grades, and into which. */
+    private final int scoring;
     private final Consumer<String> say;
 
-    JudgePhase(String runId, String defaultScorer, int jobSize, JdbcResultStore store, Consumer<String> say) {
+    /** @param scoring the number of the run's scoring to grade (its answers that wait for a judge) */
+    JudgePhase(String runId, String defaultScorer, int jobSize, JdbcResultStore store, int scoring,
+               Consumer<String> say) {
         this.runId = runId;
         this.defaultScorer = defaultScorer;
         this.jobSize = jobSize;
         this.store = store;
+        this.scoring = scoring;
         this.say = say;
     }
 
@@ -78,7 +86,7 @@ final class JudgePhase {
     /** One grading job per answer job whose answers wait, each vignette an answer to grade. */
     List<Job> gradingJobs() {
         Map<String, List<StoredRecord>> waiting = new LinkedHashMap<>();
-        store.forEachRecord(runId, r -> {
+        store.forEachRecord(runId, scoring, r -> {
             if (r.score() != null && Scorers.isJudge(r.score().scorer()) && r.score().score() == null
                     && r.score().explanation() == null) {
                 waiting.computeIfAbsent(r.jobId().value(), k -> new ArrayList<>()).add(r);
@@ -139,7 +147,7 @@ final class JudgePhase {
             int dup = 0;
             for (ResponseRecord verdict : outcome.records()) {
                 ScoreEntry grade = grade(verdict, workerId);
-                if (store.recordGrade(answers, verdict.vignetteId(), grade)) {
+                if (store.recordGrade(answers, verdict.vignetteId(), scoring, grade)) {
                     stored++;
                 } else {
                     dup++;

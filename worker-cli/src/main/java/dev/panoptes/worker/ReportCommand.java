@@ -46,6 +46,11 @@ final class ReportCommand implements Callable<Integer> {
     private Path outFile;
 
 
+    @Option(names = "--scoring", order = 30, paramLabel = "N",
+            description = "Show the scores of this scoring of each run (1 is the first; rescore adds more)."
+                    + " Default: the latest.")
+    private int scoring;
+
     @Option(names = "--group-by", order = 40, paramLabel = "KEY",
             description = "Also break accuracy down by this metadata key.")
     private String groupBy;
@@ -61,7 +66,7 @@ final class ReportCommand implements Callable<Integer> {
         }
         List<RunData> runs;
         try (JdbcResultStore store = target.open()) {
-            runs = ResultsCommand.load(spec, store, database.run);
+            runs = ResultsCommand.load(spec, store, database.run, ScoringOption.check(spec, scoring));
         }
         HtmlReport.write(runs, outFile, groupBy);
         PrintWriter out = spec.commandLine().getOut();

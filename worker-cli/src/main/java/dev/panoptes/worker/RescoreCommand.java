@@ -3,6 +3,7 @@ package dev.panoptes.worker;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.Scoring;
 import dev.panoptes.worker.report.RunData;
 import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.worker.report.RunStats;
@@ -19,14 +20,17 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code java -jar worker.jar rescore --db FILE --scorer SCORER}: scores the stored answers again
- * with another scorer, without calling any model, and prints the new accuracy per model. For a
- * user who fixes a regex or picks a fairer scorer after the fleet has run.
+ * with another scorer, without calling any model, into a new scoring of each run (the earlier
+ * ones are kept), and prints which scoring it made and the new accuracy per model (and per group
+ * with {@code --group-by}). For a user who fixes a regex or picks a fairer scorer after the fleet
+ * has run.
  */
 @Command(name = "rescore",
         sortOptions = false,
         mixinStandardHelpOptions = true,
         description = {"Scores the stored answers again with another scorer, without calling any model, and prints"
-                + " the new accuracy per model. The new scores replace the old ones in the database.",
+                + " the new accuracy per model. The new scores are a new scoring of each run: the earlier scorings"
+                + " are kept, and report and results show the latest unless --scoring says otherwise.",
             "A model-graded scorer (judge:MODEL) needs the fleet: run the coordinator with --scorer judge:MODEL"
                     + " instead."},
         exitCodeListHeading = "%nExit codes:%n",
@@ -46,6 +50,10 @@ final class RescoreCommand implements Callable<Integer> {
             description = "exact, normalized, includes, regex:PATTERN, numeric[:TOL|:TOL%%] or choice. Required.")
     private String scorer;
 
+    @Option(names = "--group-by", order = 30, paramLabel = "KEY",
+            description = "Also break the new accuracy down by this metadata key.")
+    private String groupBy;
+
 
     @Override
     public Integer call() {
@@ -64,20 +72,26 @@ final class RescoreCommand implements Callable<Integer> {
         }
         PrintWriter out = spec.commandLine().getOut();
         try (JdbcResultStore store = target.open()) {
-            List<RunData> runs = ResultsCommand.load(spec, store, database.run);
+            List<RunData> runs = ResultsCommand.load(spec, store, database.run, 0);
             for (RunData data : runs) {
                 String id = data.info().runId();
-                boolean orphans = RunDataLoader.NO_RUN.equals(id);
-                // Records stored without a run live under no run id: rescore those, and leave the rest.
-                store.rescore(orphans ? null : id, r -> orphans && r.context().runId() != null ? r.score()
-                        : scoring.score(scorer, r.context().expected(), r.record().response()));
-                int n = data.samples().size();
-                RunStats stats = RunStats.of(RunDataLoader.load(store, id), null);
-                out.printf("run %s: %d answers scored again with %s%n", id, n, scorer);
-                for (RunStats.ModelStats m : stats.models()) {
-                    out.printf("  %s: %s%s%n", m.model(), RunSummary.line(m.accuracy()),
-                            m.unscored() > 0 ? "; " + m.unscored() + " answers unscored (no expected answer)" : "");
+                if (RunDataLoader.NO_RUN.equals(id)) {
+                    // Scorings belong to runs; such records (stored through the library without their job) have none.
+                    out.printf("%d records stored without a run: not rescored (they have no expected answer to score"
+                            + " against)%n", data.samples().size());
+                    continue;
                 }
+                Scoring before = data.scoring();
+                Scoring made = store.rescore(id, scorer,
+                        r -> scoring.score(scorer, r.context().expected(), r.record().response()));
+                RunStats stats = RunStats.of(RunDataLoader.load(store, id, made.number()), groupBy);
+                out.printf("run %s: scoring %d made with %s: %d %s scored again%s%n", id, made.number(), scorer,
+                        data.samples().size(), data.samples().size() == 1 ? "answer" : "answers",
+                        before == null ? "" : "; scoring " + before.number() + " (" + before.scorer()
+                                + ") is kept: --scoring " + before.number() + " shows it");
+                StringBuilder lines = new StringBuilder();
+                RunSummary.renderAccuracy(lines, stats);
+                out.print(lines);
             }
         }
         out.flush();

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.Scoring;
 import dev.panoptes.worker.report.CsvWriter;
 import dev.panoptes.worker.report.CsvWriter.Cell;
 import dev.panoptes.worker.report.RunData;
@@ -26,7 +27,8 @@ import java.util.concurrent.Callable;
 /**
  * {@code java -jar worker.jar results --db FILE|URL [--run ID] [--format jsonl|csv]}: exports the
  * stored answers, one per line, with everything needed to recompute the summary: run, model,
- * epoch, prompt, expected answer, answer, score and metadata. The rows are those the summary and
+ * epoch, prompt, expected answer, answer, score (and the number of the scoring it comes from) and
+ * metadata. The rows are those the summary and
  * the report are computed from ({@link RunDataLoader}).
  */
 @Command(name = "results",
@@ -44,7 +46,7 @@ final class ResultsCommand implements Callable<Integer> {
 
     static final List<String> COLUMNS = List.of("runId", "model", "epoch", "jobId", "vignetteId", "prompt",
             "expected", "response", "score", "explanation", "metadata", "apiModel", "finishReason", "latencyMs",
-            "promptTokens", "completionTokens", "workerId");
+            "promptTokens", "completionTokens", "workerId", "scoring");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Spec
@@ -61,19 +63,24 @@ final class ResultsCommand implements Callable<Integer> {
             description = "jsonl or csv. Default: ${DEFAULT-VALUE}.")
     private Format format;
 
+    @Option(names = "--scoring", order = 30, paramLabel = "N",
+            description = "Export the scores of this scoring of each run (1 is the first; rescore adds more)."
+                    + " Default: the latest.")
+    private int scoring;
+
     @Override
     public Integer call() throws IOException {
         verbose.apply();
         DatabaseTarget target = database.existing(spec);
         PrintWriter out = spec.commandLine().getOut();
         try (JdbcResultStore store = target.open()) {
-            List<RunData> runs = load(spec, store, database.run);
+            List<RunData> runs = load(spec, store, database.run, ScoringOption.check(spec, scoring));
             if (format == Format.csv) {
                 CsvWriter csv = new CsvWriter(out);
                 csv.writeRow(COLUMNS);
                 for (RunData data : runs) {
                     for (SampleRow s : data.samples()) {
-                        csv.writeCells(csvCells(s));
+                        csv.writeCells(csvCells(s, data.scoring()));
                     }
                 }
                 csv.flush();
@@ -81,7 +88,7 @@ final class ResultsCommand implements Callable<Integer> {
                 JsonFactory json = new JsonFactory();
                 for (RunData data : runs) {
                     for (SampleRow s : data.samples()) {
-                        out.println(jsonLine(json, s));
+                        out.println(jsonLine(json, s, data.scoring()));
                     }
                 }
             }
@@ -90,8 +97,18 @@ final class ResultsCommand implements Callable<Integer> {
         return 0;
     }
 
-    /** Every run of the store, or the one named. @throws ParameterException when it holds no such run */
+    /** Every run of the store, or the one named, with its latest scoring. @throws ParameterException when it holds no such run */
     static List<RunData> load(CommandSpec spec, JdbcResultStore store, String runId) {
+        return load(spec, store, runId, 0);
+    }
+
+    /**
+     * Every run of the store, or the one named, with the scores of scoring {@code scoring} (0: the
+     * latest).
+     *
+     * @throws ParameterException when it holds no such run, or a run has no such scoring
+     */
+    static List<RunData> load(CommandSpec spec, JdbcResultStore store, String runId, int scoring) {
         List<String> ids = RunDataLoader.runIds(store);
         if (runId != null && !ids.contains(runId)) {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--run': the database holds no"
@@ -100,9 +117,21 @@ final class ResultsCommand implements Callable<Integer> {
         }
         List<RunData> runs = new ArrayList<>();
         for (String id : runId == null ? ids : List.of(runId)) {
-            runs.add(RunDataLoader.load(store, id));
+            try {
+                runs.add(RunDataLoader.load(store, id, scoring));
+            } catch (IllegalArgumentException e) {
+                throw new ParameterException(spec.commandLine(), "Invalid value for option '--scoring': "
+                        + e.getMessage() + (runId == null ? " (name a run with --run)" : ""));
+            }
         }
         return runs;
+    }
+
+    /** The CSV cells of an answer with the number of the scoring its score comes from (empty when none). */
+    static List<Cell> csvCells(SampleRow s, Scoring scoring) {
+        List<Cell> cells = new ArrayList<>(csvCells(s));
+        cells.add(Cell.number(scoring == null ? null : (long) scoring.number()));
+        return cells;
     }
 
     static List<Cell> csvCells(SampleRow s) {
@@ -112,6 +141,13 @@ final class ResultsCommand implements Callable<Integer> {
                 Cell.text(s.metadata().isEmpty() ? null : metadataJson(s)), Cell.text(s.apiModel()),
                 Cell.text(s.finishReason()), Cell.number(s.latencyMs()), Cell.number(s.promptTokens()),
                 Cell.number(s.completionTokens()), Cell.text(s.workerId()));
+    }
+
+    /** The JSON line of an answer with the number of the scoring its score comes from (null when none). */
+    static String jsonLine(JsonFactory json, SampleRow s, Scoring scoring) {
+        String line = jsonLine(json, s);
+        return line.substring(0, line.length() - 1) + ",\"scoring\":" + (scoring == null ? "null" : scoring.number())
+                + "}";
     }
 
     static String jsonLine(JsonFactory json, SampleRow s) {

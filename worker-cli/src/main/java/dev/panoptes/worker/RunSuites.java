@@ -4,6 +4,7 @@ import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.suite.FewShotReader;
+import dev.panoptes.control.suite.RunManifest;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
 import dev.panoptes.control.suite.SuiteReader;
@@ -58,18 +59,25 @@ final class RunSuites {
     }
 
     /**
-     * The run's label with the few-shot file's content mixed in: other examples make other
-     * answers, so they make another run.
+     * The SHA-256 of the few-shot file's content (hex), or null when there is none: other examples
+     * make other answers, so they make another run (see {@link RunManifest}).
      */
-    static String label(String label, Path fewShot) throws IOException {
+    static String fewShotSha256(Path fewShot) throws IOException {
         if (fewShot == null) {
-            return label;
+            return null;
         }
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(fewShot));
-            return label + "\nfew-shot " + HexFormat.of().formatHex(digest);
+            return HexFormat.of().formatHex(digest);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every Java runtime has SHA-256", e);
         }
+    }
+
+    /** The manifest of the run these settings ask for, of the suite they loaded. */
+    static RunManifest manifest(CoordinatorSettings settings, Suite suite) throws IOException {
+        return RunManifest.of(VersionProvider.toolVersion(), settings.suite().toString(), suite, settings.models(),
+                settings.params(), settings.epochs(), settings.fewShot() == null ? null : settings.fewShot().toString(),
+                fewShotSha256(settings.fewShot()), settings.jobSize(), settings.label());
     }
 }

@@ -79,7 +79,7 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
             sb.append(String.format(Locale.ROOT, "  latency:     p50 %d ms, p95 %d ms per model call%n", latencyP50Ms,
                     latencyP95Ms));
         }
-        renderAccuracy(sb);
+        renderAccuracy(sb, stats);
         for (RunReport.Quarantined q : quarantined) {
             sb.append(String.format(Locale.ROOT, "  quarantined: worker %s, %d %s; its last failure: %s%n", q.workerId(),
                     q.times(), q.times() == 1 ? "time" : "times", q.lastReason()));
@@ -97,8 +97,14 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         return sb.toString();
     }
 
-    private void renderAccuracy(StringBuilder sb) {
-        String scorer = stats.info().scorer() == null ? "" : " (" + stats.info().scorer() + ")";
+    /**
+     * The accuracy lines of a run's statistics, as the summary prints them (also after a
+     * {@code rescore}): per model, per group when grouped, and the paired comparisons, headed by
+     * the scorer and the scoring they come from.
+     */
+    static void renderAccuracy(StringBuilder sb, RunStats stats) {
+        String scorer = stats.info().scorer() == null ? "" : " (" + stats.info().scorer()
+                + (stats.info().scoring() == null ? "" : ", scoring " + stats.info().scoring().number()) + ")";
         boolean any = stats.models().stream().anyMatch(m -> m.scored() > 0);
         if (!any) {
             int unscored = stats.models().stream().mapToInt(RunStats.ModelStats::unscored).sum();

@@ -8,6 +8,12 @@ import picocli.CommandLine.IVersionProvider;
  * the protocol version, and the Java runtime.
  */
 public final class VersionProvider implements IVersionProvider {
+    /** This Panoptes's version, as run manifests record it: the jar's, or "development build". */
+    static String toolVersion() {
+        String version = VersionProvider.class.getPackage().getImplementationVersion();
+        return version == null ? "development build" : version;
+    }
+
     /** Never throws; a build without a manifest says "development build". */
     @Override
     public String[] getVersion() {

@@ -612,6 +612,24 @@ public final class JdbcResultStore implements ResultStore {
         }
     }
 
+    /**
+     * The number of records stored for a run.
+     *
+     * @throws StoreException when the store cannot read
+     */
+    public synchronized long recordCount(String runId) {
+        return read("the record count of run " + runId, () -> {
+            try (PreparedStatement q = connection.prepareStatement(
+                    "SELECT COUNT(*) FROM panoptes_records WHERE run_id = ?")) {
+                q.setString(1, runId);
+                try (ResultSet rs = q.executeQuery()) {
+                    rs.next();
+                    return rs.getLong(1);
+                }
+            }
+        });
+    }
+
     @Override
     public synchronized long duplicateCount() {
         return duplicates;

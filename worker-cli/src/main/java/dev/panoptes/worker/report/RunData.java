@@ -1,5 +1,7 @@
 package dev.panoptes.worker.report;
 
+import dev.panoptes.control.store.Scoring;
+
 import java.util.List;
 import java.util.Objects;
 
@@ -22,5 +24,10 @@ public record RunData(RunInfo info, List<SampleRow> samples, List<FailureRow> fa
         samples = samples == null ? List.of() : List.copyOf(samples);
         failures = failures == null ? List.of() : List.copyOf(failures);
         workerEvents = workerEvents == null ? List.of() : List.copyOf(workerEvents);
+    }
+
+    /** The scoring whose scores the samples carry ({@link RunInfo#scoring()}); null when the run has none. */
+    public Scoring scoring() {
+        return info.scoring();
     }
 }

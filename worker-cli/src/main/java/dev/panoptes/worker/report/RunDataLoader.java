@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RunEntry;
+import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.store.StoredRecord;
 import dev.panoptes.control.store.WorkerEventCount;
 
@@ -64,11 +65,36 @@ public final class RunDataLoader {
     }
 
     /**
-     * Everything about one run.
+     * Everything about one run, with the scores of its latest scoring.
      *
      * @throws IllegalArgumentException when the store holds nothing about {@code runId}
      */
     public static RunData load(JdbcResultStore store, String runId) {
+        return load(store, runId, 0);
+    }
+
+    /**
+     * Everything about one run, with the scores of scoring {@code scoringNumber} (0: the latest).
+     *
+     * @throws IllegalArgumentException when the store holds nothing about {@code runId}, or the
+     *                                  run has no such scoring (the message names those it has)
+     */
+    public static RunData load(JdbcResultStore store, String runId, int scoringNumber) {
+        List<Scoring> scorings = NO_RUN.equals(runId) ? List.of() : store.scorings(runId);
+        Scoring shown = scorings.isEmpty() ? null : scorings.get(scorings.size() - 1);
+        if (scoringNumber > 0) {
+            shown = null;
+            for (Scoring s : scorings) {
+                if (s.number() == scoringNumber) {
+                    shown = s;
+                }
+            }
+            if (shown == null) {
+                throw new IllegalArgumentException("run " + runId + " has no scoring " + scoringNumber + "; "
+                        + describe(scorings));
+            }
+        }
+        int number = shown == null ? 0 : shown.number();
         RunEntry entry = null;
         for (RunEntry run : store.runs()) {
             if (run.runId().equals(runId)) {
@@ -83,7 +109,7 @@ public final class RunDataLoader {
                 }
             });
         } else {
-            store.forEachRecord(runId, r -> samples.add(sample(runId, r)));
+            store.forEachRecord(runId, number, r -> samples.add(sample(runId, r)));
         }
         List<FailureRow> failures = new ArrayList<>();
         store.forEachFailure(f -> {
@@ -99,11 +125,24 @@ public final class RunDataLoader {
         for (WorkerEventCount e : store.workerEvents(runId)) {
             events.add(new WorkerEvents(runId, e.workerId(), e.failures(), e.quarantines()));
         }
+        String scorer = shown != null ? shown.scorer() : entry == null ? null : entry.scorer();
         RunInfo info = entry == null
-                ? new RunInfo(runId, null, List.of(), null, 1, null, 0)
-                : new RunInfo(runId, entry.suite(), entry.models(), entry.scorer(), entry.epochs(), entry.startedAt(),
-                        entry.vignettes());
+                ? new RunInfo(runId, null, List.of(), scorer, 1, null, 0, null, null, shown, scorings)
+                : new RunInfo(runId, entry.suite(), entry.models(), scorer, entry.epochs(), entry.startedAt(),
+                        entry.vignettes(), entry.manifest(), entry.finishedAt(), shown, scorings);
         return new RunData(info, samples, failures, events);
+    }
+
+    /** "it has scorings 1 (exact, run, ...), 2 (...)", or "it has none", for messages. */
+    public static String describe(List<Scoring> scorings) {
+        if (scorings.isEmpty()) {
+            return "it has none (it was never scored)";
+        }
+        List<String> each = new ArrayList<>();
+        for (Scoring s : scorings) {
+            each.add(s.number() + " (" + s.scorer() + ", " + s.origin() + ", " + s.createdAt() + ")");
+        }
+        return "it has " + (scorings.size() == 1 ? "scoring " : "scorings ") + String.join(", ", each);
     }
 
     private static SampleRow sample(String runId, StoredRecord r) {
