@@ -367,10 +367,11 @@ public final class JdbcResultStore implements ResultStore {
         String jobId = outcome.jobId().value();
         List<OutcomeRows.Stamp> doubts = recordsInDoubt.get(jobId);
         RecordScoring scorer = this.scoring;
-        boolean scored = job != null && job.runId() != null && scorer != RecordScoring.NONE;
+        boolean scored = job != null && scorer != RecordScoring.NONE;
+        String scoringRun = job == null ? null : ScoreTables.runKey(job.runId());
         boolean committing = false;
         try {
-            int scoringNumber = scored ? currentScoring(job.runId(), scorer, now) : 0;
+            int scoringNumber = scored ? currentScoring(scoringRun, scorer, now) : 0;
             int stored = 0;
             int dup = 0;
             for (ResponseRecord r : OutcomeRows.inKeyOrder(outcome.records())) {
@@ -391,7 +392,7 @@ public final class JdbcResultStore implements ResultStore {
             connection.commit();
             recordsInDoubt.remove(jobId);
             if (scored) {
-                currentScorings.put(job.runId(), scoringNumber);
+                currentScorings.put(scoringRun, scoringNumber);
             }
             duplicates += dup;
             return new Receipt(stored, dup);

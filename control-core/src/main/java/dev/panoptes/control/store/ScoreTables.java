@@ -28,13 +28,21 @@ final class ScoreTables {
     }
 
     /**
+     * The run a scoring belongs to: the run's id, or the empty string for the answers of jobs that
+     * belong to no run (a library user's scheduler), which share that one set of scorings.
+     */
+    static String runKey(String runId) {
+        return runId == null ? "" : runId;
+    }
+
+    /**
      * The records' select ({@link RecordRows#SELECT}'s columns) with the scores of one scoring:
      * {@code scoring} ({@code > 0}) of the record's run, or, for 0, the latest of each record's run.
      * A record of a run with no such scoring, or without a score in it, reads unscored.
      */
     static String selectRecords(int scoring) {
         String which = scoring > 0 ? Integer.toString(scoring)
-                : "(SELECT MAX(g.number) FROM panoptes_scorings g WHERE g.run_id = r.run_id)";
+                : "(SELECT MAX(g.number) FROM panoptes_scorings g WHERE g.run_id = COALESCE(r.run_id, ''))";
         return RecordRows.SELECT + " LEFT JOIN panoptes_scores s ON s.job_id = r.job_id AND s.vignette_id = "
                 + "r.vignette_id AND s.scoring = " + which;
     }
@@ -135,7 +143,7 @@ final class ScoreTables {
     /** The latest scoring number of the run of a stored answer; 0 when it or its run's scorings are missing. */
     static int latestOfRecord(Connection c, JobId jobId, String vignetteId) throws SQLException {
         try (PreparedStatement q = c.prepareStatement("SELECT MAX(g.number) FROM panoptes_records r JOIN "
-                + "panoptes_scorings g ON g.run_id = r.run_id WHERE r.job_id = ? AND r.vignette_id = ?")) {
+                + "panoptes_scorings g ON g.run_id = COALESCE(r.run_id, '') WHERE r.job_id = ? AND r.vignette_id = ?")) {
             q.setString(1, jobId.value());
             q.setString(2, vignetteId);
             try (ResultSet rs = q.executeQuery()) {

@@ -119,21 +119,21 @@ class JdbcResultStoreV2Test {
             assertThat(store.recordCount()).isEqualTo(2);
             assertThat(records(store, RUN)).hasSize(2);
         }
-        assertThat(schemaVersions(db)).containsExactly(JdbcResultStore.SCHEMA_VERSION).containsExactly(2);
+        assertThat(schemaVersions(db)).containsExactly(JdbcResultStore.SCHEMA_VERSION).containsExactly(3);
 
         // Opening the upgraded file again neither upgrades it twice nor loses anything.
         try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
             assertThat(store.recordCount()).isEqualTo(2);
             assertThat(store.runs()).isEmpty();
         }
-        assertThat(schemaVersions(db)).containsExactly(2);
+        assertThat(schemaVersions(db)).containsExactly(3);
     }
 
     @Test
-    void aNewDatabaseStartsAtVersion2() throws Exception {
+    void aNewDatabaseStartsAtVersion3() throws Exception {
         Path db = dir.resolve("new.db");
         JdbcResultStore.openSqlite(db).close();
-        assertThat(schemaVersions(db)).containsExactly(2);
+        assertThat(schemaVersions(db)).containsExactly(3);
     }
 
     @Test
@@ -219,7 +219,7 @@ class JdbcResultStoreV2Test {
     }
 
     @Test
-    void rescoringReplacesTheScoresOfThatRunOnly() {
+    void rescoringAddsAScoringOfThatRunOnly() {
         Job first = job("r1-0000", "r1", 0, null, new Vignette("a", "x", "yes", Map.of()),
                 new Vignette("b", "y", "no", Map.of()));
         Job second = job("r2-0000", "r2", 0, null, new Vignette("a", "x", "yes", Map.of()));
@@ -228,15 +228,15 @@ class JdbcResultStoreV2Test {
             store.record(first, answers(first, "yes", "yes"), "w1");
             store.record(second, answers(second, "yes"), "w1");
 
-            int rescored = store.rescore("r1", r -> r.record().vignetteId().equals("a")
+            Scoring rescored = store.rescore("r1", "includes", r -> r.record().vignetteId().equals("a")
                     ? new ScoreEntry("includes", 0.5, "rescored " + r.context().expected()) : null);
 
-            assertThat(rescored).isEqualTo(2);
+            assertThat(rescored.number()).isEqualTo(2);
             assertThat(records(store, "r1")).extracting(StoredRecord::score).containsExactlyInAnyOrder(
                     new ScoreEntry("includes", 0.5, "rescored yes"), null);
             assertThat(records(store, "r2")).extracting(StoredRecord::score)
                     .containsExactly(new ScoreEntry("exact", 1.0, null));
-            assertThat(store.rescore("nothing-here", r -> null)).isZero();
+            assertThat(store.rescore("nothing-here", "exact", r -> null).number()).isEqualTo(1);
         }
     }
 

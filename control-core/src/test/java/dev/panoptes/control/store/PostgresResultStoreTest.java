@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * {@link JdbcResultStore} on a real PostgreSQL server ({@link TestPostgres}): the store's contract,
- * the v1 to v2 migration, concurrent writers and stores, rollback after an error, and credentials
+ * the v1 to v2 and v2 to v3 migrations, versioned scorings, concurrent writers and stores, rollback after an error, and credentials
  * that never show.
  */
 class PostgresResultStoreTest {
@@ -118,7 +118,7 @@ class PostgresResultStoreTest {
     }
 
     @Test
-    void theFirstGradeStandsAndRescoringReplacesTheScoresOfOneRunInABatch() {
+    void theFirstGradeStandsAndRescoringAddsAScoringOfOneRunInABatch() {
         Job judged = job("r1-0000", "r1", 0, "m", new Vignette("judged", null, "Paris", Map.of(),
                 List.of(ChatMessage.user("Capital of France?")), "judge:gpt-4o"), new Vignette("b", "y", "no", Map.of()));
         Job second = job("r2-0000", "r2", 0, null, new Vignette("a", "x", "yes", Map.of()));
@@ -132,8 +132,8 @@ class PostgresResultStoreTest {
                     .isFalse();
             assertThat(store.recordGrade(judged.id(), "missing", new ScoreEntry("judge:gpt-4o", 1.0, null))).isFalse();
 
-            assertThat(store.rescore("r1", r -> r.record().vignetteId().equals("b")
-                    ? new ScoreEntry("includes", 0.5, "rescored") : null)).isEqualTo(2);
+            assertThat(store.rescore("r1", "includes", r -> r.record().vignetteId().equals("b")
+                    ? new ScoreEntry("includes", 0.5, "rescored") : null).number()).isEqualTo(2);
             assertThat(records(store, "r1")).extracting(StoredRecord::score)
                     .containsExactlyInAnyOrder(new ScoreEntry("includes", 0.5, "rescored"), null);
             assertThat(records(store, "r2")).extracting(StoredRecord::score)
@@ -190,7 +190,29 @@ class PostgresResultStoreTest {
             assertThat(store.record(next, answers(next, "hello"), "w2")).isEqualTo(new ResultStore.Receipt(1, 0));
         }
         db.open().close();
-        assertThat(schemaVersions()).containsExactly(2);
+        assertThat(schemaVersions()).containsExactly(3);
+    }
+
+    @Test
+    void aVersion2DatabaseIsUpgradedKeepingRecordsRunsAndFailuresItsScoresBecomingScoring1() throws Exception {
+        ScoringsContract.writeVersion2(db::execute);
+        ScoringsContract.checkUpgradedVersion2(db::open);
+        assertThat(schemaVersions()).containsExactly(3);
+    }
+
+    @Test
+    void rescoreAddsScoring2AndLeavesScoring1Intact() {
+        ScoringsContract.checkRescoreAddsAScoringAndKeepsTheFirst(db::open);
+    }
+
+    @Test
+    void failedAnswersGetZeroInEveryScoringAndAreNeverScored() {
+        ScoringsContract.checkFailedAnswersGetZeroInEveryScoringAndAreNeverScored(db::open);
+    }
+
+    @Test
+    void aRunsManifestAndEndAreKept() {
+        ScoringsContract.checkManifestsAndEndsAreKept(db::open);
     }
 
     @Test
@@ -221,7 +243,7 @@ class PostgresResultStoreTest {
         } finally {
             pool.shutdownNow();
         }
-        assertThat(schemaVersions()).containsExactly(2);
+        assertThat(schemaVersions()).containsExactly(3);
     }
 
     @Test

@@ -29,24 +29,28 @@ class JobPlanTest {
         return new Suite("s", vignettes, "ab".repeat(32));
     }
 
-    /** The run id as JobPlan computed it before SpecParams had a model. */
-    private static String runIdBeforeModels(Suite suite, SpecParams p, int jobSize, String label) throws Exception {
-        String printed = "SpecParams[system=" + p.system() + ", temperature=" + p.temperature() + ", maxTokens="
-                + p.maxTokens() + ", seed=" + p.seed() + "]";
-        String key = suite.sha256() + "\n" + printed + "\n" + jobSize + "\n" + label;
-        byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-        return HexFormat.of().formatHex(digest, 0, 8);
+    @Test
+    void aRunThatNamesNoModelHasTheManifestsRunIdAndItsOldJobIdForm() {
+        JobPlan plan = JobPlan.of(suite, PARAMS, 2, "take 1");
+
+        assertThat(plan.runId()).isEqualTo(RunManifest.runId(suite.sha256(), List.of(), PARAMS, 1, null, 2, "take 1"))
+                .hasSize(16);
+        assertThat(plan.jobs()).extracting(j -> j.id().value())
+                .containsExactly(plan.runId() + "-0000", plan.runId() + "-0001", plan.runId() + "-0002");
     }
 
     @Test
-    void aRunThatNamesNoModelKeepsItsIdsFromBeforeModels() throws Exception {
-        JobPlan plan = JobPlan.of(suite, PARAMS, 2, "take 1");
+    void aPlanFromAManifestIsTheSixArgumentPlanUnderTheManifestsId() {
+        RunManifest manifest = RunManifest.of("dev", "s.jsonl", suite, List.of("b", LLAMA), PARAMS, 3, "shots.jsonl",
+                "cd".repeat(32), 2, "l");
+        JobPlan plan = JobPlan.of(suite, manifest);
 
-        assertThat(plan.runId()).isEqualTo(runIdBeforeModels(suite, PARAMS, 2, "take 1")).hasSize(16);
-        assertThat(plan.jobs()).extracting(j -> j.id().value())
-                .containsExactly(plan.runId() + "-0000", plan.runId() + "-0001", plan.runId() + "-0002");
-        assertThat(JobPlan.of(suite, SpecParams.NONE, 1, "").runId())
-                .isEqualTo(runIdBeforeModels(suite, SpecParams.NONE, 1, ""));
+        assertThat(plan.runId()).isEqualTo(manifest.runId());
+        assertThat(plan.jobs()).hasSize(3 * 2 * 3);
+        assertThat(plan.jobs()).allSatisfy(j -> assertThat(j.id().value()).startsWith(manifest.runId() + "-"));
+        assertThat(plan.jobs().get(0).spec().params()).isEqualTo(PARAMS.withModel("b"));
+        assertThatThrownBy(() -> JobPlan.of(new Suite("s", suite(4).vignettes(), "ef".repeat(32)), manifest)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("sha256");
     }
 
     @Test
@@ -94,15 +98,16 @@ class JobPlanTest {
     }
 
     @Test
-    void theRunIdDependsOnNeitherModelsNorEpochsNorTheModelOfTheParams() {
-        String base = JobPlan.of(suite, PARAMS, 2, "l").runId();
+    void theRunIdDependsOnTheModelSetAndEpochsButNotOnModelOrderNorTheModelOfTheParams() {
+        String base = JobPlan.of(suite, PARAMS, 2, "l", List.of("a", "b"), 1).runId();
 
-        assertThat(JobPlan.of(suite, PARAMS, 2, "l", List.of("a"), 1).runId()).isEqualTo(base);
-        assertThat(JobPlan.of(suite, PARAMS, 2, "l", List.of("a", "b", LLAMA), 4).runId()).isEqualTo(base);
-        assertThat(JobPlan.of(suite, PARAMS.withModel("c"), 2, "l", List.of("a"), 3).runId()).isEqualTo(base);
-        assertThat(JobPlan.of(suite, PARAMS, 3, "l").runId()).isNotEqualTo(base);
-        assertThat(JobPlan.of(suite, PARAMS, 2, "m").runId()).isNotEqualTo(base);
-        assertThat(JobPlan.of(suite, PARAMS.withSeed(1L), 2, "l").runId()).isNotEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS, 2, "l", List.of("b", "a"), 1).runId()).isEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS.withModel("c"), 2, "l", List.of("a", "b"), 1).runId()).isEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS, 2, "l", List.of("a"), 1).runId()).isNotEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS, 2, "l", List.of("a", "b"), 2).runId()).isNotEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS, 3, "l", List.of("a", "b"), 1).runId()).isNotEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS, 2, "m", List.of("a", "b"), 1).runId()).isNotEqualTo(base);
+        assertThat(JobPlan.of(suite, PARAMS.withSeed(1L), 2, "l", List.of("a", "b"), 1).runId()).isNotEqualTo(base);
     }
 
     @Test
