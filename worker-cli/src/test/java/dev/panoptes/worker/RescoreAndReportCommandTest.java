@@ -40,8 +40,8 @@ class RescoreAndReportCommandTest {
     @BeforeEach
     void storeARunScoredByExactMatch() {
         db = dir.resolve("r.db");
-        List<Vignette> vignettes = List.of(new Vignette("q1", "2+2?", "4", Map.of()),
-                new Vignette("q2", "Capital of France?", "Paris", Map.of()),
+        List<Vignette> vignettes = List.of(new Vignette("q1", "2+2?", "4", Map.of("topic", "math")),
+                new Vignette("q2", "Capital of France?", "Paris", Map.of("topic", "geo")),
                 new Vignette("q3", "Say hi", null, Map.of()));
         Job job = new Job(JobId.of(RUN + "-m-e0-0000"), new EvalSpec("s", vignettes, SpecParams.NONE.withModel("m")),
                 RUN, 0);
@@ -53,18 +53,59 @@ class RescoreAndReportCommandTest {
     }
 
     @Test
-    void rescoringReplacesTheScoresWithoutAModelAndPrintsTheNewAccuracy() {
-        assertThat(scores()).containsExactly(0.0, 0.0, null);
+    void rescoringAddsAScoringKeepsTheEarlierOnesAndPrintsTheNewAccuracyWithItsGroups() {
+        assertThat(scores(0)).containsExactly(0.0, 0.0, null);
 
-        assertThat(execute("rescore", "--db", db.toString(), "--scorer", "normalized")).isZero();
-        assertThat(out.toString()).contains("run " + RUN + ": 3 answers scored again with normalized")
-                .contains("  m: 0.500 ± 0.500 (95% CI 0.000-1.000, n=2); 1 answers unscored (no expected answer)");
-        assertThat(scores()).containsExactly(1.0, 0.0, null);
+        assertThat(execute("rescore", "--db", db.toString(), "--scorer", "normalized", "--group-by", "topic"))
+                .isZero();
+        assertThat(out.toString()).contains("run " + RUN + ": scoring 2 made with normalized: 3 answers scored again;"
+                        + " scoring 1 (exact) is kept: --scoring 1 shows it")
+                .contains("  accuracy (normalized, scoring 2)")
+                .contains("    m: 0.500").contains("; 1 answers unscored")
+                .contains("      topic=math: 1.000").contains("      topic=geo: 0.000");
+        assertThat(scores(0)).containsExactly(1.0, 0.0, null);
+        assertThat(scores(1)).as("scoring 1 is kept as it was").containsExactly(0.0, 0.0, null);
 
         out.getBuffer().setLength(0);
         assertThat(execute("rescore", "--db", db.toString(), "--scorer", "includes", "--run", RUN)).isZero();
-        assertThat(scores()).containsExactly(1.0, 1.0, null);
-        assertThat(out.toString()).contains("  m: 1.000 ± 0.000 (95% CI 1.000-1.000, n=2)");
+        assertThat(out.toString()).contains("scoring 3 made with includes").contains("scoring 2 (normalized) is kept")
+                .contains("    m: 1.000").doesNotContain("topic=");
+        assertThat(scores(0)).containsExactly(1.0, 1.0, null);
+        assertThat(scores(2)).containsExactly(1.0, 0.0, null);
+        assertThat(scores(1)).containsExactly(0.0, 0.0, null);
+    }
+
+    @Test
+    void resultsAndReportShowTheScoringAskedForAndNameTheScoringsARunHasWhenItHasNotThatOne() throws Exception {
+        assertThat(execute("rescore", "--db", db.toString(), "--scorer", "includes")).isZero();
+        out.getBuffer().setLength(0);
+
+        assertThat(execute("results", "--db", db.toString())).isZero();
+        assertThat(out.toString().lines()).hasSize(3).allSatisfy(line -> assertThat(line).endsWith(",\"scoring\":2}"))
+                .first().satisfies(line -> assertThat(line).contains("\"score\":1.0"));
+        out.getBuffer().setLength(0);
+        assertThat(execute("results", "--db", db.toString(), "--scoring", "1")).isZero();
+        assertThat(out.toString().lines()).hasSize(3).allSatisfy(line -> assertThat(line).endsWith(",\"scoring\":1}"))
+                .first().satisfies(line -> assertThat(line).contains("\"score\":0.0"));
+        out.getBuffer().setLength(0);
+        assertThat(execute("results", "--db", db.toString(), "--scoring", "1", "--format", "csv")).isZero();
+        List<String> csv = out.toString().lines().toList();
+        assertThat(csv.get(0)).endsWith(",workerId,scoring");
+        assertThat(csv.subList(1, csv.size())).hasSize(3).allSatisfy(row -> assertThat(row).endsWith(",1"));
+
+        assertThat(execute("results", "--db", db.toString(), "--scoring", "3")).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--scoring': run " + RUN + " has no scoring 3;"
+                + " it has scorings 1 (exact, run, ").contains("2 (includes, rescore, ");
+        err.getBuffer().setLength(0);
+        assertThat(execute("report", "--db", db.toString(), "--scoring", "-1")).isEqualTo(2);
+        assertThat(err.toString()).contains("scorings are numbered from 1");
+
+        Path report = dir.resolve("first.html");
+        assertThat(execute("report", "--db", db.toString(), "--scoring", "1", "--out", report.toString())).isZero();
+        err.getBuffer().setLength(0);
+        assertThat(execute("report", "--db", db.toString(), "--scoring", "4", "--out", report.toString()))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("has no scoring 4");
     }
 
     @Test
@@ -79,7 +120,7 @@ class RescoreAndReportCommandTest {
         err.getBuffer().setLength(0);
         assertThat(execute("rescore", "--db", db.toString(), "--scorer", "exact", "--run", "nope")).isEqualTo(2);
         assertThat(err.toString()).contains("the database holds no run 'nope'; it holds " + RUN);
-        assertThat(scores()).containsExactly(0.0, 0.0, null);
+        assertThat(scores(0)).containsExactly(0.0, 0.0, null);
     }
 
     @Test
@@ -107,10 +148,12 @@ class RescoreAndReportCommandTest {
         assertThat(dir.resolve("none.db")).doesNotExist();
     }
 
-    private List<Double> scores() {
+    /** The scores of the run's answers in one scoring (0: the latest), in storage order. */
+    private List<Double> scores(int scoring) {
         List<Double> scores = new ArrayList<>();
         try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
-            store.forEachRecord((StoredRecord r) -> scores.add(r.score() == null ? null : r.score().score()));
+            store.forEachRecord(RUN, scoring, (StoredRecord r) -> scores.add(r.score() == null ? null
+                    : r.score().score()));
         }
         return scores;
     }
