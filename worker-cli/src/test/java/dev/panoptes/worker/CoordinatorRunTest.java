@@ -8,6 +8,9 @@ import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.schedule.ProgressListener;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.RunEntry;
+import dev.panoptes.control.store.Scoring;
+import dev.panoptes.worker.report.RunStats;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.store.StoredRecord;
 import org.junit.jupiter.api.AfterEach;
@@ -266,6 +269,56 @@ class CoordinatorRunTest {
         }
     }
 
+    @Test
+    void aCommandThatDiffersInItsModelsIsANewRunNamingTheOldOneAndTheSameCommandResumesScoringAgainForAnotherScorer()
+            throws Exception {
+        Path suite = suite(8);
+        CoordinatorRun first = run(settings(suite, List.of(MODEL), "exact"))
+                .onListening(address -> startWorker(address, "w1", null, answering(), List.of(MODEL, "m2")));
+        assertThat(first.run()).as(err.toString()).isZero();
+        String runA = first.summary().stats().info().runId();
+        assertThat(err.toString()).contains("new run " + runA + "\n");
+
+        err.getBuffer().setLength(0);
+        out.getBuffer().setLength(0);
+        CoordinatorRun second = run(settings(suite, List.of("m2"), "exact"))
+                .onListening(address -> startWorker(address, "w2", null, answering(), List.of(MODEL, "m2")));
+        assertThat(second.run()).as(err.toString()).isZero();
+        String runB = second.summary().stats().info().runId();
+        assertThat(runB).isNotEqualTo(runA);
+        assertThat(err.toString()).contains("new run " + runB + ": run " + runA
+                + " of this suite differs in models [m] -> [m2]\n");
+        assertThat(out.toString()).contains("answers:     8 of 8 stored, 0 failed");
+        assertThat(second.summary().stats().models()).extracting(RunStats.ModelStats::model).containsExactly("m2");
+
+        // The first command again, with another scorer: the same run, resumed; its answers scored again.
+        err.getBuffer().setLength(0);
+        out.getBuffer().setLength(0);
+        CoordinatorRun again = run(settings(suite, List.of(MODEL), "includes"));
+        assertThat(again.run()).as(err.toString()).isZero();
+        assertThat(again.summary().stats().info().runId()).isEqualTo(runA);
+        assertThat(err.toString()).contains("resuming run " + runA + ": 8 of 8 answers stored\n")
+                .contains("run " + runA + ": scoring 2 with includes (scoring 1 used exact, and is kept: report"
+                        + " --scoring 1); 8 stored answers scored again");
+        assertThat(out.toString()).contains("accuracy (includes, scoring 2)");
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("r.db"))) {
+            assertThat(store.scorings(runA)).extracting(Scoring::number, Scoring::scorer).containsExactly(
+                    org.assertj.core.groups.Tuple.tuple(1, "exact"), org.assertj.core.groups.Tuple.tuple(2, "includes"));
+            assertThat(store.scorings(runB)).hasSize(1);
+            assertThat(store.runs()).extracting(RunEntry::runId).containsExactlyInAnyOrder(runA, runB);
+            assertThat(store.runs()).allSatisfy(r -> {
+                assertThat(r.manifest()).isNotNull();
+                assertThat(r.finishedAt()).isNotNull();
+            });
+        }
+    }
+
+    private CoordinatorSettings settings(Path suite, List<String> models, String scorer) {
+        return new CoordinatorSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), suite,
+                dir.resolve("r.db"), 4, "", null, SpecParams.NONE, 3, Duration.ofSeconds(30), Duration.ofMillis(200),
+                Duration.ofSeconds(2), null, models, scorer, 1, null, null);
+    }
+
     private CoordinatorRun run(CoordinatorSettings settings) {
         return new CoordinatorRun(settings, new PrintWriter(out, true), new PrintWriter(err, true), false,
                 "java -jar worker.jar");
@@ -278,7 +331,12 @@ class CoordinatorRunTest {
     }
 
     private WorkerLoop startWorker(InetSocketAddress coordinator, String id, String token, JobRunner runner) {
-        WorkerOptions options = WorkerOptions.defaults().withToken(token).withModels(List.of(MODEL))
+        return startWorker(coordinator, id, token, runner, List.of(MODEL));
+    }
+
+    private WorkerLoop startWorker(InetSocketAddress coordinator, String id, String token, JobRunner runner,
+                                   List<String> models) {
+        WorkerOptions options = WorkerOptions.defaults().withToken(token).withModels(models)
                 .withHeartbeat(Duration.ofMillis(200))
                 .withBackoff(Duration.ofMillis(20), Duration.ofMillis(200));
         WorkerLoop loop = new WorkerLoop(coordinator, id, 2, runner, options);
