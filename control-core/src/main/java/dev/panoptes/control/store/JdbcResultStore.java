@@ -5,8 +5,6 @@ import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Vignette;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,8 +14,6 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.sql.Types;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -103,20 +99,8 @@ public final class JdbcResultStore implements ResultStore {
     private static final String HINT_SERVER =
             "is the server running and reachable, and are the database, user and password right?";
 
-    private final String description;
-    /** The password, only to scrub it out of messages; null when there is none. */
-    private final String secret;
-    /** Opens a connection, at first and whenever one broke. */
-    private final Connector connector;
-    /** What to check when the database cannot be reached, for messages. */
-    private final String hint;
-    private final int busyTimeoutMs;
-    /** Null after a replacement failed; guarded by {@code this}. */
-    private Connection connection;
-    /** The last operation failed: check the connection before the next; guarded by {@code this}. */
-    private boolean suspect;
-    /** Guarded by {@code this}. */
-    private boolean sqlite;
+    /** The connection, its transactions and what its failures mean; used under {@code this}. */
+    private final StoreConnection db;
     /**
      * Jobs whose records' commit failed midway, with the fingerprints (worker, time) of the rows
      * it wrote: a later write of the job that finds such a row counts it stored, not duplicate.
@@ -126,12 +110,6 @@ public final class JdbcResultStore implements ResultStore {
     /** Grades (job id, NUL, vignette id, NUL, scoring) whose commit failed midway; guarded by {@code this}. */
     private final Set<String> gradesInDoubt = new HashSet<>();
     private final Clock clock;
-    /** Prepared once (sqlite-jdbc compiles SQL on every prepare); guarded by {@code this}. */
-    private PreparedStatement insertRecord;
-    /** Guarded by {@code this}. */
-    private PreparedStatement clearFailure;
-    /** Guarded by {@code this}. */
-    private PreparedStatement insertScore;
     /**
      * The scoring number that answers stored now are scored into, per run: the run's latest when
      * first asked, then the one this store made last. Guarded by {@code this}.
@@ -141,16 +119,9 @@ public final class JdbcResultStore implements ResultStore {
     private volatile RecordScoring scoring = RecordScoring.NONE;
     /** Guarded by {@code this}. */
     private long duplicates;
-    /** Guarded by {@code this}. */
-    private boolean closed;
 
-    private JdbcResultStore(String description, String secret, Connector connector, String hint, int busyTimeoutMs,
-                            Clock clock) {
-        this.description = description;
-        this.secret = secret == null || secret.isEmpty() ? null : secret;
-        this.connector = connector;
-        this.hint = hint;
-        this.busyTimeoutMs = busyTimeoutMs;
+    private JdbcResultStore(StoreConnection db, Clock clock) {
+        this.db = db;
         this.clock = clock;
     }
 
@@ -214,27 +185,8 @@ public final class JdbcResultStore implements ResultStore {
             throw new IllegalArgumentException("not a PostgreSQL JDBC URL (jdbc:postgresql://host/dbname): "
                     + (jdbcUrl == null ? null : redactUrl(jdbcUrl)));
         }
-        Properties properties = new Properties();
-        if (user != null) {
-            properties.setProperty("user", user);
-        }
-        if (password != null) {
-            properties.setProperty("password", password);
-        }
-        if (!jdbcUrl.contains("connectTimeout=")) {
-            properties.setProperty("connectTimeout", Integer.toString(CONNECT_TIMEOUT_S));
-        }
-        if (!jdbcUrl.contains("tcpKeepAlive=")) {
-            // A server that vanishes is noticed, rather than a statement waiting forever.
-            properties.setProperty("tcpKeepAlive", "true");
-        }
-        if (!jdbcUrl.contains("socketTimeout=")) {
-            // Keepalives take hours by default: a statement waits no longer than this for an answer.
-            properties.setProperty("socketTimeout", Integer.toString(SOCKET_TIMEOUT_S));
-        }
-        if (!jdbcUrl.contains("ApplicationName=")) {
-            properties.setProperty("ApplicationName", "panoptes");
-        }
+        Properties properties = StoreConnection.postgresProperties(jdbcUrl, user, password, CONNECT_TIMEOUT_S,
+                SOCKET_TIMEOUT_S);
         return open(jdbcUrl, properties, password, Clock.systemUTC(), HINT_SERVER);
     }
 
@@ -252,87 +204,12 @@ public final class JdbcResultStore implements ResultStore {
      */
     static JdbcResultStore open(Connector connector, String description, String secret, String hint,
                                 int busyTimeoutMs, Clock clock) {
-        JdbcResultStore store = new JdbcResultStore(description, secret, connector, hint, busyTimeoutMs, clock);
-        try {
-            store.connect();
-        } catch (SQLException e) {
-            throw new StoreException(scrub("cannot open result database " + description + ": " + e.getMessage()
-                    + " (" + hint + ")", secret), e);
-        } catch (RuntimeException e) {
-            store.close();
-            throw e;
-        }
-        return store;
-    }
-
-    /**
-     * Opens a connection and prepares it (the schema, the statements), replacing the one before.
-     *
-     * @throws SQLException when the database cannot be reached
-     * @throws StoreException when it cannot be prepared (the connection is closed again)
-     */
-    private synchronized void connect() throws SQLException {
-        Connection fresh = connector.connect();
-        connection = fresh;
-        try {
-            prepare();
-        } catch (SQLException | RuntimeException e) {
-            connection = null;
-            closeQuietly(fresh);
-            if (e instanceof StoreException se) {
-                throw se;
-            }
-            throw new StoreException(scrub("cannot prepare result database " + description + ": "
-                    + e.getMessage()), e);
-        }
+        return new JdbcResultStore(StoreConnection.open(connector, description, secret, hint, busyTimeoutMs), clock);
     }
 
     /** The URL with the value of any {@code password=} parameter replaced by {@code ***}. */
     static String redactUrl(String jdbcUrl) {
-        return jdbcUrl.replaceAll("(?i)(password=)[^&;]*", "$1***");
-    }
-
-    private String scrub(String message) {
-        return scrub(message, secret);
-    }
-
-    /** The message with every occurrence of the secret replaced by {@code ***}. */
-    private static String scrub(String message, String secret) {
-        return secret == null || secret.isEmpty() || message == null ? message : message.replace(secret, "***");
-    }
-
-    private void prepare() throws SQLException {
-        String product = connection.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT);
-        sqlite = product.contains("sqlite");
-        boolean postgres = product.contains("postgresql");
-        try (Statement s = connection.createStatement()) {
-            if (sqlite) {
-                s.execute("PRAGMA busy_timeout = " + busyTimeoutMs);
-                s.execute("PRAGMA journal_mode = WAL");
-                s.execute("PRAGMA synchronous = NORMAL");
-            }
-        }
-        connection.setAutoCommit(false);
-        try {
-            if (postgres) {
-                // Two stores starting at once would both try to create the tables (CREATE TABLE IF
-                // NOT EXISTS is not safe against a concurrent creator on PostgreSQL); the second
-                // waits here and then finds them. Released by the commit or rollback below.
-                try (PreparedStatement lock = connection.prepareStatement("SELECT pg_advisory_xact_lock(?)")) {
-                    lock.setLong(1, SCHEMA_LOCK_KEY);
-                    lock.execute();
-                }
-            }
-            StoreSchema.prepare(connection, description);
-            connection.commit();
-        } catch (SQLException | RuntimeException e) {
-            connection.rollback();
-            throw e;
-        }
-        insertRecord = connection.prepareStatement(OutcomeRows.INSERT_RECORD);
-        clearFailure = connection.prepareStatement(OutcomeRows.CLEAR_FAILURE);
-        insertScore = connection.prepareStatement(ScoreTables.INSERT_SCORE);
-        log.debug("result database {} ready (schema v{})", description, SCHEMA_VERSION);
+        return StoreConnection.redactUrl(jdbcUrl);
     }
 
     /**
@@ -360,9 +237,9 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     private synchronized Receipt store(Job job, JobOutcome outcome, String workerId) {
-        ready();
+        db.ready();
         long now = clock.millis();
-        PreparedStatement insert = insertRecord;
+        PreparedStatement insert = db.insertRecord();
         Map<String, Vignette> vignettes = job == null ? Map.of() : OutcomeRows.vignettesById(job);
         String jobId = outcome.jobId().value();
         List<OutcomeRows.Stamp> doubts = recordsInDoubt.get(jobId);
@@ -386,10 +263,10 @@ public final class JdbcResultStore implements ResultStore {
                     dup++;
                 }
             }
-            clearFailure.setString(1, jobId);
-            clearFailure.executeUpdate();
+            db.clearFailure().setString(1, jobId);
+            db.clearFailure().executeUpdate();
             committing = true;
-            connection.commit();
+            db.connection().commit();
             recordsInDoubt.remove(jobId);
             if (scored) {
                 currentScorings.put(scoringRun, scoringNumber);
@@ -398,16 +275,16 @@ public final class JdbcResultStore implements ResultStore {
             return new Receipt(stored, dup);
         } catch (SQLException | RuntimeException e) {
             SQLException cause = e instanceof SQLException se ? se : new SQLException(e.toString(), e);
-            rollbackQuietly(cause);
+            db.rollbackQuietly(cause);
             if (committing) {
                 // The server may have committed before the connection failed: a repeat of this
                 // write must not count these rows, if they are there, as another delivery's.
                 recordsInDoubt.computeIfAbsent(jobId, k -> new ArrayList<>(1))
                         .add(new OutcomeRows.Stamp(workerId, now));
             }
-            String message = scrub("cannot store the outcome of job " + outcome.jobId() + " from worker " + workerId
-                    + " in " + description + ": " + e.getMessage());
-            if (refusesTheData(e)) {
+            String message = db.scrub("cannot store the outcome of job " + outcome.jobId() + " from worker " + workerId
+                    + " in " + db.description() + ": " + e.getMessage());
+            if (db.refusesTheData(e)) {
                 throw new RecordRejectedException(message, e);
             }
             throw new StoreException(message, e);
@@ -423,9 +300,9 @@ public final class JdbcResultStore implements ResultStore {
         if (known != null) {
             return known;
         }
-        Scoring latest = ScoreTables.latest(connection, runId);
+        Scoring latest = ScoreTables.latest(db.connection(), runId);
         if (latest == null) {
-            latest = ScoreTables.create(connection, runId, scorer.spec() == null ? UNNAMED_SCORER : scorer.spec(),
+            latest = ScoreTables.create(db.connection(), runId, scorer.spec() == null ? UNNAMED_SCORER : scorer.spec(),
                     Scoring.RUN, Instant.ofEpochMilli(now));
         }
         return latest.number();
@@ -437,34 +314,16 @@ public final class JdbcResultStore implements ResultStore {
         String spec = v.scorer() != null ? v.scorer() : scorer.spec();
         ScoreEntry score = FailedAnswers.score(r, spec, v.expected(), () -> scorer.score(v, r));
         if (score != null) {
-            ScoreTables.setKey(insertScore, jobId, r.vignetteId(), scoringNumber);
-            ScoreTables.setScore(insertScore, 4, score);
-            insertScore.executeUpdate();
+            ScoreTables.setKey(db.insertScore(), jobId, r.vignetteId(), scoringNumber);
+            ScoreTables.setScore(db.insertScore(), 4, score);
+            db.insertScore().executeUpdate();
         }
     }
 
     /** True when the stored record of this vignette is the one a write in doubt left. */
     private boolean leftByDoubt(String jobId, String vignetteId, List<OutcomeRows.Stamp> doubts) throws SQLException {
-        OutcomeRows.Stamp stamp = OutcomeRows.stamp(connection, jobId, vignetteId);
+        OutcomeRows.Stamp stamp = OutcomeRows.stamp(db.connection(), jobId, vignetteId);
         return stamp != null && doubts.contains(stamp);
-    }
-
-    /**
-     * True when a failed write failed for its data, so that writing it again cannot help: a
-     * value the database cannot hold or a constraint it breaks (SQLSTATE classes 22 and 23;
-     * SQLite's TOOBIG, CONSTRAINT and MISMATCH), or an exception of this store's own code while
-     * preparing the rows (scoring them, say). Not: the database unreachable, busy, full or closed.
-     */
-    private boolean refusesTheData(Exception e) {
-        if (!(e instanceof SQLException se)) {
-            return true;
-        }
-        String state = se.getSQLState();
-        if (state != null && (state.startsWith("22") || state.startsWith("23"))) {
-            return true;
-        }
-        int code = se.getErrorCode() & 0xff;
-        return sqlite && (code == 18 || code == 19 || code == 20);
     }
 
     /**
@@ -476,8 +335,8 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot write
      */
     public synchronized boolean recordGrade(JobId jobId, String vignetteId, ScoreEntry grade) {
-        int latest = read("the scoring of " + jobId + "/" + vignetteId,
-                () -> ScoreTables.latestOfRecord(connection, jobId, vignetteId));
+        int latest = db.read("the scoring of " + jobId + "/" + vignetteId,
+                () -> ScoreTables.latestOfRecord(db.connection(), jobId, vignetteId));
         return latest > 0 && recordGrade(jobId, vignetteId, latest, grade);
     }
 
@@ -493,11 +352,11 @@ public final class JdbcResultStore implements ResultStore {
     public synchronized boolean recordGrade(JobId jobId, String vignetteId, int scoring, ScoreEntry grade) {
         String key = jobId.value() + '\u0000' + vignetteId + '\u0000' + scoring;
         boolean[] stored = {false};
-        boolean committed = write("store the grade of " + jobId + "/" + vignetteId, () -> {
-            stored[0] = ScoreTables.grade(connection, jobId, vignetteId, scoring, grade)
+        boolean committed = db.write("store the grade of " + jobId + "/" + vignetteId, () -> {
+            stored[0] = ScoreTables.grade(db.connection(), jobId, vignetteId, scoring, grade)
                     // This very grade, committed after all by a write whose commit failed midway.
                     || gradesInDoubt.contains(key)
-                    && grade.equals(ScoreTables.score(connection, jobId, vignetteId, scoring));
+                    && grade.equals(ScoreTables.score(db.connection(), jobId, vignetteId, scoring));
         }, () -> gradesInDoubt.add(key));
         if (committed) {
             gradesInDoubt.remove(key);
@@ -534,9 +393,9 @@ public final class JdbcResultStore implements ResultStore {
         List<StoredRecord> records = new ArrayList<>();
         forEachRecord(runId, records::add);
         Scoring[] made = {null};
-        write("add a scoring of run " + runId, () -> {
-            made[0] = ScoreTables.create(connection, runId, scorer, origin, clock.instant());
-            ScoreTables.insertAll(connection, made[0].number(), records, r -> FailedAnswers.score(r.record(), scorer,
+        db.write("add a scoring of run " + runId, () -> {
+            made[0] = ScoreTables.create(db.connection(), runId, scorer, origin, clock.instant());
+            ScoreTables.insertAll(db.connection(), made[0].number(), records, r -> FailedAnswers.score(r.record(), scorer,
                     r.context().expected(), () -> scoreOf.apply(r)));
         });
         currentScorings.put(runId, made[0].number());
@@ -549,7 +408,7 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot read
      */
     public synchronized List<Scoring> scorings(String runId) {
-        return read("the scorings of run " + runId, () -> ScoreTables.scorings(connection, runId));
+        return db.read("the scorings of run " + runId, () -> ScoreTables.scorings(db.connection(), runId));
     }
 
     /**
@@ -573,13 +432,13 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     private synchronized void upsertFailure(JobId jobId, String reason, int attempts, String runId, String model) {
-        write("record the failure of job " + jobId,
-                () -> OutcomeRows.upsertFailure(connection, jobId, reason, attempts, clock.millis(), runId, model));
+        db.write("record the failure of job " + jobId,
+                () -> OutcomeRows.upsertFailure(db.connection(), jobId, reason, attempts, clock.millis(), runId, model));
     }
 
     @Override
     public synchronized Set<String> storedVignetteIds(JobId jobId) {
-        return read("the records of job " + jobId, () -> OutcomeRows.storedVignetteIds(connection, jobId));
+        return db.read("the records of job " + jobId, () -> OutcomeRows.storedVignetteIds(db.connection(), jobId));
     }
 
     /**
@@ -588,7 +447,7 @@ public final class JdbcResultStore implements ResultStore {
      */
     @Override
     public synchronized Set<JobId> completedAmong(Collection<Job> jobs) {
-        Map<String, Integer> counts = read("record counts", () -> OutcomeRows.countsByJob(connection));
+        Map<String, Integer> counts = db.read("record counts", () -> OutcomeRows.countsByJob(db.connection()));
         Set<JobId> complete = new HashSet<>();
         for (Job job : jobs) {
             Integer count = counts.get(job.id().value());
@@ -601,16 +460,7 @@ public final class JdbcResultStore implements ResultStore {
 
     @Override
     public synchronized long recordCount() {
-        ready();
-        try (Statement s = connection.createStatement();
-             ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM panoptes_records")) {
-            rs.next();
-            long n = rs.getLong(1);
-            connection.commit();
-            return n;
-        } catch (SQLException e) {
-            throw readFailure("the record count", e);
-        }
+        return db.read("the record count", () -> RecordRows.count(db.connection(), null));
     }
 
     /**
@@ -619,16 +469,7 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot read
      */
     public synchronized long recordCount(String runId) {
-        return read("the record count of run " + runId, () -> {
-            try (PreparedStatement q = connection.prepareStatement(
-                    "SELECT COUNT(*) FROM panoptes_records WHERE run_id = ?")) {
-                q.setString(1, runId);
-                try (ResultSet rs = q.executeQuery()) {
-                    rs.next();
-                    return rs.getLong(1);
-                }
-            }
-        });
+        return db.read("the record count of run " + runId, () -> RecordRows.count(db.connection(), runId));
     }
 
     @Override
@@ -659,21 +500,10 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot read
      */
     public synchronized void forEachRecord(String runId, int scoring, Consumer<StoredRecord> action) {
-        ready();
-        try (PreparedStatement q = connection.prepareStatement(ScoreTables.selectRecords(scoring)
-                + (runId == null ? "" : " WHERE r.run_id = ?") + " ORDER BY r.stored_at, r.job_id, r.vignette_id")) {
-            if (runId != null) {
-                q.setString(1, runId);
-            }
-            try (ResultSet rs = q.executeQuery()) {
-                while (rs.next()) {
-                    action.accept(RecordRows.storedRecord(rs));
-                }
-            }
-            connection.commit();
-        } catch (SQLException e) {
-            throw readFailure("the records", e);
-        }
+        db.read("the records", () -> {
+            RecordRows.forEach(db.connection(), runId, scoring, action);
+            return null;
+        });
     }
 
     /**
@@ -683,7 +513,7 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot write
      */
     public synchronized void recordRun(RunEntry run) {
-        write("note run " + run.runId(), () -> RunTables.upsertRun(connection, run));
+        db.write("note run " + run.runId(), () -> RunTables.upsertRun(db.connection(), run));
     }
 
     /**
@@ -692,12 +522,12 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot write
      */
     public synchronized void finishRun(String runId) {
-        write("note the end of run " + runId, () -> RunTables.finishRun(connection, runId, clock.instant()));
+        db.write("note the end of run " + runId, () -> RunTables.finishRun(db.connection(), runId, clock.instant()));
     }
 
     /** The runs noted by {@link #recordRun}, most recently started first. @throws StoreException */
     public synchronized List<RunEntry> runs() {
-        return read("the runs", () -> RunTables.runs(connection));
+        return db.read("the runs", () -> RunTables.runs(db.connection()));
     }
 
     /**
@@ -707,8 +537,8 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot write
      */
     public synchronized void addWorkerEvents(String runId, String workerId, long failures, long quarantines) {
-        write("store the events of worker " + workerId,
-                () -> RunTables.addWorkerEvents(connection, runId, workerId, failures, quarantines));
+        db.write("store the events of worker " + workerId,
+                () -> RunTables.addWorkerEvents(db.connection(), runId, workerId, failures, quarantines));
     }
 
     /**
@@ -717,160 +547,25 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot read
      */
     public synchronized List<WorkerEventCount> workerEvents(String runId) {
-        return read("worker events", () -> RunTables.workerEvents(connection, runId));
-    }
-
-    /** Work in one transaction, committed; on failure rolled back and reported as what it was for. */
-    private void write(String what, SqlWork work) {
-        write(what, work, () -> { });
-    }
-
-    /**
-     * Work in one transaction, committed; on failure rolled back and reported as what it was for.
-     *
-     * @param inDoubt run when the commit itself failed, so that the work may have been committed
-     * @return true (it throws otherwise)
-     */
-    private boolean write(String what, SqlWork work, Runnable inDoubt) {
-        ready();
-        boolean committing = false;
-        try {
-            work.run();
-            committing = true;
-            connection.commit();
-            return true;
-        } catch (SQLException e) {
-            rollbackQuietly(e);
-            if (committing) {
-                inDoubt.run();
-            }
-            String message = scrub("cannot " + what + " in " + description + ": " + e.getMessage());
-            if (refusesTheData(e)) {
-                throw new RecordRejectedException(message, e);
-            }
-            throw new StoreException(message, e);
-        } catch (RuntimeException e) {
-            // Whatever the work did so far must not be committed by the next operation.
-            rollbackQuietly(e);
-            throw e;
-        }
-    }
-
-    private <T> T read(String what, SqlQuery<T> query) {
-        ready();
-        try {
-            T result = query.get();
-            connection.commit();
-            return result;
-        } catch (SQLException e) {
-            throw readFailure(what, e);
-        }
-    }
-
-    @FunctionalInterface
-    private interface SqlWork {
-        void run() throws SQLException;
-    }
-
-    @FunctionalInterface
-    private interface SqlQuery<T> {
-        T get() throws SQLException;
+        return db.read("worker events", () -> RunTables.workerEvents(db.connection(), runId));
     }
 
     @Override
     public synchronized void forEachFailure(Consumer<JobFailure> action) {
-        read("the failures", () -> {
-            OutcomeRows.failures(connection, action);
+        db.read("the failures", () -> {
+            OutcomeRows.failures(db.connection(), action);
             return null;
         });
     }
 
     @Override
-    public synchronized void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (connection == null) {
-            return;
-        }
-        try {
-            // Closing the connection closes its statements too.
-            connection.close();
-        } catch (SQLException e) {
-            log.warn("closing result database {} failed: {}", description, scrub(e.getMessage()));
-        }
+    public String toString() {
+        return "JdbcResultStore[" + db.description() + "]";
     }
+
 
     @Override
-    public String toString() {
-        return "JdbcResultStore[" + description + "]";
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("result store " + description + " is closed");
-        }
-    }
-
-    /**
-     * Checks that the store is open and, after a failure, that its connection still works,
-     * replacing it when it does not (closed, or failing {@link Connection#isValid}).
-     *
-     * @throws IllegalStateException when the store is closed
-     * @throws StoreException when a new connection cannot be had (the next operation tries again)
-     */
-    private void ready() {
-        checkOpen();
-        if (!suspect && connection != null) {
-            return;
-        }
-        if (connection != null && usable(connection)) {
-            suspect = false;
-            return;
-        }
-        log.info("the connection to result database {} is broken; opening a new one", description);
-        if (connection != null) {
-            closeQuietly(connection);
-            connection = null;
-        }
-        try {
-            connect();
-        } catch (SQLException | StoreException e) {
-            throw new StoreException(scrub("cannot reconnect to result database " + description + ": "
-                    + e.getMessage() + " (" + hint + ")"), e);
-        }
-        suspect = false;
-        log.info("reconnected to result database {}", description);
-    }
-
-    private static boolean usable(Connection c) {
-        try {
-            return !c.isClosed() && c.isValid(VALIDATION_TIMEOUT_S);
-        } catch (SQLException e) {
-            return false;
-        }
-    }
-
-    private static void closeQuietly(Connection c) {
-        try {
-            c.close();
-        } catch (SQLException e) {
-            // It is being replaced because it failed; how it fails to close adds nothing.
-        }
-    }
-
-    private StoreException readFailure(String what, SQLException e) {
-        rollbackQuietly(e);
-        return new StoreException(scrub("cannot read " + what + " from " + description + ": " + e.getMessage()), e);
-    }
-
-    private void rollbackQuietly(Exception cause) {
-        suspect = true;
-        try {
-            connection.rollback();
-        } catch (SQLException e) {
-            cause.addSuppressed(e);
-        }
+    public synchronized void close() {
+        db.close();
     }
 }

@@ -4,11 +4,13 @@ import dev.panoptes.control.JobId;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Usage;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Instant;
+import java.util.function.Consumer;
 
 /**
  * The SQL of {@code panoptes_records} beyond storing an outcome: reading a row back as a
@@ -27,6 +29,38 @@ final class RecordRows {
             + "FROM panoptes_records r";
 
     private RecordRows() {
+    }
+
+    /**
+     * Gives each stored record of a run ({@code runId}; every run when null), in the order of
+     * storing, with its score in scoring {@code scoring} of its run (0: the latest).
+     */
+    static void forEach(Connection c, String runId, int scoring, Consumer<StoredRecord> action) throws SQLException {
+        try (PreparedStatement q = c.prepareStatement(ScoreTables.selectRecords(scoring)
+                + (runId == null ? "" : " WHERE r.run_id = ?") + " ORDER BY r.stored_at, r.job_id, r.vignette_id")) {
+            if (runId != null) {
+                q.setString(1, runId);
+            }
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    action.accept(storedRecord(rs));
+                }
+            }
+        }
+    }
+
+    /** The number of records of a run ({@code runId}), or of all when null. */
+    static long count(Connection c, String runId) throws SQLException {
+        try (PreparedStatement q = c.prepareStatement("SELECT COUNT(*) FROM panoptes_records"
+                + (runId == null ? "" : " WHERE run_id = ?"))) {
+            if (runId != null) {
+                q.setString(1, runId);
+            }
+            try (ResultSet rs = q.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
     }
 
     /** The row the result set is on, selected with {@link #SELECT}. */
