@@ -3,22 +3,14 @@ package dev.panoptes.control.store;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
-import dev.panoptes.control.ResponseRecord;
-import dev.panoptes.control.Vignette;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.ArrayList;
@@ -65,10 +57,12 @@ import java.util.function.Consumer;
  * default the latest. Failed answers are scored by one rule, {@link FailedAnswers}. Each run's
  * manifest is kept with it ({@link #recordRun}, {@link RunEntry#manifest()}).
  *
- * <p>The SQL lives in package-private classes by table: {@link OutcomeRows} (records and
- * failures as written), {@link RecordRows} (records as read), {@link ScoreTables} (scorings and
- * scores), {@link RunTables} (runs and worker events) and {@link StoreSchema}; this class owns the
- * connection, its transactions, and what failures mean.
+ * <p>This class is the store's API and its lock. The work is in package-private classes:
+ * {@link StoreConnection} (the connection, its transactions, reconnecting, and what a failure
+ * means), {@link OutcomeWriter} (an outcome's records and scores in one transaction), and the SQL
+ * by table: {@link OutcomeRows} (records and failures as written), {@link RecordRows} (records as
+ * read), {@link ScoreTables} (scorings and scores), {@link RunTables} (runs and worker events)
+ * and {@link StoreSchema}.
  *
  * <p>Credentials are never printed: {@link #toString()} and every error message name the
  * database without its password.
@@ -76,7 +70,6 @@ import java.util.function.Consumer;
  * <p>Thread-safe: operations are serialised on one connection at a time.
  */
 public final class JdbcResultStore implements ResultStore {
-    private static final Logger log = LoggerFactory.getLogger(JdbcResultStore.class);
     /** The schema version this code writes and reads. */
     public static final int SCHEMA_VERSION = StoreSchema.VERSION;
     /** How long a SQLite writer waits for another one (another process on the file) by default. */
@@ -91,8 +84,6 @@ public final class JdbcResultStore implements ResultStore {
     private static final int CONNECT_TIMEOUT_S = 10;
     /** How long a PostgreSQL statement may wait for the server, unless the URL says otherwise. */
     static final int SOCKET_TIMEOUT_S = 120;
-    /** The scorer a run's first scoring names when the store's scoring names none. */
-    static final String UNNAMED_SCORER = "(unnamed scorer)";
     /** How long checking a connection that failed may take. */
     private static final int VALIDATION_TIMEOUT_S = 5;
     private static final String HINT_FILE = "is the JDBC driver on the class path and the path writable?";
@@ -101,20 +92,11 @@ public final class JdbcResultStore implements ResultStore {
 
     /** The connection, its transactions and what its failures mean; used under {@code this}. */
     private final StoreConnection db;
-    /**
-     * Jobs whose records' commit failed midway, with the fingerprints (worker, time) of the rows
-     * it wrote: a later write of the job that finds such a row counts it stored, not duplicate.
-     * Guarded by {@code this}.
-     */
-    private final Map<String, List<OutcomeRows.Stamp>> recordsInDoubt = new HashMap<>();
+    /** Writes outcomes with their scores; used under {@code this}. */
+    private final OutcomeWriter outcomes;
     /** Grades (job id, NUL, vignette id, NUL, scoring) whose commit failed midway; guarded by {@code this}. */
     private final Set<String> gradesInDoubt = new HashSet<>();
     private final Clock clock;
-    /**
-     * The scoring number that answers stored now are scored into, per run: the run's latest when
-     * first asked, then the one this store made last. Guarded by {@code this}.
-     */
-    private final Map<String, Integer> currentScorings = new HashMap<>();
     /** Set once before use; see {@link #withScoring}. */
     private volatile RecordScoring scoring = RecordScoring.NONE;
     /** Guarded by {@code this}. */
@@ -123,6 +105,7 @@ public final class JdbcResultStore implements ResultStore {
     private JdbcResultStore(StoreConnection db, Clock clock) {
         this.db = db;
         this.clock = clock;
+        this.outcomes = new OutcomeWriter(db, clock);
     }
 
     /** Opens a JDBC connection. */
@@ -237,93 +220,9 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     private synchronized Receipt store(Job job, JobOutcome outcome, String workerId) {
-        db.ready();
-        long now = clock.millis();
-        PreparedStatement insert = db.insertRecord();
-        Map<String, Vignette> vignettes = job == null ? Map.of() : OutcomeRows.vignettesById(job);
-        String jobId = outcome.jobId().value();
-        List<OutcomeRows.Stamp> doubts = recordsInDoubt.get(jobId);
-        RecordScoring scorer = this.scoring;
-        boolean scored = job != null && scorer != RecordScoring.NONE;
-        String scoringRun = job == null ? null : ScoreTables.runKey(job.runId());
-        boolean committing = false;
-        try {
-            int scoringNumber = scored ? currentScoring(scoringRun, scorer, now) : 0;
-            int stored = 0;
-            int dup = 0;
-            for (ResponseRecord r : OutcomeRows.inKeyOrder(outcome.records())) {
-                Vignette v = vignettes.get(r.vignetteId());
-                OutcomeRows.bindRecord(insert, jobId, r, workerId, now, job, v);
-                if (insert.executeUpdate() == 1 || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts)) {
-                    stored++;
-                    if (scored && v != null) {
-                        scoreAtStore(jobId, r, v, scorer, scoringNumber);
-                    }
-                } else {
-                    dup++;
-                }
-            }
-            db.clearFailure().setString(1, jobId);
-            db.clearFailure().executeUpdate();
-            committing = true;
-            db.connection().commit();
-            recordsInDoubt.remove(jobId);
-            if (scored) {
-                currentScorings.put(scoringRun, scoringNumber);
-            }
-            duplicates += dup;
-            return new Receipt(stored, dup);
-        } catch (SQLException | RuntimeException e) {
-            SQLException cause = e instanceof SQLException se ? se : new SQLException(e.toString(), e);
-            db.rollbackQuietly(cause);
-            if (committing) {
-                // The server may have committed before the connection failed: a repeat of this
-                // write must not count these rows, if they are there, as another delivery's.
-                recordsInDoubt.computeIfAbsent(jobId, k -> new ArrayList<>(1))
-                        .add(new OutcomeRows.Stamp(workerId, now));
-            }
-            String message = db.scrub("cannot store the outcome of job " + outcome.jobId() + " from worker " + workerId
-                    + " in " + db.description() + ": " + e.getMessage());
-            if (db.refusesTheData(e)) {
-                throw new RecordRejectedException(message, e);
-            }
-            throw new StoreException(message, e);
-        }
-    }
-
-    /**
-     * The scoring answers of a run stored now go into: the one known, else the run's latest, else
-     * a first one made now (in the caller's transaction; remembered once it commits).
-     */
-    private int currentScoring(String runId, RecordScoring scorer, long now) throws SQLException {
-        Integer known = currentScorings.get(runId);
-        if (known != null) {
-            return known;
-        }
-        Scoring latest = ScoreTables.latest(db.connection(), runId);
-        if (latest == null) {
-            latest = ScoreTables.create(db.connection(), runId, scorer.spec() == null ? UNNAMED_SCORER : scorer.spec(),
-                    Scoring.RUN, Instant.ofEpochMilli(now));
-        }
-        return latest.number();
-    }
-
-    /** Stores the score of an answer just stored, in the caller's transaction. */
-    private void scoreAtStore(String jobId, ResponseRecord r, Vignette v, RecordScoring scorer, int scoringNumber)
-            throws SQLException {
-        String spec = v.scorer() != null ? v.scorer() : scorer.spec();
-        ScoreEntry score = FailedAnswers.score(r, spec, v.expected(), () -> scorer.score(v, r));
-        if (score != null) {
-            ScoreTables.setKey(db.insertScore(), jobId, r.vignetteId(), scoringNumber);
-            ScoreTables.setScore(db.insertScore(), 4, score);
-            db.insertScore().executeUpdate();
-        }
-    }
-
-    /** True when the stored record of this vignette is the one a write in doubt left. */
-    private boolean leftByDoubt(String jobId, String vignetteId, List<OutcomeRows.Stamp> doubts) throws SQLException {
-        OutcomeRows.Stamp stamp = OutcomeRows.stamp(db.connection(), jobId, vignetteId);
-        return stamp != null && doubts.contains(stamp);
+        Receipt receipt = outcomes.store(job, outcome, workerId, scoring);
+        duplicates += receipt.duplicates();
+        return receipt;
     }
 
     /**
@@ -398,7 +297,7 @@ public final class JdbcResultStore implements ResultStore {
             ScoreTables.insertAll(db.connection(), made[0].number(), records, r -> FailedAnswers.score(r.record(), scorer,
                     r.context().expected(), () -> scoreOf.apply(r)));
         });
-        currentScorings.put(runId, made[0].number());
+        outcomes.scoringMade(runId, made[0].number());
         return made[0];
     }
 

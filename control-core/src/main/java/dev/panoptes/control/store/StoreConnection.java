@@ -20,6 +20,7 @@ import java.util.Properties;
  * <p>Not thread-safe: its store calls it under its own lock.
  */
 final class StoreConnection {
+    /** Logged under the store's name: what a user configures and tests capture. */
     private static final Logger log = LoggerFactory.getLogger(JdbcResultStore.class);
     /** How long checking a connection that failed may take. */
     private static final int VALIDATION_TIMEOUT_S = 5;
