@@ -145,12 +145,14 @@ final class ResultsCommand implements Callable<Integer> {
 
     /** The JSON line of an answer with the number of the scoring its score comes from (null when none). */
     static String jsonLine(JsonFactory json, SampleRow s, Scoring scoring) {
-        String line = jsonLine(json, s);
-        return line.substring(0, line.length() - 1) + ",\"scoring\":" + (scoring == null ? "null" : scoring.number())
-                + "}";
+        return jsonLine(json, s, scoring, true);
     }
 
     static String jsonLine(JsonFactory json, SampleRow s) {
+        return jsonLine(json, s, null, false);
+    }
+
+    private static String jsonLine(JsonFactory json, SampleRow s, Scoring scoring, boolean withScoring) {
         java.io.StringWriter line = new java.io.StringWriter();
         try (JsonGenerator g = json.createGenerator(line)) {
             g.setCodec(JSON);
@@ -176,6 +178,9 @@ final class ResultsCommand implements Callable<Integer> {
             writeNumber(g, "promptTokens", s.promptTokens());
             writeNumber(g, "completionTokens", s.completionTokens());
             g.writeStringField("workerId", s.workerId());
+            if (withScoring) {
+                writeNumber(g, "scoring", scoring == null ? null : (long) scoring.number());
+            }
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

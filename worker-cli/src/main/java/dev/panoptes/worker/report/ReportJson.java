@@ -101,6 +101,11 @@ final class ReportJson {
         }
         g.writeEndArray();
         g.writeStringField("scorer", info.scorer());
+        if (info.scoring() == null) {
+            g.writeNullField("scoring");
+        } else {
+            g.writeNumberField("scoring", info.scoring().number());
+        }
         g.writeNumberField("epochs", info.epochs());
         g.writeStringField("startedAt", info.startedAt() == null ? null : info.startedAt().toString());
         g.writeNumberField("vignettes", info.vignettes());

@@ -49,6 +49,8 @@ final class RunSectionHtml {
         item("Suite", info.suite());
         item("Models", String.join(", ", info.models()));
         item("Scorer", info.scorer() == null ? "none" : info.scorer());
+        item("Scoring", info.scoring() == null ? "none" : info.scoring().number() + " of " + info.scorings().size()
+                + " (" + info.scoring().origin() + ", " + info.scoring().createdAt() + ")");
         item("Epochs", Integer.toString(info.epochs()));
         item("Started", info.startedAt() == null ? "unknown" : info.startedAt().toString());
         item("Vignettes", Integer.toString(info.vignettes()));
