@@ -57,7 +57,7 @@ class DemoIT {
         assertThat(printed).contains("demo-worker-misconfigured was started with a wrong --model-api")
                 .contains("its model API answered 404").contains("450 of 450 complete, 0 failed");
         // Two models, three epochs, the normalized scorer: the small model's full stops are forgiven.
-        assertThat(printed).contains("accuracy (normalized), mean score with its 95% confidence interval:")
+        assertThat(printed).contains("accuracy (normalized, scoring 1), mean score with its 95% confidence interval:")
                 .contains("stub-arithmetic-small - stub-arithmetic: -").contains("op=*: ");
         Matcher report = Pattern.compile("Report:  file:(\\S+) ").matcher(printed);
         assertThat(report.find()).as(printed).isTrue();

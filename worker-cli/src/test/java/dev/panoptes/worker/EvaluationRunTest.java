@@ -105,7 +105,7 @@ class EvaluationRunTest {
                 .allSatisfy(e -> assertThat(e.getValue().model()).isEqualTo("big"));
         // big answers every vignette right; small gets odd vignettes wrong in epoch 0 only.
         String summary = out.toString();
-        assertThat(summary).contains("accuracy (normalized), mean score with its 95% confidence interval:")
+        assertThat(summary).contains("accuracy (normalized, scoring 1), mean score with its 95% confidence interval:")
                 .contains("big: 1.000 ± 0.000 (95% CI 1.000-1.000, n=36, 12 vignettes)")
                 .contains("small - big: -0.167 ± ");
         assertThat(records).filteredOn(r -> r.context().model().equals("small") && r.context().epoch() == 0

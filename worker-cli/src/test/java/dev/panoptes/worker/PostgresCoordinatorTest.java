@@ -204,7 +204,7 @@ class PostgresCoordinatorTest {
 
         assertThat(WorkerMain.run(new String[] {"rescore", "--db", cliUrl(), "--db-password-file",
             passwordFile.toString(), "--scorer", "includes"}, o, e, Map.of())).as(err.toString()).isZero();
-        assertThat(out.toString()).contains("4 answers scored again with includes");
+        assertThat(out.toString()).contains("scoring 2 made with includes: 4 answers scored again");
 
         Path report = dir.resolve("report.html");
         assertThat(WorkerMain.run(new String[] {"report", "--db", cliUrl(), "--db-password-file",
