@@ -89,8 +89,8 @@ public final class JdbcResultStore implements ResultStore {
 
     private static final String INSERT_RECORD = "INSERT INTO panoptes_records (job_id, vignette_id, response, model, "
             + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, "
-            + "epoch, prompt, expected, metadata, scorer, score, explanation) "
-            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
+            + "epoch, prompt, expected, metadata, scorer, score, explanation, error) "
+            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
     private static final String UPSERT_FAILURE = "INSERT INTO panoptes_failures (job_id, reason, attempts, failed_at, "
             + "run_id, run_model) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET reason = excluded.reason, "
             + "attempts = excluded.attempts, failed_at = excluded.failed_at, "
@@ -380,6 +380,7 @@ public final class JdbcResultStore implements ResultStore {
                 insert.setString(17, score == null ? null : score.scorer());
                 RecordRows.setDouble(insert, 18, score == null ? null : score.score());
                 insert.setString(19, score == null ? null : score.explanation());
+                insert.setString(20, r.error());
                 if (insert.executeUpdate() == 1 || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts)) {
                     stored++;
                 } else {

@@ -22,7 +22,7 @@ final class RecordRows {
     /** Every column, in the order {@link #storedRecord} reads them. */
     static final String SELECT = "SELECT job_id, vignette_id, response, model, finish_reason, latency_ms, "
             + "prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, epoch, prompt, expected, "
-            + "metadata, scorer, score, explanation FROM panoptes_records";
+            + "metadata, scorer, score, explanation, error FROM panoptes_records";
 
     private RecordRows() {
     }
@@ -34,7 +34,7 @@ final class RecordRows {
         Usage usage = prompt == null && completion == null ? null
                 : new Usage(prompt == null ? 0 : prompt, completion == null ? 0 : completion);
         ResponseRecord record = new ResponseRecord(rs.getString(2), rs.getString(3), rs.getString(4),
-                rs.getString(5), getLong(rs, 6), usage);
+                rs.getString(5), getLong(rs, 6), usage, rs.getString(20));
         RecordContext context = new RecordContext(rs.getString(11), rs.getString(12), rs.getInt(13),
                 rs.getString(14), rs.getString(15), rs.getString(16));
         String scorer = rs.getString(17);

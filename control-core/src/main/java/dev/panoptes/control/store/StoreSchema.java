@@ -13,15 +13,19 @@ import java.util.List;
  * <p>Version 2 keeps each record's run, model asked, epoch, prompt, expected answer, metadata and
  * score, each failure's run and model, and adds the runs and per-worker events tables. Version 1
  * records get their run id from their job id (its first 16 characters, as jobs were named).
+ * Version 3 adds each record's {@code error}: null for an answer, the model API's reason for a
+ * failed answer (a vignette whose request was refused for what it holds); older records are
+ * answers.
  */
 final class StoreSchema {
     /** The schema version this code writes and reads. */
-    static final int VERSION = 2;
+    static final int VERSION = 3;
 
     private static final List<String> RECORD_COLUMNS_V2 = List.of(
             "run_id TEXT", "run_model TEXT", "epoch INTEGER", "prompt TEXT", "expected TEXT", "metadata TEXT",
             "scorer TEXT", "score DOUBLE PRECISION", "explanation TEXT");
     private static final List<String> FAILURE_COLUMNS_V2 = List.of("run_id TEXT", "run_model TEXT");
+    private static final List<String> RECORD_COLUMNS_V3 = List.of("error TEXT");
 
     private StoreSchema() {
     }
@@ -49,7 +53,8 @@ final class StoreSchema {
                     + "job_id VARCHAR(256) NOT NULL, vignette_id TEXT NOT NULL, response TEXT NOT NULL, "
                     + "model TEXT, finish_reason TEXT, latency_ms BIGINT, prompt_tokens BIGINT, "
                     + "completion_tokens BIGINT, worker_id TEXT NOT NULL, stored_at BIGINT NOT NULL, "
-                    + (version == null ? String.join(", ", RECORD_COLUMNS_V2) + ", " : "")
+                    + (version == null ? String.join(", ", RECORD_COLUMNS_V2) + ", "
+                            + String.join(", ", RECORD_COLUMNS_V3) + ", " : "")
                     + "PRIMARY KEY (job_id, vignette_id))");
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_failures ("
                     + "job_id VARCHAR(256) NOT NULL PRIMARY KEY, reason TEXT NOT NULL, attempts INTEGER NOT NULL, "
@@ -70,6 +75,11 @@ final class StoreSchema {
                 }
                 s.execute("UPDATE panoptes_records SET run_id = substr(job_id, 1, 16), epoch = 0");
                 s.execute("UPDATE panoptes_failures SET run_id = substr(job_id, 1, 16)");
+            }
+            if (version != null && version < 3) {
+                for (String column : RECORD_COLUMNS_V3) {
+                    s.execute("ALTER TABLE panoptes_records ADD COLUMN " + column);
+                }
             }
             if (version == null) {
                 s.execute("INSERT INTO panoptes_schema (version) VALUES (" + VERSION + ")");

@@ -229,6 +229,7 @@ final class FastPath {
         String finishReason = null;
         Long latencyMs = null;
         Usage usage = null;
+        String error = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             switch (p.currentName()) {
                 case "vignetteId":
@@ -249,11 +250,15 @@ final class FastPath {
                 case "usage":
                     usage = usage(p);
                     break;
+                case "error":
+                    error = optString(p);
+                    break;
                 default:
                     skipValue(p);
             }
         }
-        return new ResponseRecord(require(vignetteId), require(response), model, finishReason, latencyMs, usage);
+        return new ResponseRecord(require(vignetteId), require(response), model, finishReason, latencyMs, usage,
+                error);
     }
 
     private Usage usage(JsonParser p) throws IOException, GiveUp {

@@ -308,6 +308,9 @@ public final class MessageCodec {
             g.writeNumberField("completionTokens", r.usage().completionTokens());
             g.writeEndObject();
         }
+        if (r.error() != null) {
+            g.writeStringField("error", r.error());
+        }
         g.writeEndObject();
     }
 
@@ -453,7 +456,8 @@ public final class MessageCodec {
             Fields usage = r.optObject("usage");
             records.add(new ResponseRecord(r.string("vignetteId"), r.string("response"), r.optString("model"),
                     r.optString("finishReason"), r.optInteger("latencyMs"),
-                    usage == null ? null : new Usage(usage.integer("promptTokens"), usage.integer("completionTokens"))));
+                    usage == null ? null : new Usage(usage.integer("promptTokens"), usage.integer("completionTokens")),
+                    r.optString("error")));
         }
         return new JobOutcome(new JobId(f.string("jobId")), records);
     }
