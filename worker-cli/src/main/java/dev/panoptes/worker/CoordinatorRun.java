@@ -93,6 +93,8 @@ final class CoordinatorRun {
     private volatile ProgressPrinter console;
     private Duration lockCheckInterval = LOCK_CHECK_INTERVAL;
     private Duration lockCheckTimeout = LOCK_CHECK_TIMEOUT;
+    /** The share of failed answers among the answers stored that still exits 0 (--max-error-rate). */
+    private double maxErrorRate;
 
     /**
      * @param workerCommand how a user starts a worker, printed with the listening address
@@ -131,6 +133,21 @@ final class CoordinatorRun {
         this.tlsContext = context;
         this.tlsClientCertificates = requireClientCertificate;
         this.tlsCaForWorkers = caForWorkers;
+        return this;
+    }
+
+    /**
+     * How many failed answers (vignettes the model API refused) a run may have and still exit 0:
+     * at most this share (0 to 1) of the answers stored. Default 0: any failed answer exits
+     * {@link #EXIT_INCOMPLETE}.
+     *
+     * @throws IllegalArgumentException when not within 0 to 1
+     */
+    CoordinatorRun withMaxErrorRate(double rate) {
+        if (!(rate >= 0 && rate <= 1)) {
+            throw new IllegalArgumentException("the maximum error rate must be from 0 to 1, got " + rate);
+        }
+        this.maxErrorRate = rate;
         return this;
     }
 
@@ -227,7 +244,8 @@ final class CoordinatorRun {
      * worker server does: nothing more is written, what was stored is kept, and one line on the
      * console says what was lost, why, and how to resume.
      *
-     * @return 0 when every job completed, {@link #EXIT_INCOMPLETE} when some failed,
+     * @return 0 when every job completed, {@link #EXIT_INCOMPLETE} when some failed or the failed
+     *         answers are more than {@link #withMaxErrorRate} of the answers stored,
      *         {@link #EXIT_INTERRUPTED} when the thread was interrupted, {@link #EXIT_FAILED} when
      *         the worker server failed, {@link #EXIT_LOCK_LOST} when the run's lock was lost
      * @throws SuiteFormatException        when the suite has problems (nothing ran)
@@ -348,7 +366,8 @@ final class CoordinatorRun {
             events.storeIn(store, plan.runId());
             progress.finish();
             fleet.quiet();
-            summary = RunSummary.of(plan, report, RunDataLoader.load(store, plan.runId()), settings.groupBy());
+            summary = RunSummary.of(plan, report, RunDataLoader.load(store, plan.runId()), settings.groupBy(),
+                    FailedAnswers.of(store, plan.runId()));
             if (adminNow != null) {
                 adminNow.finished();
             }
@@ -362,7 +381,7 @@ final class CoordinatorRun {
                         first.jobId(), first.attempts(), first.reason());
             }
             out.flush();
-            return summary.allCompleted() && graded ? 0 : EXIT_INCOMPLETE;
+            return summary.succeeded(maxErrorRate) && graded ? 0 : EXIT_INCOMPLETE;
         } finally {
             console = null;
         }
