@@ -93,7 +93,7 @@ final class FastPath {
      * is off (malformed JSON, an object not alone on its line, a bad field, a duplicate id), and
      * the caller reads it again line by line to report each problem with its line number.
      */
-    List<Vignette> decodeSuite(java.io.InputStream in) {
+    List<Vignette> decodeSuite(java.io.InputStream in, List<Integer> lines) {
         try (JsonParser p = factory.createParser(in)) {
             List<Vignette> vignettes = new ArrayList<>();
             java.util.Set<String> ids = new java.util.HashSet<>();
@@ -110,6 +110,7 @@ final class FastPath {
                 }
                 lastLine = line;
                 vignettes.add(v);
+                lines.add(line);
             }
             return vignettes;
         } catch (GiveUp | IOException | RuntimeException e) {

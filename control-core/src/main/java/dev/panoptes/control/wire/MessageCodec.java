@@ -2,6 +2,7 @@ package dev.panoptes.control.wire;
 
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -46,6 +47,9 @@ public final class MessageCodec {
     /** PROTOCOL.md's default frame limit: 16 MiB. */
     public static final int DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
+    /** The longest string a frame or a suite's line may hold, in characters: 256 Mi. */
+    public static final int MAX_STRING_CHARS = 256 * 1024 * 1024;
+
     /** Bytes of a frame's length prefix. */
     public static final int LENGTH_PREFIX_BYTES = 4;
 
@@ -68,7 +72,13 @@ public final class MessageCodec {
             throw new IllegalArgumentException("maxFrameBytes must be at least 1, got " + maxFrameBytes);
         }
         this.maxFrameBytes = maxFrameBytes;
-        this.mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+        // Jackson's default cap on one string (20 million characters) would refuse a long-context
+        // prompt with its own jargon. Frames are bounded by maxFrameBytes before they are parsed,
+        // and a suite's vignettes are checked against the frame limit when the run is planned,
+        // so only a bound against the absurd is kept here.
+        JsonFactory json = JsonFactory.builder().streamReadConstraints(StreamReadConstraints.builder()
+                .maxStringLength(MAX_STRING_CHARS).build()).build();
+        this.mapper = new ObjectMapper(json).enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
         this.factory = mapper.getFactory();
         this.fastPath = new FastPath(mapper);
     }
@@ -418,7 +428,7 @@ public final class MessageCodec {
         try {
             node = mapper.readTree(json);
         } catch (JsonProcessingException e) {
-            throw new ProtocolException("not valid JSON: " + e.getOriginalMessage(), e);
+            throw new ProtocolException("not valid JSON: " + JsonErrors.plain(e), e);
         }
         try {
             return vignette(fields(node, path));
@@ -435,7 +445,15 @@ public final class MessageCodec {
      * @throws java.io.UncheckedIOException never; read failures also give empty
      */
     public Optional<List<Vignette>> vignettes(java.io.InputStream jsonl) {
-        return Optional.ofNullable(fastPath.decodeSuite(jsonl));
+        return vignettes(jsonl, new ArrayList<>());
+    }
+
+    /**
+     * As {@link #vignettes(java.io.InputStream)}, adding each vignette's line (from 1) to
+     * {@code lines}; what it added is meaningless when it returns empty.
+     */
+    public Optional<List<Vignette>> vignettes(java.io.InputStream jsonl, List<Integer> lines) {
+        return Optional.ofNullable(fastPath.decodeSuite(jsonl, lines));
     }
 
     /** Reads a Vignette object. @throws ProtocolException naming the bad field */
