@@ -166,6 +166,13 @@ final class CoordinatorCommand implements Callable<Integer> {
                     + " this share (0 to 1) of the answers stored; 0 for any. Default: ${DEFAULT-VALUE}.")
     private double maxErrorRate;
 
+    @Option(names = "--max-frame-bytes", order = 107, paramLabel = "BYTES", defaultValue = "16777216",
+            description = "The largest frame this side sends or accepts, in bytes (at least 65536). An assign frame holds a"
+                    + " job's vignettes, a result frame their answers: raise it on both sides (the coordinator and"
+                    + " every worker) for suites whose vignettes are bigger. A vignette too big for it is reported with its line before the run starts, and fails alone (its"
+                    + " job is recorded as failed, not sent). Default: ${DEFAULT-VALUE} (16 MiB).")
+    private int maxFrameBytes;
+
     @Option(names = "--wait-for-workers", order = 110, paramLabel = "DURATION", defaultValue = "5m",
             converter = DurationConverter.class,
             description = "How long to wait while no worker is connected before giving up. Default: ${DEFAULT-VALUE}.")
@@ -243,11 +250,16 @@ final class CoordinatorCommand implements Callable<Integer> {
             throw invalid("--max-error-rate", "must be from 0 to 1 (a share of the answers stored), got "
                     + maxErrorRate);
         }
+        if (maxFrameBytes < WorkerOptions.MIN_FRAME_BYTES) {
+            throw invalid("--max-frame-bytes", "must be at least " + WorkerOptions.MIN_FRAME_BYTES + " (64 KiB), got "
+                    + maxFrameBytes);
+        }
         checkMetrics(settings.token() != null);
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 System.console() != null, Jars.selfCommand())
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
                 .withMaxErrorRate(maxErrorRate)
+                .withMaxFrameBytes(maxFrameBytes)
                 .withDatabase(database)
                 .withAdmin(metrics, metricsInsecure);
         configureTls(run);

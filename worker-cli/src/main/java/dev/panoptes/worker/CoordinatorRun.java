@@ -16,6 +16,7 @@ import dev.panoptes.control.store.StoreException;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.control.wire.MessageCodec;
 import dev.panoptes.worker.admin.CoordinatorAdmin;
 import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.remote.ServerOptions;
@@ -95,6 +96,8 @@ final class CoordinatorRun {
     private Duration lockCheckTimeout = LOCK_CHECK_TIMEOUT;
     /** The share of failed answers among the answers stored that still exits 0 (--max-error-rate). */
     private double maxErrorRate;
+    /** The frame limit on the worker protocol (--max-frame-bytes). */
+    private int maxFrameBytes = MessageCodec.DEFAULT_MAX_FRAME_BYTES;
 
     /**
      * @param workerCommand how a user starts a worker, printed with the listening address
@@ -148,6 +151,12 @@ final class CoordinatorRun {
             throw new IllegalArgumentException("the maximum error rate must be from 0 to 1, got " + rate);
         }
         this.maxErrorRate = rate;
+        return this;
+    }
+
+    /** The frame limit of the worker protocol, in bytes (default 16 MiB); validated by the caller. */
+    CoordinatorRun withMaxFrameBytes(int bytes) {
+        this.maxFrameBytes = bytes;
         return this;
     }
 
@@ -272,6 +281,9 @@ final class CoordinatorRun {
         Suite suite = RunSuites.load(settings.suite(), settings.fewShot());
         JobPlan plan = JobPlan.of(suite, settings.params(), settings.jobSize(), RunSuites.label(settings.label(),
                 settings.fewShot()), settings.models(), settings.epochs());
+        // Before anything is bound or written: a vignette that can never be sent is named now.
+        FrameLimitCheck frames = FrameLimitCheck.of(plan, suite, maxFrameBytes);
+        frames.report(err);
         if (adminBind != null) {
             admin = CoordinatorAdmin.start(adminBind, settings.token(), adminOpenBeyondLoopback, plan.runId(),
                     settings.suite().toString(),
@@ -334,8 +346,8 @@ final class CoordinatorRun {
             RunReport report;
             RunReport grading;
             try {
-                report = new Scheduler(pool, adminNow == null ? store : adminNow.timed(store), options)
-                        .run(plan.jobs());
+                report = frames.recordFailures(store, new Scheduler(pool, adminNow == null ? store
+                        : adminNow.timed(store), options).run(frames.jobsToRun(store)));
                 grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
                         progress::message).run(pool, options);
             } catch (InterruptedException e) {
@@ -454,6 +466,7 @@ final class CoordinatorRun {
     private ServerOptions serverOptions() {
         ServerOptions.Builder b = ServerOptions.builder()
                 .bind(settings.listen())
+                .maxFrameBytes(maxFrameBytes)
                 .token(settings.token())
                 .heartbeatInterval(settings.heartbeatInterval())
                 // The scheduler's callback only queues an event for its own thread: it never blocks.

@@ -90,6 +90,36 @@ class VignetteFailureIT {
         assertThat(records(db)).hasSize(16);
     }
 
+    @Test
+    void aVignetteTooBigForTheFrameLimitIsReportedWithItsLineBeforeAnythingRunsAndFailsAlone() throws Exception {
+        StubModelServer model = jars.closeLater(StubModelServer.start(loopback(), Duration.ZERO, 8));
+        StringBuilder lines = new StringBuilder();
+        for (int i = 0; i < 6; i++) {
+            String prompt = i == 2 ? "x".repeat(17_000_000) : "What is " + i + " + 1?";
+            lines.append("{\"id\":\"v").append(i).append("\",\"prompt\":\"").append(prompt)
+                    .append("\",\"expected\":\"").append(i + 1).append("\"}\n");
+        }
+        Path suite = Files.writeString(dir.resolve("big.jsonl"), lines);
+        Path db = dir.resolve("run.db");
+
+        Process coordinator = jars.start(coordinatorArgs(suite, db));
+        String address = jars.awaitListening(coordinator);
+        String before = jars.log(coordinator);
+        // Named with its line, and what to do, before the coordinator even listens.
+        assertThat(before.indexOf("line 3: job ")).as(before).isNotNegative()
+                .isLessThan(before.indexOf("listening for workers on"));
+        assertThat(before).contains("vignette 'v2' takes 17000").contains("more than the frame limit of 16777216"
+                + " bytes; it is not sent").contains("raise --max-frame-bytes on both sides");
+        startWorker(address, "gpu-01", model);
+
+        jars.assertExitCode(coordinator, CoordinatorRun.EXIT_INCOMPLETE);
+        String printed = jars.log(coordinator);
+        assertThat(printed).contains("answers:     5 of 6 stored, 1 failed").contains("failed jobs:")
+                .doesNotContain("StreamReadConstraints").doesNotContain("assign frame of");
+        assertThat(records(db)).extracting(r -> r.record().vignetteId())
+                .containsExactlyInAnyOrder("v0", "v1", "v3", "v4", "v5");
+    }
+
     private static String[] coordinatorArgs(Path suite, Path db) {
         return new String[] {"coordinator", "--suite", suite.toString(), "--model", MODEL, "--db", db.toString(),
             "--listen", "127.0.0.1:0", "--job-size", "8", "--heartbeat-interval", "1s", "--wait-for-workers", "1m"};

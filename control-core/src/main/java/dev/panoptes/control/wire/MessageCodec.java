@@ -119,6 +119,38 @@ public final class MessageCodec {
         return out.withLengthPrefix(bodyBytes);
     }
 
+    /**
+     * The bytes a vignette takes inside a job's {@code assign} frame (its JSON object, as
+     * {@link #writeVignette} writes it, and the comma before it), counted without keeping them.
+     * Any thread.
+     *
+     * @throws IllegalArgumentException when its metadata cannot be written as JSON
+     */
+    public long encodedSize(Vignette v) {
+        CountingStream counter = new CountingStream();
+        try (JsonGenerator g = factory.createGenerator(counter, JsonEncoding.UTF8)) {
+            writeVignette(g, v);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not encode vignette '" + v.id() + "'", e);
+        }
+        return counter.count + 1;
+    }
+
+    /** Counts what is written to it, and keeps nothing. */
+    private static final class CountingStream extends OutputStream {
+        long count;
+
+        @Override
+        public void write(int b) {
+            count++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            count += len;
+        }
+    }
+
     private void writeJson(Message message, OutputStream out) {
         try (JsonGenerator g = factory.createGenerator(out, JsonEncoding.UTF8)) {
             writeMessage(g, message);
@@ -181,6 +213,9 @@ public final class MessageCodec {
             }
         } else if (message instanceof Message.Registered r) {
             g.writeNumberField("heartbeatMs", r.heartbeatMs());
+            if (r.maxFrameBytes() != null) {
+                g.writeNumberField("maxFrameBytes", r.maxFrameBytes());
+            }
         } else if (message instanceof Message.Rejected r) {
             g.writeStringField("reason", r.reason());
             if (r.retryable()) {
@@ -387,7 +422,7 @@ public final class MessageCodec {
                         f.bool("retryable"), FailureScope.fromWire(f.optString("scope")).orElse(null));
                 case "drain" -> new Message.Drain();
                 case "throttled" -> new Message.Throttled(Math.max(1, f.integer("count")));
-                case "registered" -> new Message.Registered(f.integer("heartbeatMs"));
+                case "registered" -> new Message.Registered(f.integer("heartbeatMs"), f.optInteger("maxFrameBytes"));
                 case "rejected" -> new Message.Rejected(f.string("reason"), f.optBool("retryable", false));
                 case "cancel" -> new Message.Cancel(new JobId(f.string("jobId")), f.optString("reason"));
                 case "assign" -> new Message.Assign(job(f.object("job")));

@@ -63,6 +63,7 @@ class MessageCodecTest {
                 new Message.Throttled(7),
                 new Message.Register("w3", 4, 1, null, Map.of("endpoint", "http://gpu-07:8000/v1"), List.of("a", "b")),
                 new Message.Registered(5000),
+                new Message.Registered(5000, 64L << 20),
                 new Message.Rejected("wrong token"),
                 new Message.Rejected("coordinator busy", true),
                 new Message.Assign(richJob()),
