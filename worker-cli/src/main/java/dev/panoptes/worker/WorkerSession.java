@@ -7,6 +7,7 @@ import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ProtocolException;
 import dev.panoptes.control.wire.FrameDecoder;
+import dev.panoptes.control.wire.PeerSpeaksTlsException;
 import dev.panoptes.control.wire.FrameEncoder;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
@@ -386,6 +387,9 @@ public final class WorkerSession implements Closeable {
     /** A TLS failure before the handshake completed, said as one: which coordinator, why, what to check. */
     private Exception asTlsFailure(Exception e) {
         if (tls != null && e instanceof SSLException ssl && !tls.isHandshakeComplete()) {
+            if (tls.peerSentPlaintext()) {
+                return TlsHandshakeException.plaintextCoordinator(coordinator, ssl);
+            }
             return new TlsHandshakeException(coordinator, TlsSession.reason(ssl), ssl);
         }
         return e;
@@ -451,7 +455,11 @@ public final class WorkerSession implements Closeable {
             // The jobs a read brings are stamped with its time: one clock read per read, not per job.
             passNanos = lastReceivedNanos;
             readBuffer.flip();
-            decoder.feed(readBuffer, onMessage);
+            try {
+                decoder.feed(readBuffer, onMessage);
+            } catch (PeerSpeaksTlsException e) {
+                throw new CoordinatorSpeaksTlsException(coordinator, e);
+            }
             if (n < readBuffer.capacity()) {
                 return;
             }
