@@ -21,19 +21,27 @@ import java.util.Objects;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The eval workload: runs each vignette of a job's spec through a {@link ModelClient}, one call
  * after another in spec order, with the spec's parameters, and answers with exactly one
  * {@link ResponseRecord} per vignette (text, model, finish reason, latency, usage).
  *
- * <p>The first vignette that fails fails the whole job, and the vignettes after it are not
- * sent. The job fails as the vignette did, with the same {@link FailureScope}: a
- * {@link JobFailedException} (never retryable) when the model API rejected the request, a
- * {@link WorkerFaultException} when this worker is at fault (its model API's URL, key, model
- * or server), a plain {@link WorkerException} (retryable) when the client's own retries ran out
- * or anything unexpected happened. Either way the message names the job and the vignette, and
- * the client's exception is the cause.
+ * <p><b>The vignette is the unit of failure.</b> When the model API refuses a vignette's request
+ * for what it holds (the client fails with {@link FailureScope#JOB}: an HTTP 400 for a prompt
+ * past the context length, 413, 422, a content filter), the same request would fail anywhere,
+ * so the vignette gets a {@linkplain ResponseRecord#failed failed answer} carrying the client's
+ * message (the status, the API's own message and code, the endpoint; never the key) and the
+ * job goes on with the next vignette. Whose fault a failure is, is decided once, by the client
+ * ({@link Retries#scopeOf} for HTTP answers); this class only acts on the scope.
+ *
+ * <p>Any other failure fails the whole job, and the vignettes after it are not sent. The job
+ * fails as the vignette did, with the same {@link FailureScope}: a {@link WorkerFaultException}
+ * when this worker is at fault (its model API's URL, key, model or server), a plain
+ * {@link WorkerException} (retryable) when the client's own retries ran out or anything
+ * unexpected happened. Either way the message names the job and the vignette, and the client's
+ * exception is the cause.
  *
  * <p>Two ways to run a job: {@link #run} blocks the calling thread through the whole job (for
  * a {@link JobRunner} worker, one thread per job); {@link #start} returns at once and chains the
@@ -57,8 +65,8 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     /**
      * Runs the job's vignettes in spec order.
      *
-     * @return one record per vignette, in spec order
-     * @throws JobFailedException   naming the job and vignette, when a vignette can never succeed
+     * @return one record per vignette, in spec order; a failed answer for each vignette whose
+     *         request the model API refused for what it holds
      * @throws WorkerFaultException naming the job and vignette, when this worker is at fault and
      *                              another may succeed
      * @throws WorkerException      naming the job and vignette, when a vignette failed for a reason
@@ -78,9 +86,14 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
             }
             String where = where(job, i);
             ModelResponse r;
+            long startNanos = System.nanoTime();
             try {
                 r = client.complete(ModelRequest.of(v, spec.params()));
             } catch (ControlException e) {
+                if (e.scope() == FailureScope.JOB) {
+                    records.add(failedAnswer(where, v, spec, startNanos, e));
+                    continue;
+                }
                 throw rescoped(where, e);
             } catch (RuntimeException e) {
                 throw new WorkerException(where + " failed unexpectedly: " + e, e);
@@ -107,8 +120,9 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
      * {@link HttpModelClient} aborts, and no further vignette is sent.
      *
      * @return completes with one record per vignette, in spec order; or exceptionally with a
-     *         {@link JobFailedException}, {@link WorkerFaultException} or {@link WorkerException}
-     *         naming the job and vignette, exactly as {@link #run} throws them
+     *         {@link WorkerFaultException} or {@link WorkerException} naming the job and
+     *         vignette, exactly as {@link #run} throws them; a vignette the model API refused for
+     *         what it holds gets a failed answer, as in {@link #run}
      */
     @Override
     public CompletableFuture<JobOutcome> start(Job job) {
@@ -125,6 +139,19 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
                 + vignettes.size() + ")";
     }
 
+    /**
+     * The failed answer of a vignette whose request the model API refused for what it holds:
+     * the client's message, which names the status, the API's message and the endpoint.
+     */
+    private static ResponseRecord failedAnswer(String where, Vignette v, EvalSpec spec, long startNanos,
+                                               ControlException e) {
+        long latencyMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+        String error = e.getMessage() == null || e.getMessage().isBlank() ? e.toString() : e.getMessage();
+        log.warn("{}: the model API refused this vignette, stored as a failed answer, the job goes on: {}", where,
+                error);
+        return ResponseRecord.failed(v.id(), spec.params().model(), latencyMs, error);
+    }
+
     /** The client's failure with the job and vignette in front, of the same scope. */
     private static ControlException rescoped(String where, ControlException e) {
         switch (e.scope()) {
@@ -139,10 +166,14 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
         }
     }
 
+    /** A failure of the call for a vignette, without its CompletionException wrapper. */
+    private static Throwable unwrapped(Throwable failure) {
+        return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
+    }
+
     /** A failure of the call for a vignette, as the job fails with it. */
     private static ControlException translated(String where, Throwable failure) {
-        Throwable t = failure instanceof CompletionException && failure.getCause() != null ? failure.getCause()
-                : failure;
+        Throwable t = unwrapped(failure);
         if (t instanceof ControlException e) {
             return rescoped(where, e);
         }
@@ -176,6 +207,8 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
         private int next;
         /** The call in flight, for a cancel to abort. */
         private volatile CompletableFuture<ModelResponse> current;
+        /** When the call in flight started, for a failed answer's latency. */
+        private long startNanos;
 
         AsyncJob(Job job) {
             this.job = job;
@@ -196,11 +229,15 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
                 int index = next;
                 Vignette v = vignettes.get(index);
                 CompletableFuture<ModelResponse> call;
+                startNanos = System.nanoTime();
                 try {
                     call = client.completeAsync(ModelRequest.of(v, job.spec().params()));
                 } catch (RuntimeException e) {
-                    completeExceptionally(translated(where(job, index), e));
-                    return;
+                    // Thrown before any call: judged as a failed call would be.
+                    if (!answered(index, null, e)) {
+                        return;
+                    }
+                    continue;
                 }
                 if (call == null) {
                     completeExceptionally(new WorkerException(where(job, index)
@@ -236,6 +273,11 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
             }
             String where = where(job, index);
             if (failure != null) {
+                if (unwrapped(failure) instanceof ControlException e && e.scope() == FailureScope.JOB) {
+                    records.add(failedAnswer(where, vignettes.get(index), job.spec(), startNanos, e));
+                    next = index + 1;
+                    return true;
+                }
                 completeExceptionally(translated(where, failure));
                 return false;
             }

@@ -874,8 +874,10 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
                 return;
             }
             if (failure.scope == FailureScope.JOB) {
-                completeExceptionally(new JobFailedException(redact(call() + " (model " + model + ") failed with "
-                        + failure.description + "; not retried, the request would fail the same way again"),
+                // Status and the server's words first: this text is what a failed answer stores
+                // and what the run's summary quotes.
+                completeExceptionally(new JobFailedException(redact(failure.description + ", from " + call()
+                        + " (model " + model + "); not retried, the request would fail the same way again"),
                         failure.getCause()));
                 return;
             }

@@ -89,20 +89,40 @@ class EvalJobRunnerTest {
     }
 
     @Test
-    void aPermanentFailureInTheMiddleFailsTheJobNonRetryablyNamingJobAndVignette() {
-        server.enqueue(Reply.ok("Paris"), Reply.openAiError(400, "This model's maximum context length is 16 tokens.",
-                "invalid_request_error", "context_length_exceeded"));
+    void aVignetteTheApiRefusesGetsAFailedAnswerAndItsNeighboursAreStillAsked() throws Exception {
+        for (boolean async : new boolean[] {false, true}) {
+            server.enqueue(Reply.ok("Paris"), Reply.openAiError(400, "This model's maximum context length is 16"
+                    + " tokens.", "invalid_request_error", "context_length_exceeded"), Reply.ok("Rome"));
+            EvalJobRunner runner = new EvalJobRunner(client);
 
-        Throwable thrown = catchThrowable(() -> new EvalJobRunner(client).run(threeVignettes("job-7")));
+            JobOutcome outcome = async ? runner.start(threeVignettes("job-7")).get(10, TimeUnit.SECONDS)
+                    : runner.run(threeVignettes("job-7"));
 
-        assertThat(thrown).isInstanceOf(JobFailedException.class)
-                .hasMessageContaining("job job-7")
-                .hasMessageContaining("vignette 'de'")
-                .hasMessageContaining("HTTP 400")
-                .hasMessageContaining("maximum context length")
-                .hasCauseInstanceOf(JobFailedException.class);
-        assertThat(((JobFailedException) thrown).isRetryable()).isFalse();
-        assertThat(server.prompts()).containsExactly("Capital of France?", "Capital of Germany?");
+            assertThat(outcome.records()).extracting(ResponseRecord::vignetteId).containsExactly("fr", "de", "it");
+            assertThat(outcome.records()).extracting(ResponseRecord::isFailed).containsExactly(false, true, false);
+            ResponseRecord failed = outcome.records().get(1);
+            assertThat(failed.response()).isEmpty();
+            assertThat(failed.latencyMs()).isNotNull().isNotNegative();
+            // The status, the API's own message and code, and the endpoint, status first.
+            assertThat(failed.error()).startsWith("HTTP 400: This model's maximum context length is 16 tokens.")
+                    .contains("code context_length_exceeded").contains(client.endpoint().toString());
+            assertThat(outcome.records().get(2).response()).isEqualTo("Rome");
+        }
+        assertThat(server.prompts()).containsExactly("Capital of France?", "Capital of Germany?", "Capital of Italy?",
+                "Capital of France?", "Capital of Germany?", "Capital of Italy?");
+    }
+
+    @Test
+    void aFailedAnswerNeverCarriesTheApiKey() throws Exception {
+        try (HttpModelClient keyed = HttpModelClient.builder(server.baseUrl(), "gpt-test").apiKey("sk-secret-123")
+                .requestTimeout(Duration.ofSeconds(5)).build()) {
+            server.enqueue(Reply.openAiError(400, "Incorrect request for key sk-secret-123", "invalid_request_error",
+                    null));
+
+            JobOutcome outcome = new EvalJobRunner(keyed).run(TestJobs.job("j-k", "a"));
+
+            assertThat(outcome.records().get(0).error()).contains("HTTP 400").doesNotContain("sk-secret-123");
+        }
     }
 
     @Test
@@ -142,9 +162,24 @@ class EvalJobRunnerTest {
     }
 
     @Test
+    void aJobScopedFailureOfAnyClientIsAFailedAnswer() throws Exception {
+        ImmediateModel refusing = request -> {
+            throw new JobFailedException("the prompt is too long");
+        };
+
+        JobOutcome outcome = new EvalJobRunner(refusing).run(TestJobs.job("j-r", "a", "b"));
+        JobOutcome started = new EvalJobRunner(refusing).start(TestJobs.job("j-r", "a", "b")).get(10, TimeUnit.SECONDS);
+
+        for (JobOutcome o : List.of(outcome, started)) {
+            assertThat(o.records()).extracting(ResponseRecord::error)
+                    .containsExactly("the prompt is too long", "the prompt is too long");
+        }
+    }
+
+    @Test
     void keepsTheScopeOfWhateverTheClientThrows() {
         for (ControlException failure : List.of(new WorkerFaultException("its key was refused"),
-                new JobFailedException("the prompt is too long"), new WorkerException("the server was busy"))) {
+                new WorkerException("the server was busy"))) {
             ImmediateModel stub = request -> {
                 throw failure;
             };
@@ -237,8 +272,6 @@ class EvalJobRunnerTest {
     void startFailsAsRunThrowsForEachScope() {
         // Each failure, and the attempts the client makes at it (two when it retries).
         Map<Reply, Integer> failures = new LinkedHashMap<>();
-        failures.put(Reply.openAiError(400, "This model's maximum context length is 16 tokens.",
-                "invalid_request_error", "context_length_exceeded"), 1);
         failures.put(Reply.status(404, "{\"object\":\"error\",\"message\":\"The model `gpt-test` does not"
                 + " exist.\"}"), 1);
         failures.put(Reply.status(503, "{\"error\":{\"message\":\"overloaded\"}}"), 2);

@@ -7,6 +7,7 @@ import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ProtocolException;
+import dev.panoptes.control.wire.PeerSpeaksTlsException;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.wire.FrameDecoder;
@@ -427,13 +428,16 @@ final class ConnectionActor {
      * worker): closes this connection only, with one line naming the peer and the reason.
      */
     private void onTlsFailure(SSLException e) {
-        String reason = TlsSession.reason(e);
+        String reason = tls.peerSentPlaintext()
+                ? "the peer sent plaintext, not TLS: a worker started without --tls (start it with --tls, and --tls-ca"
+                        + " when this coordinator's CA is not in its JVM's trust store)"
+                : TlsSession.reason(e);
         if (phase == Phase.HANDSHAKE && !tls.isHandshakeComplete()) {
             long unlogged = context.handshakeFailureLines.tryLine();
             if (unlogged >= 0) {
                 String more = unlogged == 0 ? "" : " (" + unlogged + " more failed handshakes in the last interval"
                         + " were not logged)";
-                if (reason.contains("overloaded")) {
+                if (reason.contains("overloaded") || tls.peerSentPlaintext()) {
                     log.warn("worker=- job=- - TLS handshake with {} failed: {}; closing that connection{}", remote,
                             reason, more);
                 } else {
@@ -842,6 +846,16 @@ final class ConnectionActor {
     }
 
     private void onProtocolError(ProtocolException e) {
+        if (phase == Phase.HANDSHAKE && e instanceof PeerSpeaksTlsException) {
+            // A rejected frame in plaintext would be noise to a TLS client: just close.
+            String reason = "the peer speaks TLS but this coordinator serves plaintext: start the coordinator with"
+                    + " --tls-cert and --tls-key, or the worker without --tls";
+            log.warn("worker=- job=- - closing the connection from {}: {}", remote, reason);
+            rejectionReported = true;
+            reportRejected(reason);
+            close(e);
+            return;
+        }
         if (phase == Phase.HANDSHAKE) {
             reject("protocol error before registering: " + e.getMessage(), null, e, false);
             return;

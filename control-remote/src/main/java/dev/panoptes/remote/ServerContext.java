@@ -87,7 +87,8 @@ final class ServerContext {
         this.handshakeTimeoutMs = options.handshakeTimeout().toMillis();
         this.writeStallTimeoutMs = options.writeStallTimeout().toMillis();
         this.heartbeatFrame = codec.encodeFrame(Message.Heartbeat.COORDINATOR);
-        this.registeredFrame = codec.encodeFrame(new Message.Registered(heartbeatIntervalMs));
+        this.registeredFrame = codec.encodeFrame(new Message.Registered(heartbeatIntervalMs,
+                (long) options.maxFrameBytes()));
         this.encoders = ThreadLocal.withInitial(() -> new FrameEncoder(codec));
         this.unregistered = new UnregisteredConnections(options);
     }

@@ -108,7 +108,7 @@ class HandshakeTest {
         try (TestCoordinator coordinator = TestCoordinator.start();
              FakeWorker fake = FakeWorker.register(coordinator.address(), id, 1)) {
             assertThat(coordinator.awaitWorker(id).id()).hasSize(128);
-            assertThat(fake.recv()).contains(new Message.Registered(200));
+            assertThat(fake.recv()).contains(new Message.Registered(200, (long) ServerOptions.defaults().maxFrameBytes()));
         }
     }
 

@@ -358,10 +358,11 @@ class RemoteDispatchTest {
     }
 
     @Test
-    void theWorkerIsToldTheHeartbeatIntervalWhenItRegisters() throws IOException {
+    void theWorkerIsToldTheHeartbeatIntervalAndTheFrameLimitWhenItRegisters() throws IOException {
         FakeWorker fake = fake("w1", 1);
         Message first = fake.recv().orElseThrow();
-        assertThat(first).isEqualTo(new Message.Registered(Duration.ofMillis(200).toMillis()));
+        assertThat(first).isEqualTo(new Message.Registered(Duration.ofMillis(200).toMillis(),
+                (long) ServerOptions.defaults().maxFrameBytes()));
     }
 
     @Test

@@ -155,10 +155,25 @@ class TlsConnectionTest {
         toClose.add(plain);
 
         eventually().until(() -> coordinator.rejected.size() == 1);
-        assertThat(coordinator.rejected.get(0)).startsWith("TLS handshake failed: ");
+        assertThat(coordinator.rejected.get(0)).startsWith("TLS handshake failed: ")
+                .contains("the peer sent plaintext, not TLS: a worker started without --tls");
         // No rejected frame in plaintext: nothing but (perhaps) a TLS alert, then the end.
         byte[] answer = plain.socket().getInputStream().readAllBytes();
         assertThat(new String(answer, java.nio.charset.StandardCharsets.ISO_8859_1)).doesNotContain("rejected");
+    }
+
+    @Test
+    void aTlsWorkerTalkingToAPlaintextCoordinatorIsToldApartFromGarbage() throws IOException {
+        coordinator = TestCoordinator.start(b -> b);
+        Socket tlsPeer = new Socket("127.0.0.1", coordinator.address().getPort());
+        toClose.add(tlsPeer);
+        tlsPeer.getOutputStream().write(TestCertificates.clientHello(trusting(CERTS.ca)));
+        tlsPeer.getOutputStream().flush();
+
+        eventually().until(() -> coordinator.rejected.size() == 1);
+        assertThat(coordinator.rejected.get(0)).isEqualTo("the peer speaks TLS but this coordinator serves plaintext:"
+                + " start the coordinator with --tls-cert and --tls-key, or the worker without --tls");
+        assertThat(tlsPeer.getInputStream().readAllBytes()).as("no plaintext frame for a TLS client").isEmpty();
     }
 
     @Test

@@ -53,7 +53,8 @@ import java.util.concurrent.TimeUnit;
             "1:failed at run time (for example the address, or the --db, is in use; or the coordinator's worker"
                     + " server failed mid-run: run the same command again to resume)",
             "2:invalid command line or suite file",
-            "3:the run ended with jobs that failed for good (listed in the summary)",
+            "3:the run ended with jobs that failed for good (listed in the summary), or with more failed answers"
+                    + " than --max-error-rate allows",
             "4:the run's PostgreSQL lock was lost mid-run (its session ended or stopped answering): the run"
                     + " stopped, what was stored is kept; run the same command again to resume",
             "130:interrupted (Ctrl-C); run the same command again to resume"
@@ -158,6 +159,20 @@ final class CoordinatorCommand implements Callable<Integer> {
             description = "Dispatches of a job before it is reported failed. Default: ${DEFAULT-VALUE}.")
     private int maxAttempts;
 
+    @Option(names = "--max-error-rate", order = 105, paramLabel = "R", defaultValue = "0",
+            description = "A vignette the model API refuses for what it holds (HTTP 400 such as"
+                    + " context_length_exceeded, 413, 422, a content filter) is stored as a failed answer with the"
+                    + " API's error, and its neighbours are still asked. Exit 3 when failed answers are more than"
+                    + " this share (0 to 1) of the answers stored; 0 for any. Default: ${DEFAULT-VALUE}.")
+    private double maxErrorRate;
+
+    @Option(names = "--max-frame-bytes", order = 107, paramLabel = "BYTES", defaultValue = "16777216",
+            description = "The largest frame this side sends or accepts, in bytes (at least 65536). An assign frame holds a"
+                    + " job's vignettes, a result frame their answers: raise it on both sides (the coordinator and"
+                    + " every worker) for suites whose vignettes are bigger. A vignette too big for it is reported with its line before the run starts, and fails alone (its"
+                    + " job is recorded as failed, not sent). Default: ${DEFAULT-VALUE} (16 MiB).")
+    private int maxFrameBytes;
+
     @Option(names = "--wait-for-workers", order = 110, paramLabel = "DURATION", defaultValue = "5m",
             converter = DurationConverter.class,
             description = "How long to wait while no worker is connected before giving up. Default: ${DEFAULT-VALUE}.")
@@ -231,10 +246,20 @@ final class CoordinatorCommand implements Callable<Integer> {
             throw invalid("--max-concurrency-per-endpoint", "must be 0 (no ceiling) or more, got "
                     + maxConcurrencyPerEndpoint);
         }
+        if (!(maxErrorRate >= 0 && maxErrorRate <= 1)) {
+            throw invalid("--max-error-rate", "must be from 0 to 1 (a share of the answers stored), got "
+                    + maxErrorRate);
+        }
+        if (maxFrameBytes < WorkerOptions.MIN_FRAME_BYTES) {
+            throw invalid("--max-frame-bytes", "must be at least " + WorkerOptions.MIN_FRAME_BYTES + " (64 KiB), got "
+                    + maxFrameBytes);
+        }
         checkMetrics(settings.token() != null);
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 System.console() != null, Jars.selfCommand())
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
+                .withMaxErrorRate(maxErrorRate)
+                .withMaxFrameBytes(maxFrameBytes)
                 .withDatabase(database)
                 .withAdmin(metrics, metricsInsecure);
         configureTls(run);

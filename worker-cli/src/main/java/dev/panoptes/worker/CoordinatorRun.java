@@ -18,6 +18,7 @@ import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.RunManifest;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.control.wire.MessageCodec;
 import dev.panoptes.worker.admin.CoordinatorAdmin;
 import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.remote.ServerOptions;
@@ -95,6 +96,10 @@ final class CoordinatorRun {
     private volatile ProgressPrinter console;
     private Duration lockCheckInterval = LOCK_CHECK_INTERVAL;
     private Duration lockCheckTimeout = LOCK_CHECK_TIMEOUT;
+    /** The share of failed answers among the answers stored that still exits 0 (--max-error-rate). */
+    private double maxErrorRate;
+    /** The frame limit on the worker protocol (--max-frame-bytes). */
+    private int maxFrameBytes = MessageCodec.DEFAULT_MAX_FRAME_BYTES;
 
     /**
      * @param workerCommand how a user starts a worker, printed with the listening address
@@ -133,6 +138,27 @@ final class CoordinatorRun {
         this.tlsContext = context;
         this.tlsClientCertificates = requireClientCertificate;
         this.tlsCaForWorkers = caForWorkers;
+        return this;
+    }
+
+    /**
+     * How many failed answers (vignettes the model API refused) a run may have and still exit 0:
+     * at most this share (0 to 1) of the answers stored. Default 0: any failed answer exits
+     * {@link #EXIT_INCOMPLETE}.
+     *
+     * @throws IllegalArgumentException when not within 0 to 1
+     */
+    CoordinatorRun withMaxErrorRate(double rate) {
+        if (!(rate >= 0 && rate <= 1)) {
+            throw new IllegalArgumentException("the maximum error rate must be from 0 to 1, got " + rate);
+        }
+        this.maxErrorRate = rate;
+        return this;
+    }
+
+    /** The frame limit of the worker protocol, in bytes (default 16 MiB); validated by the caller. */
+    CoordinatorRun withMaxFrameBytes(int bytes) {
+        this.maxFrameBytes = bytes;
         return this;
     }
 
@@ -229,7 +255,8 @@ final class CoordinatorRun {
      * worker server does: nothing more is written, what was stored is kept, and one line on the
      * console says what was lost, why, and how to resume.
      *
-     * @return 0 when every job completed, {@link #EXIT_INCOMPLETE} when some failed,
+     * @return 0 when every job completed, {@link #EXIT_INCOMPLETE} when some failed or the failed
+     *         answers are more than {@link #withMaxErrorRate} of the answers stored,
      *         {@link #EXIT_INTERRUPTED} when the thread was interrupted, {@link #EXIT_FAILED} when
      *         the worker server failed, {@link #EXIT_LOCK_LOST} when the run's lock was lost
      * @throws SuiteFormatException        when the suite has problems (nothing ran)
@@ -256,6 +283,9 @@ final class CoordinatorRun {
         Suite suite = RunSuites.load(settings.suite(), settings.fewShot());
         RunManifest manifest = RunSuites.manifest(settings, suite);
         JobPlan plan = JobPlan.of(suite, manifest);
+        // Before anything is bound or written: a vignette that can never be sent is named now.
+        FrameLimitCheck frames = FrameLimitCheck.of(plan, suite, maxFrameBytes);
+        frames.report(err);
         if (adminBind != null) {
             admin = CoordinatorAdmin.start(adminBind, settings.token(), adminOpenBeyondLoopback, plan.runId(),
                     settings.suite().toString(),
@@ -321,8 +351,8 @@ final class CoordinatorRun {
             RunReport report;
             RunReport grading;
             try {
-                report = new Scheduler(pool, adminNow == null ? store : adminNow.timed(store), options)
-                        .run(plan.jobs());
+                report = frames.recordFailures(store, new Scheduler(pool, adminNow == null ? store
+                        : adminNow.timed(store), options).run(frames.jobsToRun(store)));
                 grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
                         current.number(), progress::message).run(pool, options);
             } catch (InterruptedException e) {
@@ -355,7 +385,7 @@ final class CoordinatorRun {
             fleet.quiet();
             store.finishRun(plan.runId());
             summary = RunSummary.of(plan, report, RunDataLoader.load(store, plan.runId(), current.number()),
-                    settings.groupBy());
+                    settings.groupBy(), FailedAnswers.of(store, plan.runId()));
             if (adminNow != null) {
                 adminNow.finished();
             }
@@ -369,7 +399,7 @@ final class CoordinatorRun {
                         first.jobId(), first.attempts(), first.reason());
             }
             out.flush();
-            return summary.allCompleted() && graded ? 0 : EXIT_INCOMPLETE;
+            return summary.succeeded(maxErrorRate) && graded ? 0 : EXIT_INCOMPLETE;
         } finally {
             console = null;
         }
@@ -442,6 +472,7 @@ final class CoordinatorRun {
     private ServerOptions serverOptions() {
         ServerOptions.Builder b = ServerOptions.builder()
                 .bind(settings.listen())
+                .maxFrameBytes(maxFrameBytes)
                 .token(settings.token())
                 .heartbeatInterval(settings.heartbeatInterval())
                 // The scheduler's callback only queues an event for its own thread: it never blocks.

@@ -55,7 +55,7 @@ final class RunSuites {
         for (Vignette v : suite.vignettes()) {
             withShots.add(v.withTurnsBefore(shots));
         }
-        return new Suite(suite.name(), withShots, suite.sha256());
+        return new Suite(suite.name(), withShots, suite.sha256(), suite.lines());
     }
 
     /**

@@ -34,14 +34,21 @@ import java.util.Map;
  * @param elapsed         wall-clock time of this run
  * @param quarantined     workers quarantined during this run
  * @param stats           the run's statistics per model
+ * @param failedAnswers   the run's failed answers per model (vignettes the model API refused)
  */
 public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunReport.FailedJob> failures,
                          int answers, long answersStored, long redeliveries, long duplicates, Usage tokens,
                          long latencyP50Ms, long latencyP95Ms, Duration elapsed,
-                         List<RunReport.Quarantined> quarantined, RunStats stats) {
+                         List<RunReport.Quarantined> quarantined, RunStats stats, FailedAnswers failedAnswers) {
 
     /** The summary of a run from its plan, its report and what the store holds about it. */
     public static RunSummary of(JobPlan plan, RunReport report, RunData data, String groupBy) {
+        return of(plan, report, data, groupBy, FailedAnswers.NONE);
+    }
+
+    /** As {@link #of(JobPlan, RunReport, RunData, String)}, with the run's failed answers. */
+    public static RunSummary of(JobPlan plan, RunReport report, RunData data, String groupBy,
+                                FailedAnswers failedAnswers) {
         RunStats stats = RunStats.of(data, groupBy);
         long prompt = 0;
         long completion = 0;
@@ -54,12 +61,20 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         return new RunSummary(plan.jobs().size(), report.completed() + report.skipped(), report.skipped(),
                 report.failed(), plan.vignetteCount(), stats.totalSamples(), report.redeliveries(),
                 report.duplicates(), new Usage(prompt, completion), percentile(latencies, 50),
-                percentile(latencies, 95), report.elapsed(), report.quarantined(), stats);
+                percentile(latencies, 95), report.elapsed(), report.quarantined(), stats, failedAnswers);
     }
 
     /** True when every job of the run is complete. */
     public boolean allCompleted() {
         return failures.isEmpty() && jobsCompleted == jobs;
+    }
+
+    /**
+     * True when every job is complete and the failed answers are no more than {@code maxErrorRate}
+     * (0 to 1) of the answers stored: what decides a zero exit code.
+     */
+    public boolean succeeded(double maxErrorRate) {
+        return allCompleted() && !failedAnswers.exceed(maxErrorRate);
     }
 
     /** The summary as the lines a person reads at the end of a run. */
@@ -71,6 +86,7 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                 jobsSkipped > 0 ? " (" + jobsSkipped + " from an earlier run)" : "", failures.size()));
         sb.append(String.format(Locale.ROOT, "  answers:     %d of %d stored, %d failed%n", answersStored, answers,
                 answers - answersStored));
+        sb.append(failedAnswers.render());
         sb.append(String.format(Locale.ROOT, "  redelivered: %d jobs; duplicates ignored: %d records%n",
                 redeliveries, duplicates));
         sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", tokens.totalTokens(),

@@ -37,11 +37,18 @@ import java.util.regex.Pattern;
  * {@code "re: <prompt>"}. Each call waits the configured latency before answering. Token usage
  * is the number of words in and out.
  *
+ * <p>Its context length is {@value #CONTEXT_TOKENS} tokens (words, here): a request whose
+ * messages hold more is answered HTTP 400 {@code context_length_exceeded}, in OpenAI's envelope
+ * and with vLLM's wording, as a real server answers an over-long prompt. So a test makes one
+ * vignette of a suite fail for what it holds by making its prompt long enough.
+ *
  * <p>Thread-safe; {@link #close()} stops it.
  */
 public final class StubModelServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(StubModelServer.class);
     private static final Pattern ARITHMETIC = Pattern.compile("What is (-?\\d+) ([-+*]) (-?\\d+)\\?");
+    /** The most prompt tokens (words) a request may hold; more is answered 400 context_length_exceeded. */
+    public static final int CONTEXT_TOKENS = 32_768;
 
     static {
         // The JDK's HttpServer leaves Nagle's algorithm on unless told, and small answers then
@@ -60,6 +67,8 @@ public final class StubModelServer implements AutoCloseable {
     /** Requests answered 429 because more than {@link #maxConcurrent} were in flight. */
     private final AtomicLong throttled = new AtomicLong();
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** Requests answered 400 context_length_exceeded. */
+    private final AtomicLong refused = new AtomicLong();
     /** The most completions it serves at once before answering 429, as a rate-limited API does; 0 for no limit. */
     private final int maxConcurrent;
 
@@ -119,6 +128,11 @@ public final class StubModelServer implements AutoCloseable {
     /** Completions answered 429 so far (over {@code maxConcurrent}). */
     public long throttledCount() {
         return throttled.get();
+    }
+
+    /** Completions answered 400 {@code context_length_exceeded} so far (past {@link #CONTEXT_TOKENS}). */
+    public long refusedCount() {
+        return refused.get();
     }
 
     /** Completions served so far. */
@@ -197,6 +211,20 @@ public final class StubModelServer implements AutoCloseable {
         String prompt = messages.get(messages.size() - 1).path("content").asText("");
         String model = body.path("model").asText("stub");
         Long seed = body.hasNonNull("seed") ? body.get("seed").asLong() : null;
+        int promptTokens = 0;
+        for (JsonNode m : messages) {
+            promptTokens += words(m.path("content").asText(""));
+        }
+        if (promptTokens > CONTEXT_TOKENS) {
+            ObjectNode error = mapper.createObjectNode();
+            error.putObject("error").put("message", "This model's maximum context length is " + CONTEXT_TOKENS
+                    + " tokens. However, you requested " + promptTokens + " tokens in the messages. Please reduce"
+                    + " the length of the messages.").put("type", "invalid_request_error").put("param", "messages")
+                    .put("code", "context_length_exceeded");
+            refused.incrementAndGet();
+            send(exchange, 400, mapper.writeValueAsString(error));
+            return;
+        }
         sleep(latency);
         String text = answer(prompt, model, seed);
         ObjectNode response = mapper.createObjectNode();

@@ -16,9 +16,23 @@ public final class TlsHandshakeException extends IOException {
      * @param reason      the TLS layer's reason, in its words
      */
     public TlsHandshakeException(String coordinator, String reason, Throwable cause) {
-        super("TLS handshake with coordinator " + coordinator + " failed: " + reason
-                + "; check --tls-ca / the coordinator's certificate", cause);
+        this("TLS handshake with coordinator " + coordinator + " failed: " + reason
+                + "; check --tls-ca / the coordinator's certificate", reason, cause, true);
+    }
+
+    private TlsHandshakeException(String message, String reason, Throwable cause, boolean whole) { // whole: the message is complete, advice included
+        super(message, cause);
         this.reason = reason;
+    }
+
+    /**
+     * The coordinator answered the TLS handshake in plaintext: it serves without TLS. Retried
+     * like any handshake failure (the coordinator may be restarted with TLS).
+     */
+    static TlsHandshakeException plaintextCoordinator(String coordinator, Throwable cause) {
+        String reason = "the coordinator answered in plaintext, it does not speak TLS";
+        return new TlsHandshakeException("TLS handshake with coordinator " + coordinator + " failed: " + reason
+                + "; start the worker without --tls, or the coordinator with --tls-cert and --tls-key", reason, cause, true);
     }
 
     /** The TLS layer's reason, without advice. */

@@ -106,6 +106,8 @@ public final class WorkerLoop implements AutoCloseable {
      *                                       says retrying cannot help; the loop has then
      *                                       stopped, having logged nothing about it, so that
      *                                       the caller reports the reason once
+     * @throws CoordinatorSpeaksTlsException when this plaintext worker's coordinator speaks TLS;
+     *                                       the loop has stopped without a word about it
      * @throws InterruptedException          when the calling thread is interrupted between
      *                                       sessions
      * @throws IllegalStateException         when the loop is already running
@@ -140,6 +142,11 @@ public final class WorkerLoop implements AutoCloseable {
                     rejected = true;
                     ending = "coordinator " + Workers.describe(coordinator) + " rejected the registration for now: "
                             + e.reason();
+                } catch (CoordinatorSpeaksTlsException e) {
+                    if (!isStopping()) {
+                        throw e;
+                    }
+                    ending = e.getMessage();
                 } catch (IOException | RuntimeException e) {
                     ending = describe(e, session);
                     log.debug("worker={} - session ended", workerId, e);

@@ -166,6 +166,12 @@ public final class WorkerMain implements Callable<Integer> {
                     + " anyone who reaches it (for a network only the scraper reaches).")
     private boolean metricsInsecure;
 
+    @Option(names = "--max-frame-bytes", order = 135, paramLabel = "BYTES", defaultValue = "16777216",
+            description = "The largest frame this side sends or accepts, in bytes (at least 65536). An assign frame holds a"
+                    + " job's vignettes, a result frame their answers: raise it on both sides (the coordinator and"
+                    + " every worker) for suites whose vignettes are bigger. Default: ${DEFAULT-VALUE} (16 MiB).")
+    private int maxFrameBytes;
+
     @Option(names = "--tls", order = 140,
             description = "Connect to the coordinator over TLS, checking its certificate against the JVM's trusted"
                     + " CAs (or --tls-ca) and the host name of --coordinator. Default: plaintext TCP.")
@@ -269,6 +275,11 @@ public final class WorkerMain implements Callable<Integer> {
                 .withHeartbeat(heartbeat)
                 .withToken(firstSet(token, env.get(TOKEN_ENV)))
                 .withLabels(labels());
+        if (maxFrameBytes < WorkerOptions.MIN_FRAME_BYTES) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--max-frame-bytes': must be"
+                    + " at least " + WorkerOptions.MIN_FRAME_BYTES + " (64 KiB), got " + maxFrameBytes);
+        }
+        options = options.withMaxFrameBytes(maxFrameBytes);
         checkMetrics(options.token() != null);
         if (heartbeatTimeout != null) {
             if (heartbeatTimeout.compareTo(heartbeat) <= 0) {

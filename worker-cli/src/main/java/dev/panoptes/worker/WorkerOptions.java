@@ -2,6 +2,8 @@ package dev.panoptes.worker;
 
 import dev.panoptes.control.Redaction;
 
+import dev.panoptes.control.wire.MessageCodec;
+
 import javax.net.ssl.SSLContext;
 import java.time.Duration;
 import java.util.List;
@@ -33,14 +35,19 @@ import java.util.Objects;
  *                          {@link TlsHandshakeException}, and the worker retries with its backoff
  *                          like after any failed connection: the coordinator's certificate may be
  *                          fixed or rotated on its side without touching its workers
+ * @param maxFrameBytes     the largest frame the worker accepts and sends (default 16 MiB, as
+ *                          PROTOCOL.md says); it sends no frame above the coordinator's own limit
+ *                          either, once the coordinator has said it at registration
  */
 public record WorkerOptions(String token, Duration heartbeatInterval, Duration heartbeatTimeout,
                             Duration connectTimeout, Duration initialBackoff, Duration maxBackoff,
-                            Map<String, String> labels, List<String> models, SSLContext tls) {
+                            Map<String, String> labels, List<String> models, SSLContext tls, int maxFrameBytes) {
     /** PROTOCOL.md's default heartbeat interval. */
     public static final Duration DEFAULT_HEARTBEAT = Duration.ofSeconds(5);
     /** PROTOCOL.md's heartbeat timeout, as a multiple of the interval. */
     public static final int HEARTBEAT_TIMEOUT_FACTOR = 3;
+    /** The smallest frame limit that makes sense: PROTOCOL.md's handshake limit, 64 KiB. */
+    public static final int MIN_FRAME_BYTES = 64 * 1024;
 
     /**
      * @throws NullPointerException     when a duration is missing
@@ -61,6 +68,10 @@ public record WorkerOptions(String token, Duration heartbeatInterval, Duration h
             throw new IllegalArgumentException("maxBackoff (" + maxBackoff.toMillis()
                     + "ms) must not be below initialBackoff (" + initialBackoff.toMillis() + "ms)");
         }
+        if (maxFrameBytes < MIN_FRAME_BYTES) {
+            throw new IllegalArgumentException("maxFrameBytes must be at least " + MIN_FRAME_BYTES + " (64 KiB), got "
+                    + maxFrameBytes);
+        }
         labels = labels == null ? Map.of() : Map.copyOf(labels);
         models = models == null ? List.of() : List.copyOf(models);
     }
@@ -68,49 +79,50 @@ public record WorkerOptions(String token, Duration heartbeatInterval, Duration h
     /** No token, the protocol's default heartbeat, a 10 s connect timeout, backoff 500 ms to 30 s. */
     public static WorkerOptions defaults() {
         return new WorkerOptions(null, DEFAULT_HEARTBEAT, DEFAULT_HEARTBEAT.multipliedBy(HEARTBEAT_TIMEOUT_FACTOR),
-                Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(30), Map.of(), List.of(), null);
+                Duration.ofSeconds(10), Duration.ofMillis(500), Duration.ofSeconds(30), Map.of(), List.of(), null,
+                MessageCodec.DEFAULT_MAX_FRAME_BYTES);
     }
 
     /** These options with another token (null for none). */
     public WorkerOptions withToken(String newToken) {
         return new WorkerOptions(newToken, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
-                maxBackoff, labels, models, tls);
+                maxBackoff, labels, models, tls, maxFrameBytes);
     }
 
     /** These options with another heartbeat interval, and the timeout reset to 3 x that interval. */
     public WorkerOptions withHeartbeat(Duration interval) {
         positive(interval, "heartbeatInterval");
         return new WorkerOptions(token, interval, interval.multipliedBy(HEARTBEAT_TIMEOUT_FACTOR), connectTimeout,
-                initialBackoff, maxBackoff, labels, models, tls);
+                initialBackoff, maxBackoff, labels, models, tls, maxFrameBytes);
     }
 
     /** These options with another heartbeat timeout; call after {@link #withHeartbeat}. */
     public WorkerOptions withHeartbeatTimeout(Duration timeout) {
         return new WorkerOptions(token, heartbeatInterval, timeout, connectTimeout, initialBackoff, maxBackoff,
-                labels, models, tls);
+                labels, models, tls, maxFrameBytes);
     }
 
     /** These options with another connect timeout. */
     public WorkerOptions withConnectTimeout(Duration timeout) {
         return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, timeout, initialBackoff, maxBackoff,
-                labels, models, tls);
+                labels, models, tls, maxFrameBytes);
     }
 
     /** These options with another backoff range between connection attempts. */
     public WorkerOptions withBackoff(Duration initial, Duration max) {
-        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initial, max, labels, models, tls);
+        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initial, max, labels, models, tls, maxFrameBytes);
     }
 
     /** These options with other labels for {@code register}. */
     public WorkerOptions withLabels(Map<String, String> newLabels) {
         return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
-                maxBackoff, newLabels, models, tls);
+                maxBackoff, newLabels, models, tls, maxFrameBytes);
     }
 
     /** These options offering other models at {@code register}. */
     public WorkerOptions withModels(List<String> newModels) {
         return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
-                maxBackoff, labels, newModels, tls);
+                maxBackoff, labels, newModels, tls, maxFrameBytes);
     }
 
     /**
@@ -119,7 +131,17 @@ public record WorkerOptions(String token, Duration heartbeatInterval, Duration h
      */
     public WorkerOptions withTls(SSLContext context) {
         return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
-                maxBackoff, labels, models, context);
+                maxBackoff, labels, models, context, maxFrameBytes);
+    }
+
+    /**
+     * These options with another frame limit (docs/PROTOCOL.md, "Transport and framing").
+     *
+     * @throws IllegalArgumentException when below {@link #MIN_FRAME_BYTES}
+     */
+    public WorkerOptions withMaxFrameBytes(int bytes) {
+        return new WorkerOptions(token, heartbeatInterval, heartbeatTimeout, connectTimeout, initialBackoff,
+                maxBackoff, labels, models, tls, bytes);
     }
 
     /** Never prints the token, nor credentials in a URL of the labels. */
@@ -130,7 +152,8 @@ public record WorkerOptions(String token, Duration heartbeatInterval, Duration h
                 + ", heartbeatTimeoutMs=" + heartbeatTimeout.toMillis()
                 + ", connectTimeoutMs=" + connectTimeout.toMillis()
                 + ", backoffMs=" + initialBackoff.toMillis() + ".." + maxBackoff.toMillis()
-                + ", labels=" + Redaction.labels(labels) + ", models=" + models + ", tls=" + (tls == null ? "off" : "on") + "]";
+                + ", labels=" + Redaction.labels(labels) + ", models=" + models + ", tls=" + (tls == null ? "off" : "on")
+                + ", maxFrameBytes=" + maxFrameBytes + "]";
     }
 
     private static void positive(Duration d, String what) {

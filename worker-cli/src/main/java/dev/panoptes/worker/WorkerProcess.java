@@ -125,6 +125,10 @@ final class WorkerProcess {
             log.error("worker={} - coordinator {} rejected this worker for good: {}. Exiting with code {}",
                     settings.workerId(), Workers.describe(settings.coordinator()), e.reason(), WorkerMain.EXIT_REJECTED);
             return WorkerMain.EXIT_REJECTED;
+        } catch (CoordinatorSpeaksTlsException e) {
+            log.error("worker={} - {}. Exiting with code {}", settings.workerId(), e.getMessage(),
+                    WorkerMain.EXIT_REJECTED);
+            return WorkerMain.EXIT_REJECTED;
         } finally {
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);

@@ -7,6 +7,7 @@ import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ProtocolException;
 import dev.panoptes.control.wire.FrameDecoder;
+import dev.panoptes.control.wire.PeerSpeaksTlsException;
 import dev.panoptes.control.wire.FrameEncoder;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
@@ -101,7 +102,8 @@ public final class WorkerSession implements Closeable {
     private long throttlesReported;
     private final WorkerOptions options;
     private final String coordinator;
-    private final MessageCodec codec = new MessageCodec();
+    /** Encodes and decodes with this worker's frame limit ({@link WorkerOptions#maxFrameBytes}). */
+    private final MessageCodec codec;
 
     // ---- any thread
     /** Answers of finished jobs, queued by whichever thread finished them, for the I/O thread. */
@@ -122,8 +124,13 @@ public final class WorkerSession implements Closeable {
     private volatile int heldCount;
 
     // ---- I/O thread only
-    private final FrameDecoder decoder = new FrameDecoder(codec);
-    private final FrameEncoder encoder = new FrameEncoder(codec);
+    private final FrameDecoder decoder;
+    private final FrameEncoder encoder;
+    /**
+     * The largest frame this worker sends: its own limit, or the coordinator's when it said a
+     * smaller one at registration.
+     */
+    private long sendLimit;
     private final OutboundBuffer out = new OutboundBuffer();
     /** The TLS layer under the framing; null for plaintext. */
     private final TlsSession tls;
@@ -171,6 +178,10 @@ public final class WorkerSession implements Closeable {
         // 429s seen before this connection were the previous session's to report (or lost with it).
         this.throttlesReported = runner.throttledCount();
         this.options = Objects.requireNonNull(options, "options");
+        this.codec = new MessageCodec(options.maxFrameBytes());
+        this.decoder = new FrameDecoder(codec);
+        this.encoder = new FrameEncoder(codec);
+        this.sendLimit = options.maxFrameBytes();
         this.coordinator = Workers.describe(channel.socket().getRemoteSocketAddress());
         if (options.tls() != null) {
             // The host name the worker was given (not the address it resolved to) is what the
@@ -376,6 +387,9 @@ public final class WorkerSession implements Closeable {
     /** A TLS failure before the handshake completed, said as one: which coordinator, why, what to check. */
     private Exception asTlsFailure(Exception e) {
         if (tls != null && e instanceof SSLException ssl && !tls.isHandshakeComplete()) {
+            if (tls.peerSentPlaintext()) {
+                return TlsHandshakeException.plaintextCoordinator(coordinator, ssl);
+            }
             return new TlsHandshakeException(coordinator, TlsSession.reason(ssl), ssl);
         }
         return e;
@@ -441,7 +455,11 @@ public final class WorkerSession implements Closeable {
             // The jobs a read brings are stamped with its time: one clock read per read, not per job.
             passNanos = lastReceivedNanos;
             readBuffer.flip();
-            decoder.feed(readBuffer, onMessage);
+            try {
+                decoder.feed(readBuffer, onMessage);
+            } catch (PeerSpeaksTlsException e) {
+                throw new CoordinatorSpeaksTlsException(coordinator, e);
+            }
             if (n < readBuffer.capacity()) {
                 return;
             }
@@ -461,6 +479,13 @@ public final class WorkerSession implements Closeable {
             log.trace("worker={} - heartbeat from coordinator {}", workerId, coordinator);
         } else if (message instanceof Message.Registered registered) {
             onRegistered(registered.heartbeatMs());
+            if (registered.maxFrameBytes() != null && registered.maxFrameBytes() > 0
+                    && registered.maxFrameBytes() < sendLimit) {
+                sendLimit = registered.maxFrameBytes();
+                log.info("worker={} - coordinator {} accepts frames of up to {} bytes; this worker's limit is {}"
+                        + " (--max-frame-bytes): answers bigger than {} bytes fail their job", workerId, coordinator,
+                        sendLimit, codec.maxFrameBytes(), sendLimit);
+            }
         } else {
             // PROTOCOL.md, slips: frames only a worker sends are ignored, not fatal.
             log.debug("worker={} - ignoring a '{}' frame from coordinator {}: only workers send it",
@@ -560,10 +585,11 @@ public final class WorkerSession implements Closeable {
         }
         Message message = answerFor(job, a.outcome(), a.error());
         encoder.encode(message);
-        if (encoder.bodyLength() > codec.maxFrameBytes()) {
+        if (encoder.bodyLength() > sendLimit) {
             message = Message.Failed.of(job.id, "the answer of worker " + workerId + " to job " + job.id
                     + " cannot be sent: its frame of " + encoder.bodyLength() + " bytes exceeds the frame limit of "
-                    + codec.maxFrameBytes() + " bytes", FailureScope.JOB);
+                    + sendLimit + " bytes; raise --max-frame-bytes on both sides (the coordinator and its"
+                    + " workers), or lower --max-tokens or --job-size", FailureScope.JOB);
             encoder.encode(message);
         }
         encoder.appendTo(out);

@@ -63,6 +63,13 @@ class TlsRunIT {
         Process refused = startWorker(address, "wrong-ca", model.baseUrl().toString(), "--tls", "--tls-ca",
                 otherCa.toString());
         jars.awaitOutput(refused, "TLS handshake with coordinator " + address + " failed: ");
+        // A worker without --tls: told once what to do, from the first bytes it reads, and it stops.
+        Process plaintext = startWorker(address, "no-tls", model.baseUrl().toString());
+        jars.assertExitCode(plaintext, WorkerMain.EXIT_REJECTED);
+        assertThat(JarProcesses.occurrences(jars.log(plaintext), "the coordinator at " + address + " speaks TLS:"
+                + " start the worker with --tls (and --tls-ca FILE")).as(jars.log(plaintext)).isEqualTo(1);
+        assertThat(jars.log(plaintext)).doesNotContain("frame length").doesNotContain("reconnecting");
+        jars.awaitOutput(coordinator, "the peer sent plaintext, not TLS: a worker started without --tls");
         startWorker(address, "tls-1", model.baseUrl().toString(), "--tls", "--tls-ca", ca.toString());
         startWorker(address, "tls-2", model.baseUrl().toString(), "--tls-ca", ca.toString());
 

@@ -223,23 +223,27 @@ class WorkerSessionTest {
     }
 
     @Test
-    void answersModelErrorsWithFailedRetryableAsClassifiedAndGoesOnServing() throws Exception {
+    void answersAVignettesOwnFailureWithAFailedAnswerAndATransientOneWithFailedRetryable() throws Exception {
         StubModel model = new StubModel()
                 .fail("bad request", new JobFailedException("model API answered 400: prompt too long"))
                 .fail("overloaded", new WorkerException("model API answered 503 six times"));
         serveWorker("w1", 1, new EvalJobRunner(model), OPTIONS);
         FakeCoordinator.Peer peer = coordinator.acceptRegistered();
 
-        peer.send(new Message.Assign(TestJobs.job("permanent", "bad request")));
-        Message.Failed permanent = peer.expect(Message.Failed.class);
+        peer.send(new Message.Assign(TestJobs.job("permanent", "bad request", "hello")));
+        Message.Result permanent = peer.expect(Message.Result.class);
         peer.send(new Message.Assign(TestJobs.job("transient", "overloaded")));
         Message.Failed transientFailure = peer.expect(Message.Failed.class);
         peer.send(new Message.Assign(TestJobs.job("fine", "hello")));
         Message.Result next = peer.expect(Message.Result.class);
 
-        assertThat(permanent.jobId()).isEqualTo(JobId.of("permanent"));
-        assertThat(permanent.retryable()).isFalse();
-        assertThat(permanent.error()).contains("400: prompt too long");
+        // The vignette's own failure is its answer; its neighbour in the job is still answered.
+        assertThat(permanent.outcome().jobId()).isEqualTo(JobId.of("permanent"));
+        assertThat(permanent.outcome().records()).hasSize(2);
+        assertThat(permanent.outcome().records().get(0).error()).contains("400: prompt too long");
+        assertThat(permanent.outcome().records().get(0).response()).isEmpty();
+        assertThat(permanent.outcome().records().get(1).error()).isNull();
+        assertThat(permanent.outcome().records().get(1).response()).isEqualTo("re: hello");
         assertThat(transientFailure.jobId()).isEqualTo(JobId.of("transient"));
         assertThat(transientFailure.retryable()).isTrue();
         assertThat(transientFailure.error()).contains("503");

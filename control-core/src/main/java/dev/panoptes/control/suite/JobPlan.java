@@ -1,10 +1,12 @@
 package dev.panoptes.control.suite;
 
+import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Vignette;
+import dev.panoptes.control.wire.MessageCodec;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -30,10 +32,21 @@ import java.util.Objects;
  * {@code <runId>-<model>-e<epoch>-<index>} otherwise, where {@code <model>} is the model's name
  * made safe for an id. A run that adds a model or epochs is another run, with other ids.
  *
+ * <p>A job holds up to the job size of vignettes, fewer when they are big (see
+ * {@link #MAX_JOB_VIGNETTE_BYTES}).
+ *
  * @param runId the run's id, 16 hex characters
  * @param jobs  the jobs, model by model, epoch by epoch, in suite order
  */
 public record JobPlan(String runId, List<Job> jobs) {
+    /**
+     * The most encoded vignette bytes one job holds, unless a single vignette is bigger: 4 MiB,
+     * well under the default frame limit (16 MiB) and independent of it.
+     */
+    public static final long MAX_JOB_VIGNETTE_BYTES = 4L * 1024 * 1024;
+    /** Measures vignettes as an assign frame holds them; thread-safe. */
+    private static final MessageCodec SIZES = new MessageCodec();
+
     public JobPlan {
         Objects.requireNonNull(runId, "runId");
         jobs = List.copyOf(jobs);
@@ -101,7 +114,8 @@ public record JobPlan(String runId, List<Job> jobs) {
     private static JobPlan of(String runId, Suite suite, SpecParams params, int jobSize, List<String> models,
                               int epochs) {
         List<Vignette> all = suite.vignettes();
-        int count = (all.size() + jobSize - 1) / jobSize;
+        List<List<Vignette>> slices = slices(all, jobSize);
+        int count = slices.size();
         int digits = Math.max(4, String.valueOf(count - 1).length());
         List<Job> jobs = new ArrayList<>(count * models.size() * epochs);
         boolean legacyIds = models.size() == 1 && models.get(0) == null && epochs == 1;
@@ -114,13 +128,80 @@ public record JobPlan(String runId, List<Job> jobs) {
                 }
                 String epochPrefix = legacyIds ? prefix : prefix + epoch + "-";
                 for (int i = 0; i < count; i++) {
-                    List<Vignette> slice = all.subList(i * jobSize, Math.min(all.size(), (i + 1) * jobSize));
                     String id = epochPrefix + zeroPadded(i, digits);
-                    jobs.add(new Job(JobId.of(id), new EvalSpec(suite.name(), slice, p), runId, epoch));
+                    jobs.add(new Job(JobId.of(id), new EvalSpec(suite.name(), slices.get(i), p), runId, epoch));
                 }
             }
         }
         return new JobPlan(runId, jobs);
+    }
+
+    /**
+     * Cuts the vignettes into jobs in suite order: a job ends at {@code jobSize} vignettes, or
+     * before the vignette that would take its vignettes' encoded size past
+     * {@link #MAX_JOB_VIGNETTE_BYTES}; a vignette bigger than that goes alone. The bound does not
+     * depend on the frame limit, so that raising the limit never changes the plan (nor the ids a
+     * resumed run looks for); and one big vignette never shares a job, so that if it cannot be
+     * sent, no other vignette is lost with it.
+     */
+    private static List<List<Vignette>> slices(List<Vignette> all, int jobSize) {
+        List<List<Vignette>> slices = new ArrayList<>((all.size() + jobSize - 1) / jobSize);
+        int start = 0;
+        // An upper bound of the job's encoded bytes so far, and their exact count once the bound
+        // alone could not decide (-1 until then): most suites are never encoded here.
+        long bound = 0;
+        long exact = -1;
+        for (int i = 0; i < all.size(); i++) {
+            Vignette v = all.get(i);
+            if (i > start && i - start == jobSize) {
+                slices.add(all.subList(start, i));
+                start = i;
+                bound = 0;
+                exact = -1;
+            }
+            long vBound = upperBound(v);
+            if (exact < 0 && bound + vBound <= MAX_JOB_VIGNETTE_BYTES) {
+                bound += vBound;
+                continue;
+            }
+            if (exact < 0) {
+                exact = 0;
+                for (Vignette before : all.subList(start, i)) {
+                    exact += SIZES.encodedSize(before);
+                }
+            }
+            long size = SIZES.encodedSize(v);
+            if (i > start && exact + size > MAX_JOB_VIGNETTE_BYTES) {
+                slices.add(all.subList(start, i));
+                start = i;
+                exact = 0;
+            }
+            exact += size;
+        }
+        slices.add(all.subList(start, all.size()));
+        return slices;
+    }
+
+    /**
+     * At least the bytes {@link MessageCodec#encodedSize} counts, cheaply: a UTF-16 char never
+     * takes more than 6 bytes of JSON (an escape), plus room for the field names and quotes.
+     * Metadata has no such cheap bound: it is measured exactly.
+     */
+    static long upperBound(Vignette v) {
+        if (v.metadata() != null && !v.metadata().isEmpty()) {
+            return SIZES.encodedSize(v);
+        }
+        long chars = length(v.id()) + length(v.prompt()) + length(v.expected()) + length(v.scorer());
+        long overhead = 96;
+        for (ChatMessage m : v.messages()) {
+            chars += length(m.role()) + length(m.content());
+            overhead += 32;
+        }
+        return overhead + 6 * chars;
+    }
+
+    private static long length(String s) {
+        return s == null ? 0 : s.length();
     }
 
     /**

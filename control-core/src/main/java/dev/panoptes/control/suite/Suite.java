@@ -4,6 +4,7 @@ import dev.panoptes.control.Vignette;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * An eval suite as loaded from a file: its vignettes in file order, and a digest of the file's
@@ -12,8 +13,11 @@ import java.util.Objects;
  * @param name      a name for humans, usually the file name without its extension
  * @param vignettes at least one, with distinct ids; unmodifiable
  * @param sha256    hex SHA-256 of the suite's content
+ * @param lines     the file line of each vignette, in the same order, for messages; empty when
+ *                  not known (a suite not read from a JSONL file)
  */
-public record Suite(String name, List<Vignette> vignettes, String sha256) {
+public record Suite(String name, List<Vignette> vignettes, String sha256, List<Integer> lines) {
+    /** @throws IllegalArgumentException when there is no vignette, or lines are given but not one each */
     public Suite {
         Objects.requireNonNull(name, "name");
         vignettes = List.copyOf(vignettes);
@@ -21,6 +25,21 @@ public record Suite(String name, List<Vignette> vignettes, String sha256) {
             throw new IllegalArgumentException("suite '" + name + "' has no vignettes");
         }
         Objects.requireNonNull(sha256, "sha256");
+        lines = List.copyOf(lines);
+        if (!lines.isEmpty() && lines.size() != vignettes.size()) {
+            throw new IllegalArgumentException("suite '" + name + "' has " + vignettes.size() + " vignettes but "
+                    + lines.size() + " line numbers");
+        }
+    }
+
+    /** A suite whose vignettes' lines are not known. */
+    public Suite(String name, List<Vignette> vignettes, String sha256) {
+        this(name, vignettes, sha256, List.of());
+    }
+
+    /** The file line of the vignette at {@code index}, when known. */
+    public Optional<Integer> lineOf(int index) {
+        return lines.isEmpty() ? Optional.empty() : Optional.of(lines.get(index));
     }
 
     /** True when at least one vignette has an expected answer, so accuracy can be computed. */

@@ -51,9 +51,10 @@ public final class SuiteReader {
         MessageDigest sha256 = sha256();
         try (InputStream in = new DigestInputStream(new java.io.BufferedInputStream(Files.newInputStream(file),
                 1 << 16), sha256)) {
-            Optional<List<Vignette>> vignettes = codec.vignettes(in);
+            List<Integer> lines = new ArrayList<>();
+            Optional<List<Vignette>> vignettes = codec.vignettes(in, lines);
             if (vignettes.isPresent() && !vignettes.get().isEmpty()) {
-                return new Suite(name, vignettes.get(), HexFormat.of().formatHex(sha256.digest()));
+                return new Suite(name, vignettes.get(), HexFormat.of().formatHex(sha256.digest()), lines);
             }
         }
         try (InputStream in = Files.newInputStream(file)) {
@@ -76,6 +77,7 @@ public final class SuiteReader {
     public Suite read(InputStream input, String name, String source) throws IOException, SuiteFormatException {
         MessageDigest sha256 = sha256();
         List<Vignette> vignettes = new ArrayList<>();
+        List<Integer> lines = new ArrayList<>();
         List<String> problems = new ArrayList<>();
         Map<String, Integer> firstLineOfId = new HashMap<>();
         var decoder = StandardCharsets.UTF_8.newDecoder()
@@ -110,6 +112,7 @@ public final class SuiteReader {
                     continue;
                 }
                 vignettes.add(v);
+                lines.add(lineNo);
             }
         }
         if (problems.isEmpty() && vignettes.isEmpty()) {
@@ -119,7 +122,7 @@ public final class SuiteReader {
         if (!problems.isEmpty()) {
             throw new SuiteFormatException(source, problems);
         }
-        return new Suite(name, vignettes, HexFormat.of().formatHex(sha256.digest()));
+        return new Suite(name, vignettes, HexFormat.of().formatHex(sha256.digest()), lines);
     }
 
     private Vignette parse(String line, int lineNo, List<String> problems) {

@@ -93,7 +93,7 @@ final class FastPath {
      * is off (malformed JSON, an object not alone on its line, a bad field, a duplicate id), and
      * the caller reads it again line by line to report each problem with its line number.
      */
-    List<Vignette> decodeSuite(java.io.InputStream in) {
+    List<Vignette> decodeSuite(java.io.InputStream in, List<Integer> lines) {
         try (JsonParser p = factory.createParser(in)) {
             List<Vignette> vignettes = new ArrayList<>();
             java.util.Set<String> ids = new java.util.HashSet<>();
@@ -110,6 +110,7 @@ final class FastPath {
                 }
                 lastLine = line;
                 vignettes.add(v);
+                lines.add(line);
             }
             return vignettes;
         } catch (GiveUp | IOException | RuntimeException e) {
@@ -229,6 +230,7 @@ final class FastPath {
         String finishReason = null;
         Long latencyMs = null;
         Usage usage = null;
+        String error = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             switch (p.currentName()) {
                 case "vignetteId":
@@ -249,11 +251,15 @@ final class FastPath {
                 case "usage":
                     usage = usage(p);
                     break;
+                case "error":
+                    error = optString(p);
+                    break;
                 default:
                     skipValue(p);
             }
         }
-        return new ResponseRecord(require(vignetteId), require(response), model, finishReason, latencyMs, usage);
+        return new ResponseRecord(require(vignetteId), require(response), model, finishReason, latencyMs, usage,
+                error);
     }
 
     private Usage usage(JsonParser p) throws IOException, GiveUp {

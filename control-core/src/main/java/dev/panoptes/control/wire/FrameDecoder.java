@@ -129,6 +129,10 @@ public final class FrameDecoder {
         if (length == 0) {
             throw new ProtocolException("frame length 0 is not allowed: a frame holds one JSON object");
         }
+        if (framesDecoded == 0 && PeerSpeaksTlsException.isTlsRecordHeader(length)) {
+            // No first frame is anywhere near this long (the first is register or registered).
+            throw new PeerSpeaksTlsException(length);
+        }
         if (length < 0 || length > maxFrameBytes) {
             throw new ProtocolException("frame length " + Integer.toUnsignedString(length)
                     + " exceeds the limit of " + maxFrameBytes + " bytes");

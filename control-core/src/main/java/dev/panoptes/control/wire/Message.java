@@ -160,9 +160,16 @@ public sealed interface Message {
     /**
      * coordinator -> worker: the registration was accepted.
      *
-     * @param heartbeatMs the coordinator's heartbeat interval
+     * @param heartbeatMs   the coordinator's heartbeat interval
+     * @param maxFrameBytes the coordinator's frame limit (revision 6), the largest frame it
+     *                      accepts from this worker; null when it did not say (then 16 MiB)
      */
-    record Registered(long heartbeatMs) implements Message {
+    record Registered(long heartbeatMs, Long maxFrameBytes) implements Message {
+        /** An acceptance that does not say the coordinator's frame limit. */
+        public Registered(long heartbeatMs) {
+            this(heartbeatMs, null);
+        }
+
         @Override
         public String type() {
             return "registered";

@@ -2,6 +2,7 @@ package dev.panoptes.control.wire;
 
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -46,6 +47,9 @@ public final class MessageCodec {
     /** PROTOCOL.md's default frame limit: 16 MiB. */
     public static final int DEFAULT_MAX_FRAME_BYTES = 16 * 1024 * 1024;
 
+    /** The longest string a frame or a suite's line may hold, in characters: 256 Mi. */
+    public static final int MAX_STRING_CHARS = 256 * 1024 * 1024;
+
     /** Bytes of a frame's length prefix. */
     public static final int LENGTH_PREFIX_BYTES = 4;
 
@@ -68,7 +72,13 @@ public final class MessageCodec {
             throw new IllegalArgumentException("maxFrameBytes must be at least 1, got " + maxFrameBytes);
         }
         this.maxFrameBytes = maxFrameBytes;
-        this.mapper = new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+        // Jackson's default cap on one string (20 million characters) would refuse a long-context
+        // prompt with its own jargon. Frames are bounded by maxFrameBytes before they are parsed,
+        // and a suite's vignettes are checked against the frame limit when the run is planned,
+        // so only a bound against the absurd is kept here.
+        JsonFactory json = JsonFactory.builder().streamReadConstraints(StreamReadConstraints.builder()
+                .maxStringLength(MAX_STRING_CHARS).build()).build();
+        this.mapper = new ObjectMapper(json).enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
         this.factory = mapper.getFactory();
         this.fastPath = new FastPath(mapper);
     }
@@ -107,6 +117,38 @@ public final class MessageCodec {
                     + " bytes: the frame limit is " + maxFrameBytes + " bytes");
         }
         return out.withLengthPrefix(bodyBytes);
+    }
+
+    /**
+     * The bytes a vignette takes inside a job's {@code assign} frame (its JSON object, as
+     * {@link #writeVignette} writes it, and the comma before it), counted without keeping them.
+     * Any thread.
+     *
+     * @throws IllegalArgumentException when its metadata cannot be written as JSON
+     */
+    public long encodedSize(Vignette v) {
+        CountingStream counter = new CountingStream();
+        try (JsonGenerator g = factory.createGenerator(counter, JsonEncoding.UTF8)) {
+            writeVignette(g, v);
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not encode vignette '" + v.id() + "'", e);
+        }
+        return counter.count + 1;
+    }
+
+    /** Counts what is written to it, and keeps nothing. */
+    private static final class CountingStream extends OutputStream {
+        long count;
+
+        @Override
+        public void write(int b) {
+            count++;
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            count += len;
+        }
     }
 
     private void writeJson(Message message, OutputStream out) {
@@ -171,6 +213,9 @@ public final class MessageCodec {
             }
         } else if (message instanceof Message.Registered r) {
             g.writeNumberField("heartbeatMs", r.heartbeatMs());
+            if (r.maxFrameBytes() != null) {
+                g.writeNumberField("maxFrameBytes", r.maxFrameBytes());
+            }
         } else if (message instanceof Message.Rejected r) {
             g.writeStringField("reason", r.reason());
             if (r.retryable()) {
@@ -308,6 +353,9 @@ public final class MessageCodec {
             g.writeNumberField("completionTokens", r.usage().completionTokens());
             g.writeEndObject();
         }
+        if (r.error() != null) {
+            g.writeStringField("error", r.error());
+        }
         g.writeEndObject();
     }
 
@@ -374,7 +422,7 @@ public final class MessageCodec {
                         f.bool("retryable"), FailureScope.fromWire(f.optString("scope")).orElse(null));
                 case "drain" -> new Message.Drain();
                 case "throttled" -> new Message.Throttled(Math.max(1, f.integer("count")));
-                case "registered" -> new Message.Registered(f.integer("heartbeatMs"));
+                case "registered" -> new Message.Registered(f.integer("heartbeatMs"), f.optInteger("maxFrameBytes"));
                 case "rejected" -> new Message.Rejected(f.string("reason"), f.optBool("retryable", false));
                 case "cancel" -> new Message.Cancel(new JobId(f.string("jobId")), f.optString("reason"));
                 case "assign" -> new Message.Assign(job(f.object("job")));
@@ -415,7 +463,7 @@ public final class MessageCodec {
         try {
             node = mapper.readTree(json);
         } catch (JsonProcessingException e) {
-            throw new ProtocolException("not valid JSON: " + e.getOriginalMessage(), e);
+            throw new ProtocolException("not valid JSON: " + JsonErrors.plain(e), e);
         }
         try {
             return vignette(fields(node, path));
@@ -432,7 +480,15 @@ public final class MessageCodec {
      * @throws java.io.UncheckedIOException never; read failures also give empty
      */
     public Optional<List<Vignette>> vignettes(java.io.InputStream jsonl) {
-        return Optional.ofNullable(fastPath.decodeSuite(jsonl));
+        return vignettes(jsonl, new ArrayList<>());
+    }
+
+    /**
+     * As {@link #vignettes(java.io.InputStream)}, adding each vignette's line (from 1) to
+     * {@code lines}; what it added is meaningless when it returns empty.
+     */
+    public Optional<List<Vignette>> vignettes(java.io.InputStream jsonl, List<Integer> lines) {
+        return Optional.ofNullable(fastPath.decodeSuite(jsonl, lines));
     }
 
     /** Reads a Vignette object. @throws ProtocolException naming the bad field */
@@ -453,7 +509,8 @@ public final class MessageCodec {
             Fields usage = r.optObject("usage");
             records.add(new ResponseRecord(r.string("vignetteId"), r.string("response"), r.optString("model"),
                     r.optString("finishReason"), r.optInteger("latencyMs"),
-                    usage == null ? null : new Usage(usage.integer("promptTokens"), usage.integer("completionTokens"))));
+                    usage == null ? null : new Usage(usage.integer("promptTokens"), usage.integer("completionTokens")),
+                    r.optString("error")));
         }
         return new JobOutcome(new JobId(f.string("jobId")), records);
     }

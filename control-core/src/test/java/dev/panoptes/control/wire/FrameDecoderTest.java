@@ -157,4 +157,21 @@ class FrameDecoderTest {
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         return threads.getThreadAllocatedBytes(Thread.currentThread().getId());
     }
+
+    @Test
+    void aTlsRecordWhereTheFirstFrameLengthShouldBeSaysThePeerSpeaksTls() {
+        MessageCodec codec = new MessageCodec();
+        // A TLS alert (as a TLS coordinator answers plaintext) and a ClientHello's record header.
+        for (byte[] first : new byte[][] {{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32}, {0x16, 0x03, 0x01, 0x02, 0x00}}) {
+            FrameDecoder decoder = new FrameDecoder(codec);
+            assertThatThrownBy(() -> decoder.feed(ByteBuffer.wrap(first), m -> { }))
+                    .isInstanceOf(PeerSpeaksTlsException.class).hasMessageStartingWith("the peer speaks TLS")
+                    .hasMessageNotContaining("exceeds the limit");
+        }
+        // After a first frame, the same bytes are just a length over the limit.
+        FrameDecoder decoder = new FrameDecoder(codec);
+        decoder.feed(ByteBuffer.wrap(codec.encodeFrame(new Message.Drain())), m -> { });
+        assertThatThrownBy(() -> decoder.feed(ByteBuffer.wrap(new byte[] {0x16, 0x03, 0x01, 0x02}), m -> { }))
+                .isNotInstanceOf(PeerSpeaksTlsException.class).hasMessageContaining("exceeds the limit");
+    }
 }

@@ -39,6 +39,15 @@ class MessageCodecTest {
                 new ResponseRecord("b", "")));
     }
 
+    /** An outcome whose second vignette the model API refused. */
+    static JobOutcome failedAnswerOutcome() {
+        return new JobOutcome(JobId.of("run1-0002"), List.of(
+                new ResponseRecord("c", "42", "llama-3.1-8b", "stop", 80L, new Usage(4, 1)),
+                ResponseRecord.failed("d", "llama-3.1-8b", 12L, "HTTP 400: This model's maximum context length is"
+                        + " 8192 tokens. (type invalid_request_error, code context_length_exceeded), from POST"
+                        + " http://gpu-07:8000/v1/chat/completions")));
+    }
+
     static List<Message> everyMessageType() {
         return List.of(
                 new Message.Register("w1", 2, 1, "s3cret", Map.of("model", "llama")),
@@ -46,6 +55,7 @@ class MessageCodecTest {
                 new Message.Heartbeat("w1"),
                 Message.Heartbeat.COORDINATOR,
                 new Message.Result(richOutcome()),
+                new Message.Result(failedAnswerOutcome()),
                 new Message.Failed(JobId.of("j1"), "model API answered 400", false),
                 Message.Failed.of(JobId.of("j2"), "model API answered 404", FailureScope.WORKER),
                 Message.Failed.of(JobId.of("j3"), "model API answered 503", FailureScope.TRANSIENT),
@@ -53,6 +63,7 @@ class MessageCodecTest {
                 new Message.Throttled(7),
                 new Message.Register("w3", 4, 1, null, Map.of("endpoint", "http://gpu-07:8000/v1"), List.of("a", "b")),
                 new Message.Registered(5000),
+                new Message.Registered(5000, 64L << 20),
                 new Message.Rejected("wrong token"),
                 new Message.Rejected("coordinator busy", true),
                 new Message.Assign(richJob()),
@@ -113,6 +124,34 @@ class MessageCodecTest {
         for (Message m : everyMessageType()) {
             assertThat(codec.decode(codec.encode(m))).as(m.type()).contains(m);
         }
+    }
+
+    @Test
+    void aFailedAnswerCarriesItsErrorAndAnAnswerNone() {
+        String failed = new String(codec.encode(new Message.Result(failedAnswerOutcome())), StandardCharsets.UTF_8);
+        assertThat(failed).contains("\"vignetteId\":\"d\",\"response\":\"\"")
+                .contains("\"error\":\"HTTP 400: This model's maximum context length");
+        String answered = new String(codec.encode(new Message.Result(richOutcome())), StandardCharsets.UTF_8);
+        assertThat(answered).doesNotContain("\"error\"");
+
+        Message decoded = decode("{\"type\":\"result\",\"outcome\":{\"jobId\":\"j\",\"records\":["
+                + "{\"vignetteId\":\"a\",\"response\":\"\",\"error\":\"HTTP 413: too large\"},"
+                + "{\"vignetteId\":\"b\",\"response\":\"ok\",\"error\":null}]}}");
+        List<ResponseRecord> records = ((Message.Result) decoded).outcome().records();
+        assertThat(records.get(0).isFailed()).isTrue();
+        assertThat(records.get(0).error()).isEqualTo("HTTP 413: too large");
+        assertThat(records.get(1).isFailed()).isFalse();
+    }
+
+    @Test
+    void aFailedAnswerWithAnEmptyOrNonStringErrorIsAProtocolError() {
+        assertThatThrownBy(() -> decode("{\"type\":\"result\",\"outcome\":{\"jobId\":\"j\",\"records\":["
+                + "{\"vignetteId\":\"a\",\"response\":\"\",\"error\":\"\"}]}}"))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("vignette 'a'")
+                .hasMessageContaining("must say why");
+        assertThatThrownBy(() -> decode("{\"type\":\"result\",\"outcome\":{\"jobId\":\"j\",\"records\":["
+                + "{\"vignetteId\":\"a\",\"response\":\"\",\"error\":400}]}}"))
+                .isInstanceOf(ProtocolException.class).hasMessageContaining("error");
     }
 
     @Test

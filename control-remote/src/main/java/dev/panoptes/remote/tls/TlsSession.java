@@ -90,6 +90,9 @@ public final class TlsSession implements WritableByteChannel {
     // Each buffer starts empty (capacity 0) and is allocated when first needed; see "Memory".
     /** Ciphertext received and not yet unwrapped, in fill mode. */
     private ByteBuffer netIn = ByteBuffer.allocate(0);
+    /** The peer's first byte (0 to 255), or {@link #NOTHING_YET}; for {@link #peerSentPlaintext}. */
+    private int firstInbound = NOTHING_YET;
+    private static final int NOTHING_YET = -1;
     /** Ciphertext wrapped and not yet written, in fill mode. */
     private ByteBuffer netOut = ByteBuffer.allocate(0);
     /** Plaintext of the last record unwrapped. */
@@ -176,7 +179,11 @@ public final class TlsSession implements WritableByteChannel {
         if (!netIn.hasRemaining()) {
             return 0;
         }
-        return channel.read(netIn);
+        int n = channel.read(netIn);
+        if (firstInbound == NOTHING_YET && netIn.position() > 0) {
+            firstInbound = netIn.get(0) & 0xff;
+        }
+        return n;
     }
 
     /** True when the last {@link #readNet()} filled the ciphertext buffer: the socket may have more. */
@@ -440,6 +447,16 @@ public final class TlsSession implements WritableByteChannel {
     @Override
     public void close() throws IOException {
         channel.close();
+    }
+
+    /**
+     * True when the peer's first byte cannot start a TLS connection (not a TLS handshake or alert
+     * record, nor an SSLv2 hello): it speaks plaintext, such as a Panoptes frame's length prefix.
+     * False before anything arrived. Owner's thread.
+     */
+    public boolean peerSentPlaintext() {
+        int first = firstInbound;
+        return first != NOTHING_YET && first != 0x16 && first != 0x15 && (first & 0x80) == 0;
     }
 
     /**
