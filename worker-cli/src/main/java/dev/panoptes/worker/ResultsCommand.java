@@ -35,7 +35,8 @@ import java.util.concurrent.Callable;
         description = {"Writes every stored answer to standard output, one per line (JSONL) or row (CSV), run by run,"
                 + " oldest first within a run.",
             "CSV cells that a spreadsheet would run as a formula (starting with =, +, -, @, tab or carriage"
-                    + " return) are written with a leading ' so that they stay text."},
+                    + " return) are written with a leading ' so that they stay text; a cell that is a plain number"
+                    + " (-24, +1, -3.5, 1e-3) is a number and is written as it is."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:exported", "1:the database could not be read", "2:invalid command line, or no such run"})
 final class ResultsCommand implements Callable<Integer> {

@@ -240,8 +240,8 @@ class CoordinatorCommandTest {
                         + "explanation,metadata,apiModel,finishReason,latencyMs,promptTokens,completionTokens,workerId\r\n")
                 .contains("0123456789abcdef,m,1,0123456789abcdef-m-e1-0000,a,What is 2+2?,4,4,1.0,,"
                         + "\"{\"\"topic\"\":\"\"sums\"\"}\",m-2024,stop,12,3,1,w1\r\n")
-                // A prompt that a spreadsheet would run is neutralized; so is the expected answer "-1".
-                .contains(",b,\"'=cmd|' /C calc'!A0\",\"'-1\",\"has, a comma and \"\"quotes\"\"\nand a line break\",0.0,");
+                // A prompt that a spreadsheet would run is neutralized; the expected answer -1 is a number.
+                .contains(",b,\"'=cmd|' /C calc'!A0\",-1,\"has, a comma and \"\"quotes\"\"\nand a line break\",0.0,");
 
         out.getBuffer().setLength(0);
         assertThat(execute("results", "--db", db.toString(), "--run", "0123456789abcdef")).isZero();
