@@ -73,10 +73,12 @@ final class RescoreCommand implements Callable<Integer> {
                         : scoring.score(scorer, r.context().expected(), r.record().response()));
                 int n = data.samples().size();
                 RunStats stats = RunStats.of(RunDataLoader.load(store, id), null);
-                out.printf("run %s: %d answers scored again with %s%n", id, n, scorer);
+                out.printf("run %s: %d %s scored again with %s; 95%% CI: %s%n", id, n, n == 1 ? "answer" : "answers",
+                        scorer, dev.panoptes.control.stats.Accuracy.METHOD);
                 for (RunStats.ModelStats m : stats.models()) {
                     out.printf("  %s: %s%s%n", m.model(), RunSummary.line(m.accuracy()),
-                            m.unscored() > 0 ? "; " + m.unscored() + " answers unscored (no expected answer)" : "");
+                            m.unscored() == 0 ? "" : "; " + m.unscored() + (m.unscored() == 1 ? " answer" : " answers")
+                                    + " unscored (no expected answer)");
                 }
             }
         }
