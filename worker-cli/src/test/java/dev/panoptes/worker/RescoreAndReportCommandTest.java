@@ -57,14 +57,14 @@ class RescoreAndReportCommandTest {
         assertThat(scores()).containsExactly(0.0, 0.0, null);
 
         assertThat(execute("rescore", "--db", db.toString(), "--scorer", "normalized")).isZero();
-        assertThat(out.toString()).contains("run " + RUN + ": 3 answers scored again with normalized")
-                .contains("  m: 0.500 ± 0.500 (95% CI 0.000-1.000, n=2); 1 answers unscored (no expected answer)");
+        assertThat(out.toString()).contains("run " + RUN + ": 3 answers scored again with normalized; 95% CI: Wilson, clustered by vignette")
+                .contains("  m: 0.500 (95% CI 0.095-0.905, SE 0.500, n=2); 1 answer unscored (no expected answer)");
         assertThat(scores()).containsExactly(1.0, 0.0, null);
 
         out.getBuffer().setLength(0);
         assertThat(execute("rescore", "--db", db.toString(), "--scorer", "includes", "--run", RUN)).isZero();
         assertThat(scores()).containsExactly(1.0, 1.0, null);
-        assertThat(out.toString()).contains("  m: 1.000 ± 0.000 (95% CI 1.000-1.000, n=2)");
+        assertThat(out.toString()).contains("  m: 1.000 (95% CI 0.342-1.000, SE 0.000, n=2)");
     }
 
     @Test

@@ -15,7 +15,9 @@ import java.util.Objects;
  *   95 % CI    = difference &plusmn; t(0.975, V - 1) * SE
  *   p          = P(|T| &ge; |difference / SE|), T ~ Student t with V - 1 degrees of freedom
  * </pre>
- * This is the paired t test over vignettes. Pairing removes the variation between easy and hard
+ * This is the paired t test over vignettes. The interval is clipped to [-1, 1], the range of a
+ * difference of two scores in [0, 1], since with few vignettes t's quantile is large (12.7 for
+ * two). Pairing removes the variation between easy and hard
  * vignettes that both models share, so the SE is usually far smaller than that of the two
  * accuracies taken apart. When every d_v is the same (SE 0) the interval is that value and p is 1
  * if it is 0, else 0. With fewer than two vignettes there is no spread: SE, interval and p are NaN.
@@ -72,7 +74,8 @@ public record PairedDifference(int vignettes, double difference, double standard
             return new PairedDifference(v, mean, 0.0, mean, mean, mean == 0 ? 1.0 : 0.0);
         }
         double half = StudentT.quantile(0.975, v - 1) * se;
-        return new PairedDifference(v, mean, se, mean - half, mean + half, StudentT.twoSidedP(mean / se, v - 1));
+        return new PairedDifference(v, mean, se, Math.max(-1.0, mean - half), Math.min(1.0, mean + half),
+                StudentT.twoSidedP(mean / se, v - 1));
     }
 
     /** True when the standard error, interval and p-value are defined. */
