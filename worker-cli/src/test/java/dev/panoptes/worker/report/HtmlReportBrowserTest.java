@@ -1,5 +1,6 @@
 package dev.panoptes.worker.report;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.panoptes.control.stats.Estimate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -74,6 +75,84 @@ class HtmlReportBrowserTest {
         assertThat(png).exists();
         assertThat(Files.size(png)).as("a 1280x2000 screenshot of a real page").isGreaterThan(20_000);
         copyScreenshotIfAsked(png);
+    }
+
+    @Test
+    @Timeout(value = 2 * CHROMIUM_TIMEOUT_S, unit = TimeUnit.SECONDS)
+    void theSamplesTableSortsByAClickedHeaderAndFiltersToWrongAnswersAModelAndAGroup() throws Exception {
+        // The fixture under a real 16-character run id, which used to wrap three characters a line.
+        RunData fixture = ReportFixtures.run();
+        String runId = "e59662dae82fbe62";
+        List<SampleRow> samples = new ArrayList<>();
+        for (SampleRow r : fixture.samples()) {
+            samples.add(new SampleRow(runId, r.model(), r.epoch(), r.vignetteId(), r.jobId(), r.prompt(), r.expected(),
+                    r.response(), r.score(), r.explanation(), r.metadata(), r.workerId(), r.apiModel(), r.latencyMs(),
+                    r.promptTokens(), r.completionTokens(), r.finishReason(), r.error()));
+        }
+        RunInfo info = fixture.info();
+        RunData run = new RunData(new RunInfo(runId, info.suite(), info.models(), info.scorer(), info.epochs(),
+                info.startedAt(), info.vignettes()), samples, List.of(), List.of());
+        Path report = dir.resolve("sortable.html");
+        HtmlReport.write(List.of(run), report, "topic");
+
+        try (DevToolsPage page = DevToolsPage.start(chromiumBinary(), Files.createTempDirectory(dir, "cdp-profile"))) {
+            page.open(report.toUri().toString());
+            assertThat(visibleColumn(page, 7)).as("storage order first").hasSize(13);
+
+            // Sort by score: ascending, unscored (blank) last; a second click reverses the numbers.
+            page.click("table.samples th[data-column='7']");
+            assertThat(visibleColumn(page, 7)).containsExactly("0.000", "0.000", "0.000", "0.000", "1.000", "1.000",
+                    "1.000", "1.000", "1.000", "1.000", "1.000", "1.000", "");
+            assertThat(page.evaluate("document.querySelector(\"th[data-column='7']\").getAttribute('aria-sort')")
+                    .asText()).isEqualTo("ascending");
+            page.click("table.samples th[data-column='7']");
+            assertThat(visibleColumn(page, 7)).startsWith("1.000").endsWith("0.000", "");
+            // Sort by vignette (text): v1 first; ties keep the order the previous sort left.
+            page.click("table.samples th[data-column='3']");
+            assertThat(visibleColumn(page, 3)).containsExactly("v1", "v1", "v1", "v1", "v1", "v2", "v2", "v2", "v2",
+                    "v3", "v3", "v3", "v3");
+
+            // Wrong only: the four samples scored 0 (m-a v2 epoch 2, v3 twice; m-b v3 epoch 2).
+            page.click("#sample-wrong");
+            assertThat(visibleColumn(page, 7)).containsExactly("0.000", "0.000", "0.000", "0.000");
+            assertThat(page.evaluate("document.getElementById('sample-count').textContent").asText())
+                    .isEqualTo("4 of 13 samples");
+            // ... of model m-b only (a select takes a choice, not a click: set it as a person's choice does).
+            choose(page, "sample-model", "m-b");
+            assertThat(visibleColumn(page, 1)).containsExactly("m-b");
+            assertThat(visibleColumn(page, 3)).containsExactly("v3");
+            // All of m-b's samples in group geo (v1 and v2): the checkbox clicked off again.
+            page.click("#sample-wrong");
+            choose(page, "sample-group", "geo");
+            assertThat(visibleColumn(page, 3)).containsExactly("v1", "v1", "v2", "v2");
+            choose(page, "sample-group", RunStats.NO_GROUP);
+            assertThat(visibleColumn(page, 3)).containsExactly("v3", "v3");
+
+            // The run column: a short id on one line, the whole id on hover.
+            JsonNode cell = page.evaluate("(function () { var td = document.querySelector('#sample-rows tr.sample:not([hidden]) td.run-id');"
+                    + " var range = document.createRange(); range.selectNodeContents(td);"
+                    + " return {text: td.textContent, title: td.title, lines: range.getClientRects().length}; })()");
+            assertThat(cell.get("text").asText()).isEqualTo("e59662da");
+            assertThat(cell.get("title").asText()).isEqualTo(runId);
+            assertThat(cell.get("lines").asInt()).as("line boxes of the run id").isEqualTo(1);
+        }
+    }
+
+    /** The text of one column in the rows the filters leave visible, top to bottom. */
+    private static List<String> visibleColumn(DevToolsPage page, int column) throws Exception {
+        JsonNode cells = page.evaluate("Array.from(document.querySelectorAll('#sample-rows tr.sample'))"
+                + ".filter(function (r) { return !r.hidden; })"
+                + ".map(function (r) { return r.cells[" + column + "].textContent; })");
+        List<String> out = new ArrayList<>();
+        cells.forEach(c -> out.add(c.asText()));
+        return out;
+    }
+
+    /** Picks an option of a select element and fires the change event a person's choice fires. */
+    private static void choose(DevToolsPage page, String id, String value) throws Exception {
+        page.evaluate("(function () { var s = document.getElementById('" + id + "'); s.value = "
+                + new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(value)
+                + "; s.dispatchEvent(new Event('change')); return s.value; })()");
     }
 
     /** Runs headless Chromium on one page and returns its standard output. */
