@@ -7,6 +7,7 @@ import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.worker.report.CsvWriter;
 import dev.panoptes.worker.report.CsvWriter.Cell;
 import dev.panoptes.worker.report.RunData;
+import dev.panoptes.worker.report.RunCardJson;
 import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.worker.report.SampleRow;
 import picocli.CommandLine.Command;
@@ -19,6 +20,9 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -45,7 +49,7 @@ final class ResultsCommand implements Callable<Integer> {
 
     static final List<String> COLUMNS = List.of("runId", "model", "epoch", "jobId", "vignetteId", "prompt",
             "expected", "response", "score", "explanation", "metadata", "apiModel", "finishReason", "latencyMs",
-            "promptTokens", "completionTokens", "workerId");
+            "promptTokens", "completionTokens", "workerId", "error");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Spec
@@ -62,6 +66,11 @@ final class ResultsCommand implements Callable<Integer> {
             description = "jsonl or csv. Default: ${DEFAULT-VALUE}.")
     private Format format;
 
+    @Option(names = "--manifest", order = 30, paramLabel = "FILE",
+            description = "Also write the record of each exported run (every parameter it recorded, its times,"
+                    + " the scoring shown; null for what it did not record) to this JSON file.")
+    private Path manifest;
+
     @Override
     public Integer call() throws IOException {
         verbose.apply();
@@ -69,6 +78,9 @@ final class ResultsCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         try (JdbcResultStore store = target.open()) {
             List<RunData> runs = load(spec, store, database.run);
+            if (manifest != null) {
+                Files.writeString(manifest, RunCardJson.of(runs), StandardCharsets.UTF_8);
+            }
             if (format == Format.csv) {
                 CsvWriter csv = new CsvWriter(out);
                 csv.writeRow(COLUMNS);
@@ -112,7 +124,7 @@ final class ResultsCommand implements Callable<Integer> {
                 Cell.number(s.score() == null ? null : s.score().toString()), Cell.text(s.explanation()),
                 Cell.text(s.metadata().isEmpty() ? null : metadataJson(s)), Cell.text(s.apiModel()),
                 Cell.text(s.finishReason()), Cell.number(s.latencyMs()), Cell.number(s.promptTokens()),
-                Cell.number(s.completionTokens()), Cell.text(s.workerId()));
+                Cell.number(s.completionTokens()), Cell.text(s.workerId()), Cell.text(s.error()));
     }
 
     static String jsonLine(JsonFactory json, SampleRow s) {
@@ -141,6 +153,7 @@ final class ResultsCommand implements Callable<Integer> {
             writeNumber(g, "promptTokens", s.promptTokens());
             writeNumber(g, "completionTokens", s.completionTokens());
             g.writeStringField("workerId", s.workerId());
+            g.writeStringField("error", s.error());
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e);

@@ -66,7 +66,13 @@ class CompareCommandTest {
 
         // The export: average each model's scores per vignette and pair them, by hand.
         out.getBuffer().setLength(0);
-        assertThat(execute("results", "--db", db.toString())).isZero();
+        Path manifest = dir.resolve("manifest.json");
+        assertThat(execute("results", "--db", db.toString(), "--manifest", manifest.toString())).isZero();
+        JsonNode card = JSON.readTree(Files.readString(manifest)).get("runs").get(0).get("manifest");
+        assertThat(card.get("runId").asText()).isEqualTo(RUN);
+        assertThat(card.get("models").asText()).isEqualTo("big, small");
+        assertThat(card.get("scoring").asText()).isEqualTo("the stored scores, by exact");
+        assertThat(card.get("temperature").isNull()).as("not recorded before run manifests").isTrue();
         Map<String, double[]> sums = new HashMap<>();
         for (String line : out.toString().split("\n")) {
             JsonNode r = JSON.readTree(line);
