@@ -149,13 +149,13 @@ final class DemoCommand implements Callable<Integer> {
                         watch.failures.get());
             }
             writeReport(results, report);
-            printComparison(results, out);
             out.printf("%nReport:  %s (open it in a browser: xdg-open %s)%n", report.toUri(), report);
             out.printf("Results: %s results --db %s --format csv%n", Jars.selfCommand(), results);
             out.printf("Worker logs: %s%n", dir);
             out.printf("Against a real model API: start 'java -jar worker.jar coordinator --suite FILE --model NAME',"
                     + " then on each GPU machine 'java -jar worker.jar --coordinator HOST:7070 --model-api"
                     + " http://localhost:8000/v1'.%n");
+            printComparison(results, out);
             out.flush();
             return code;
         } finally {

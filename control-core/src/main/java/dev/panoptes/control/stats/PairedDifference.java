@@ -83,7 +83,10 @@ public record PairedDifference(int vignettes, double difference, double standard
         return !Double.isNaN(standardError);
     }
 
-    /** "+0.250, 95% CI -0.120 to +0.620, SE 0.180, p=0.172, 12 vignettes"; locale-independent. */
+    /**
+     * "+0.250, 95% CI -0.120 to +0.620, SE 0.180, p=0.172, 12 vignettes" ("p<0.001" below that);
+     * locale-independent.
+     */
     public String format() {
         if (vignettes == 0) {
             return "no shared vignettes";
@@ -93,7 +96,8 @@ public record PairedDifference(int vignettes, double difference, double standard
             return signed(difference) + " (" + size + ", no interval)";
         }
         return signed(difference) + ", 95% CI " + signed(ciLow) + " to " + signed(ciHigh) + ", SE "
-                + String.format(Locale.ROOT, "%.3f", standardError) + ", p=" + p(pValue) + ", " + size;
+                + String.format(Locale.ROOT, "%.3f", standardError) + ", p" + (pValue < 0.001 ? "" : "=") + p(pValue)
+                + ", " + size;
     }
 
     /** A p-value with three significant places, and "<0.001" below that. */

@@ -38,5 +38,9 @@ class PairedDifferenceTest {
         assertThat(one.format()).isEqualTo("+0.500 (1 vignette, no interval)");
         assertThat(PairedDifference.of(List.of()).format()).isEqualTo("no shared vignettes");
         assertThat(PairedDifference.p(0.0004)).isEqualTo("<0.001");
+        // 0, 1, 1, 1, ... 1 over 40 vignettes: t far out, and "p<0.001", never "p=<0.001".
+        java.util.List<Double> many = new java.util.ArrayList<>(java.util.Collections.nCopies(39, 1.0));
+        many.add(0.0);
+        assertThat(PairedDifference.of(many).format()).contains(", p<0.001, 40 vignettes");
     }
 }
