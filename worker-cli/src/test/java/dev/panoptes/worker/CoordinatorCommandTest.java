@@ -274,6 +274,14 @@ class CoordinatorCommandTest {
         assertThat(out.toString()).contains("coordinator").contains("results").contains("demo");
     }
 
+    @Test
+    void theConcurrencyHelpSaysWhatTheGovernorDoesOn429() {
+        assertThat(execute("coordinator", "--help")).isZero();
+        // EndpointGovernor.DECREASE is 0.75: a 429 cuts the limit to three quarters, not to half.
+        String help = out.toString().replaceAll("\\s+", " ");
+        assertThat(help).contains("its limit drops to three quarters").doesNotContainIgnoringCase("halve");
+    }
+
     private int execute(String... args) {
         return WorkerMain.run(args, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
     }

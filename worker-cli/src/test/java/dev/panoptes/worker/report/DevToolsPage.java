@@ -111,6 +111,12 @@ final class DevToolsPage implements AutoCloseable {
         loaded.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     }
 
+    /** Writes a PNG of the page as it is shown (the window is 1280 x 2000). */
+    void screenshot(Path png) throws Exception {
+        JsonNode shot = call("Page.captureScreenshot", JSON.createObjectNode().put("format", "png"));
+        java.nio.file.Files.write(png, java.util.Base64.getDecoder().decode(shot.get("data").asText()));
+    }
+
     /** The value of a JavaScript expression, which must be JSON-serializable. */
     JsonNode evaluate(String expression) throws Exception {
         ObjectNode params = JSON.createObjectNode().put("expression", expression).put("returnByValue", true);
