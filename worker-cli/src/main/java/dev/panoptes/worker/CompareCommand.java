@@ -36,7 +36,7 @@ import java.util.concurrent.Callable;
         sortOptions = false,
         mixinStandardHelpOptions = true,
         description = {"Compares models on the vignettes they share: the paired difference (each vignette's mean"
-                + " score over its epochs, compared minus baseline; a failed answer counts 0) with its 95% interval,"
+                + " score over its epochs, compared minus baseline; a failed answer counts 0) with its 95%% interval,"
                 + " standard error and two-sided p-value (paired t over vignettes), and the vignettes whose score"
                 + " changed.",
             "One run: its models with each other. Two runs (--run twice, or --db and --run twice): each model of the"

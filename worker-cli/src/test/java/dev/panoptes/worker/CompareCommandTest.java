@@ -127,6 +127,14 @@ class CompareCommandTest {
         assertThat(err.toString()).contains("give no --run, one per --db, or two with one --db");
     }
 
+    @Test
+    void theHelpNamesTheMethodAndTheExitCodes() {
+        assertThat(execute("compare", "--help")).isZero();
+        assertThat(err.toString()).as("picocli formats descriptions: a lone %% would be a warning").isEmpty();
+        assertThat(out.toString().replaceAll("\\s+", " ")).contains("with its 95% interval")
+                .contains("paired t over vignettes").contains("3 nothing to compare");
+    }
+
     /** The answers to q0..q(n-1), the given vignettes answered wrong. */
     private static String[] answers(int n, String... wrong) {
         String[] answers = new String[n];
