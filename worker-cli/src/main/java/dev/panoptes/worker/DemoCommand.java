@@ -3,7 +3,9 @@ package dev.panoptes.worker;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.worker.report.HtmlReport;
+import dev.panoptes.worker.report.ModelComparison;
 import dev.panoptes.worker.report.RunData;
 import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.control.WorkerHandle;
@@ -41,7 +43,8 @@ import java.util.function.Consumer;
  * TCP, a bundled suite of arithmetic questions asked of both models three times (epochs) and
  * scored by the normalized scorer; one worker is killed with SIGKILL mid-run so that its jobs are
  * visibly sent to the others; then the summary, with confidence intervals and the comparison of
- * the two models, and an HTML report.
+ * the two models, an HTML report, and {@code compare} of the two models with the vignettes whose
+ * score changed.
  */
 @Command(name = "demo",
         sortOptions = false,
@@ -152,6 +155,7 @@ final class DemoCommand implements Callable<Integer> {
             out.printf("Against a real model API: start 'java -jar worker.jar coordinator --suite FILE --model NAME',"
                     + " then on each GPU machine 'java -jar worker.jar --coordinator HOST:7070 --model-api"
                     + " http://localhost:8000/v1'.%n");
+            printComparison(results, out);
             out.flush();
             return code;
         } finally {
@@ -169,6 +173,22 @@ final class DemoCommand implements Callable<Integer> {
             HtmlReport.write(runs, report, GROUP_BY);
         } catch (IOException | RuntimeException e) {
             spec.commandLine().getErr().println("demo: could not write the report " + report + ": " + e.getMessage());
+        }
+    }
+
+    /** The end of the demo: {@code compare} of its two models, as the command prints it. */
+    private void printComparison(Path results, PrintWriter out) {
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(results)) {
+            List<String> ids = RunDataLoader.runIds(store);
+            if (ids.isEmpty()) {
+                return;
+            }
+            RunData run = RunDataLoader.load(store, ids.get(0));
+            out.printf("%n%s compare --db %s%nComparing the models of run %s; %s, 95%% CI from Student's t:%n%s",
+                    Jars.selfCommand(), results, run.info().runId(), PairedDifference.METHOD,
+                    CompareCommand.render(ModelComparison.compareAll(run, null), 5));
+        } catch (RuntimeException e) {
+            spec.commandLine().getErr().println("demo: could not compare the models: " + e.getMessage());
         }
     }
 

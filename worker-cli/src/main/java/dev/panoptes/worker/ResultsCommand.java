@@ -8,6 +8,7 @@ import dev.panoptes.control.store.Scoring;
 import dev.panoptes.worker.report.CsvWriter;
 import dev.panoptes.worker.report.CsvWriter.Cell;
 import dev.panoptes.worker.report.RunData;
+import dev.panoptes.worker.report.RunCardJson;
 import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.worker.report.SampleRow;
 import picocli.CommandLine.Command;
@@ -20,6 +21,9 @@ import picocli.CommandLine.Spec;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -37,7 +41,8 @@ import java.util.concurrent.Callable;
         description = {"Writes every stored answer to standard output, one per line (JSONL) or row (CSV), run by run,"
                 + " oldest first within a run.",
             "CSV cells that a spreadsheet would run as a formula (starting with =, +, -, @, tab or carriage"
-                    + " return) are written with a leading ' so that they stay text."},
+                    + " return) are written with a leading ' so that they stay text; a cell that is a plain number"
+                    + " (-24, +1, -3.5, 1e-3) is a number and is written as it is."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:exported", "1:the database could not be read", "2:invalid command line, or no such run"})
 final class ResultsCommand implements Callable<Integer> {
@@ -46,7 +51,7 @@ final class ResultsCommand implements Callable<Integer> {
 
     static final List<String> COLUMNS = List.of("runId", "model", "epoch", "jobId", "vignetteId", "prompt",
             "expected", "response", "score", "explanation", "metadata", "apiModel", "finishReason", "latencyMs",
-            "promptTokens", "completionTokens", "workerId", "scoring");
+            "promptTokens", "completionTokens", "workerId", "error", "scoring");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Spec
@@ -68,6 +73,11 @@ final class ResultsCommand implements Callable<Integer> {
                     + " Default: the latest.")
     private int scoring;
 
+    @Option(names = "--manifest", order = 31, paramLabel = "FILE",
+            description = "Also write the record of each exported run (every parameter it recorded, its times,"
+                    + " the scoring shown; null for what it did not record) to this JSON file.")
+    private Path manifest;
+
     @Override
     public Integer call() throws IOException {
         verbose.apply();
@@ -75,6 +85,9 @@ final class ResultsCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         try (JdbcResultStore store = target.open()) {
             List<RunData> runs = load(spec, store, database.run, ScoringOption.check(spec, scoring));
+            if (manifest != null) {
+                Files.writeString(manifest, RunCardJson.of(runs), StandardCharsets.UTF_8);
+            }
             if (format == Format.csv) {
                 CsvWriter csv = new CsvWriter(out);
                 csv.writeRow(COLUMNS);
@@ -140,7 +153,7 @@ final class ResultsCommand implements Callable<Integer> {
                 Cell.number(s.score() == null ? null : s.score().toString()), Cell.text(s.explanation()),
                 Cell.text(s.metadata().isEmpty() ? null : metadataJson(s)), Cell.text(s.apiModel()),
                 Cell.text(s.finishReason()), Cell.number(s.latencyMs()), Cell.number(s.promptTokens()),
-                Cell.number(s.completionTokens()), Cell.text(s.workerId()));
+                Cell.number(s.completionTokens()), Cell.text(s.workerId()), Cell.text(s.error()));
     }
 
     /** The JSON line of an answer with the number of the scoring its score comes from (null when none). */
@@ -178,6 +191,7 @@ final class ResultsCommand implements Callable<Integer> {
             writeNumber(g, "promptTokens", s.promptTokens());
             writeNumber(g, "completionTokens", s.completionTokens());
             g.writeStringField("workerId", s.workerId());
+            g.writeStringField("error", s.error());
             if (withScoring) {
                 writeNumber(g, "scoring", scoring == null ? null : (long) scoring.number());
             }

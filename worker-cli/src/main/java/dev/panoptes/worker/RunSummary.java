@@ -2,7 +2,9 @@ package dev.panoptes.worker;
 
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.schedule.RunReport;
+import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.worker.report.Figures;
 import dev.panoptes.worker.report.RunData;
@@ -128,11 +130,16 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                     : "  accuracy:    no answer scored: " + unscored + " unscored (no expected answer, or no grade)\n");
             return;
         }
-        sb.append("  accuracy").append(scorer).append(", mean score with its 95% confidence interval:\n");
+        sb.append("  accuracy").append(scorer).append(", mean score per model; 95% CI: ").append(Accuracy.METHOD)
+                .append(":\n");
         for (RunStats.ModelStats m : stats.models()) {
             sb.append("    ").append(m.model()).append(": ").append(line(m.accuracy()));
+            if (m.failedAnswers() > 0) {
+                sb.append("; ").append(plural(m.failedAnswers(), "failed answer")).append(" scored 0 (without them: ")
+                        .append(line(m.withoutFailed())).append(')');
+            }
             if (m.unscored() > 0) {
-                sb.append("; ").append(m.unscored()).append(" answers unscored");
+                sb.append("; ").append(plural(m.unscored(), "answer")).append(" unscored");
             }
             sb.append('\n');
             for (Map.Entry<String, Estimate> g : m.byGroup().entrySet()) {
@@ -140,24 +147,31 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                         .append(line(g.getValue())).append('\n');
             }
         }
+        if (!stats.comparison().isEmpty()) {
+            sb.append("  paired differences, ").append(PairedDifference.METHOD).append(":\n");
+        }
         for (RunStats.Comparison c : stats.comparison()) {
             sb.append("    ").append(c.model()).append(" - ").append(c.baseline()).append(": ")
-                    .append(Figures.difference(c.difference())).append(" ± ").append(Figures.ratio(c.standardError()))
-                    .append(" (paired over ").append(c.sharedVignettes()).append(" vignettes)\n");
+                    .append(c.paired().format()).append('\n');
         }
     }
 
-    /** "0.733 ± 0.081 (95% CI 0.652-0.814, n=30, 10 vignettes)" with the shared figures. */
+    /**
+     * "0.733 (95% CI 0.652-0.814, SE 0.081, n=30, 10 vignettes)" with the shared figures; the
+     * interval's method is named once, in the heading above such lines.
+     */
     static String line(Estimate e) {
         if (e.n() == 0) {
             return "no scored answers";
         }
-        String size = "n=" + e.n() + (e.clustered() ? ", " + e.clusters() + " vignettes" : "");
-        if (!e.hasInterval()) {
-            return Figures.ratio(e.mean()) + " (" + size + ", no interval)";
-        }
-        return Figures.ratio(e.mean()) + " ± " + Figures.ratio(e.standardError()) + " (95% CI "
-                + Figures.ratio(e.ciLow()) + "-" + Figures.ratio(e.ciHigh()) + ", " + size + ")";
+        String size = "n=" + e.n() + (e.clustered() ? ", " + plural(e.clusters(), "vignette") : "");
+        String se = e.hasStandardError() ? "SE " + Figures.ratio(e.standardError()) + ", " : "";
+        return Figures.ratio(e.mean()) + " (95% CI " + Figures.ratio(e.ciLow()) + "-" + Figures.ratio(e.ciHigh()) + ", "
+                + se + size + ")";
+    }
+
+    private static String plural(int count, String noun) {
+        return count + " " + noun + (count == 1 ? "" : "s");
     }
 
     private static long percentile(long[] sorted, int p) {

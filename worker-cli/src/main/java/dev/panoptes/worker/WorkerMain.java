@@ -240,6 +240,7 @@ public final class WorkerMain implements Callable<Integer> {
         cmd.addSubcommand(new StatusCommand(env));
         cmd.addSubcommand(new ReportCommand());
         cmd.addSubcommand(new RescoreCommand());
+        cmd.addSubcommand(new CompareCommand(env));
         cmd.addSubcommand(new DemoCommand());
         cmd.addSubcommand(new StubModelCommand());
         // A model may well be named like a command ("--model stub-model", "--model report"): an

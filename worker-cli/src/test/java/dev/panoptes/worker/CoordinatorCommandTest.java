@@ -237,11 +237,12 @@ class CoordinatorCommandTest {
 
         assertThat(execute("results", "--db", db.toString(), "--format", "csv")).isZero();
         assertThat(out.toString()).startsWith("runId,model,epoch,jobId,vignetteId,prompt,expected,response,score,"
-                        + "explanation,metadata,apiModel,finishReason,latencyMs,promptTokens,completionTokens,workerId,scoring\r\n")
+                        + "explanation,metadata,apiModel,finishReason,latencyMs,promptTokens,completionTokens,workerId,error,"
+                        + "scoring\r\n")
                 .contains("0123456789abcdef,m,1,0123456789abcdef-m-e1-0000,a,What is 2+2?,4,4,1.0,,"
-                        + "\"{\"\"topic\"\":\"\"sums\"\"}\",m-2024,stop,12,3,1,w1,1\r\n")
-                // A prompt that a spreadsheet would run is neutralized; so is the expected answer "-1".
-                .contains(",b,\"'=cmd|' /C calc'!A0\",\"'-1\",\"has, a comma and \"\"quotes\"\"\nand a line break\",0.0,");
+                        + "\"{\"\"topic\"\":\"\"sums\"\"}\",m-2024,stop,12,3,1,w1,,1\r\n")
+                // A prompt that a spreadsheet would run is neutralized; the expected answer -1 is a number.
+                .contains(",b,\"'=cmd|' /C calc'!A0\",-1,\"has, a comma and \"\"quotes\"\"\nand a line break\",0.0,");
 
         out.getBuffer().setLength(0);
         assertThat(execute("results", "--db", db.toString(), "--run", "0123456789abcdef")).isZero();
@@ -272,6 +273,14 @@ class CoordinatorCommandTest {
     void theTopLevelHelpListsTheSubcommands() {
         assertThat(execute("--help")).isZero();
         assertThat(out.toString()).contains("coordinator").contains("results").contains("demo");
+    }
+
+    @Test
+    void theConcurrencyHelpSaysWhatTheGovernorDoesOn429() {
+        assertThat(execute("coordinator", "--help")).isZero();
+        // EndpointGovernor.DECREASE is 0.75: a 429 cuts the limit to three quarters, not to half.
+        String help = out.toString().replaceAll("\\s+", " ");
+        assertThat(help).contains("its limit drops to three quarters").doesNotContainIgnoringCase("halve");
     }
 
     private int execute(String... args) {

@@ -69,7 +69,9 @@ class CoordinatorRunTest {
         assertThat(run.run()).isZero();
 
         assertThat(out.toString()).contains("Run complete").contains("40 of 40 stored")
-                .contains("m: 0.500 ± 0.080 (95% CI 0.343-0.657, n=40)");
+                .contains("95% CI: Wilson, clustered by vignette")
+                // Wilson(20/40): [0.352, 0.648]; Wald would say 0.343-0.657.
+                .contains("m: 0.500 (95% CI 0.352-0.648, SE 0.080, n=40)");
         assertThat(err.toString()).contains("worker w1 registered from").contains("start workers with:");
         try (ResultStore store = JdbcResultStore.openSqlite(dir.resolve("r.db"))) {
             assertThat(store.recordCount()).isEqualTo(40);

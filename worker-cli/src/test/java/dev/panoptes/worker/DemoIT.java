@@ -57,8 +57,16 @@ class DemoIT {
         assertThat(printed).contains("demo-worker-misconfigured was started with a wrong --model-api")
                 .contains("its model API answered 404").contains("450 of 450 complete, 0 failed");
         // Two models, three epochs, the normalized scorer: the small model's full stops are forgiven.
-        assertThat(printed).contains("accuracy (normalized, scoring 1), mean score with its 95% confidence interval:")
+        assertThat(printed).contains("accuracy (normalized, scoring 1), mean score per model; 95% CI: Wilson, clustered by"
+                        + " vignette:")
                 .contains("stub-arithmetic-small - stub-arithmetic: -").contains("op=*: ");
+        // It ends with compare of its two models: the same paired difference, and the vignettes that changed.
+        Matcher paired = Pattern.compile("\n    stub-arithmetic-small - stub-arithmetic: (-\\d\\.\\d{3}, 95% CI [^\n]*)")
+                .matcher(printed);
+        assertThat(paired.find()).as(printed).isTrue();
+        assertThat(printed).contains(" compare --db ")
+                .contains("\n  stub-arithmetic-small - stub-arithmetic: " + paired.group(1) + "\n")
+                .containsPattern("\n    changed: \\d+ vignettes; the first 5:\n");
         Matcher report = Pattern.compile("Report:  file:(\\S+) ").matcher(printed);
         assertThat(report.find()).as(printed).isTrue();
         Path reportFile = Path.of(java.net.URI.create("file:" + report.group(1)));
@@ -66,13 +74,13 @@ class DemoIT {
         Matcher runId = Pattern.compile("\\(run id ([0-9a-f]{16})\\)").matcher(printed);
         assertThat(runId.find()).isTrue();
         for (String model : List.of(DemoCommand.MODEL, DemoCommand.SMALL_MODEL)) {
-            Matcher line = Pattern.compile("\n    " + Pattern.quote(model) + ": (\\d\\.\\d{3}) ± (\\d\\.\\d{3}) \\(95% CI "
-                    + "(\\d\\.\\d{3})-(\\d\\.\\d{3}), n=900, 300 vignettes\\)").matcher(printed);
+            Matcher line = Pattern.compile("\n    " + Pattern.quote(model) + ": (\\d\\.\\d{3}) \\(95% CI "
+                    + "(\\d\\.\\d{3})-(\\d\\.\\d{3}), SE (\\d\\.\\d{3}), n=900, 300 vignettes\\)").matcher(printed);
             assertThat(line.find()).as("the summary line of %s in:%n%s", model, printed).isTrue();
             assertThat(page.figure("accuracy", runId.group(1), model, "accuracy")).isEqualTo(line.group(1));
-            assertThat(page.figure("accuracy", runId.group(1), model, "stderr")).isEqualTo(line.group(2));
-            assertThat(page.figure("accuracy", runId.group(1), model, "ci-low")).isEqualTo(line.group(3));
-            assertThat(page.figure("accuracy", runId.group(1), model, "ci-high")).isEqualTo(line.group(4));
+            assertThat(page.figure("accuracy", runId.group(1), model, "ci-low")).isEqualTo(line.group(2));
+            assertThat(page.figure("accuracy", runId.group(1), model, "ci-high")).isEqualTo(line.group(3));
+            assertThat(page.figure("accuracy", runId.group(1), model, "stderr")).isEqualTo(line.group(4));
         }
 
         Suite suite;

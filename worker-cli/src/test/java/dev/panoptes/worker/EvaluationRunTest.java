@@ -105,9 +105,12 @@ class EvaluationRunTest {
                 .allSatisfy(e -> assertThat(e.getValue().model()).isEqualTo("big"));
         // big answers every vignette right; small gets odd vignettes wrong in epoch 0 only.
         String summary = out.toString();
-        assertThat(summary).contains("accuracy (normalized, scoring 1), mean score with its 95% confidence interval:")
-                .contains("big: 1.000 ± 0.000 (95% CI 1.000-1.000, n=36, 12 vignettes)")
-                .contains("small - big: -0.167 ± ");
+        // All right in three epochs that agree: 12 vignettes' worth of evidence, Wilson(1, 12) = [0.758, 1].
+        assertThat(summary).contains("accuracy (normalized, scoring 1), mean score per model; 95% CI: Wilson, clustered by"
+                        + " vignette:")
+                .contains("big: 1.000 (95% CI 0.758-1.000, SE 0.000, n=36, 12 vignettes)")
+                .contains("paired differences, paired t over vignettes")
+                .contains("small - big: -0.167, 95% CI ");
         assertThat(records).filteredOn(r -> r.context().model().equals("small") && r.context().epoch() == 0
                         && r.record().vignetteId().equals("q1"))
                 .singleElement().satisfies(r -> assertThat(r.score().score()).isEqualTo(0.0));
@@ -141,7 +144,7 @@ class EvaluationRunTest {
             assertThat(r.score().explanation()).isEqualTo("compared by the test's judge");
         });
         // q1, q5 and q9 are wrong, q3 is unscored: 8 of 11.
-        assertThat(out.toString()).contains("m: 0.727 ± 0.141 (95% CI 0.451-1.000, n=11); 1 answers unscored");
+        assertThat(out.toString()).contains("m: 0.727 (95% CI 0.434-0.903, SE 0.141, n=11); 1 answer unscored");
     }
 
     @Test

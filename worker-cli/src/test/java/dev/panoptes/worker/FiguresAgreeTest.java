@@ -39,7 +39,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * One real run (two models, two epochs, a group-by key, workers over loopback TCP), then its
  * summary, its JSONL and CSV exports and its HTML report: every accuracy figure recomputed from
- * the export equals the one the summary prints and the one the report shows.
+ * either export alone equals the one the summary prints and the one the report shows, and the
+ * CSV gives back every cell of the JSONL, negative numbers included.
  */
 class FiguresAgreeTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -89,7 +90,34 @@ class FiguresAgreeTest {
         }
         assertThat(byModel).containsOnlyKeys("big", "small");
         String csv = command("results", "--db", db.toString(), "--run", runId, "--format", "csv");
-        assertThat(csv.split("\r\n")).hasSize(1 + rows.size());
+        List<List<String>> csvRows = parseCsv(csv);
+        assertThat(csvRows).hasSize(1 + rows.size());
+        List<String> header = csvRows.get(0);
+        assertThat(header).containsExactlyElementsOf(ResultsCommand.COLUMNS);
+        Map<String, List<Sample>> csvByModel = new LinkedHashMap<>();
+        Map<String, List<Sample>> csvByModelAndTopic = new LinkedHashMap<>();
+        int negatives = 0;
+        for (int i = 0; i < rows.size(); i++) {
+            List<String> cells = csvRows.get(i + 1);
+            JsonNode r = rows.get(i);
+            // Every text cell comes back as the JSONL has it: "-24" is not "'-24".
+            for (String column : List.of("runId", "model", "vignetteId", "prompt", "expected", "response")) {
+                assertThat(cells.get(header.indexOf(column))).as("%s of row %d", column, i).isEqualTo(r.get(column).asText());
+            }
+            negatives += r.get("expected").asText().startsWith("-") ? 1 : 0;
+            String score = cells.get(header.indexOf("score"));
+            if (score.isEmpty()) {
+                continue;
+            }
+            Sample s = new Sample(cells.get(header.indexOf("vignetteId")), Double.parseDouble(score));
+            String model = cells.get(header.indexOf("model"));
+            String topic = JSON.readTree(cells.get(header.indexOf("metadata"))).get("topic").asText();
+            csvByModel.computeIfAbsent(model, k -> new ArrayList<>()).add(s);
+            csvByModelAndTopic.computeIfAbsent(model + "/" + topic, k -> new ArrayList<>()).add(s);
+        }
+        assertThat(negatives).as("rows whose expected answer is a negative number").isEqualTo(4 * 2 * 2);
+        assertThat(csvByModel).isEqualTo(byModel);
+        assertThat(csvByModelAndTopic).isEqualTo(byModelAndTopic);
 
         Path reportFile = dir.resolve("report.html");
         assertThat(command("report", "--db", db.toString(), "--out", reportFile.toString(), "--group-by", "topic"))
@@ -112,6 +140,41 @@ class FiguresAgreeTest {
         }
         // The small model's answers end with a full stop, which exact match would have failed: (20 + 3) / 40.
         assertThat(Accuracy.of(byModel.get("small")).mean()).isEqualTo(23 / 40.0);
+    }
+
+    /** RFC 4180: quoted fields may hold commas, doubled quotes and line breaks; records end in CRLF. */
+    private static List<List<String>> parseCsv(String text) {
+        List<List<String>> records = new ArrayList<>();
+        List<String> record = new ArrayList<>();
+        StringBuilder field = new StringBuilder();
+        boolean quoted = false;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (quoted) {
+                if (c == '"' && i + 1 < text.length() && text.charAt(i + 1) == '"') {
+                    field.append('"');
+                    i++;
+                } else if (c == '"') {
+                    quoted = false;
+                } else {
+                    field.append(c);
+                }
+            } else if (c == '"') {
+                quoted = true;
+            } else if (c == ',') {
+                record.add(field.toString());
+                field.setLength(0);
+            } else if (c == '\r' && i + 1 < text.length() && text.charAt(i + 1) == '\n') {
+                record.add(field.toString());
+                field.setLength(0);
+                records.add(record);
+                record = new ArrayList<>();
+                i++;
+            } else {
+                field.append(c);
+            }
+        }
+        return records;
     }
 
     private String command(String... args) {
@@ -166,7 +229,9 @@ class FiguresAgreeTest {
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < 20; i++) {
             sb.append("{\"id\":\"q").append(i).append("\",\"prompt\":\"question ").append(i)
-                    .append("\",\"expected\":\"Answer ").append(i).append("\",\"metadata\":{\"topic\":\"")
+                    // Four expected answers are negative numbers, as in "What is 65 - 89?".
+                    .append("\",\"expected\":\"").append(i % 5 == 1 ? "-" + (i * 3) : "Answer " + i)
+                    .append("\",\"metadata\":{\"topic\":\"")
                     .append(i < 8 ? "geo" : "sums").append("\"}}\n");
         }
         Path suite = Files.writeString(dir.resolve("suite.jsonl"), sb.toString());

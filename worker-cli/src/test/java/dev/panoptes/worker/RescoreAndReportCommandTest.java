@@ -61,7 +61,7 @@ class RescoreAndReportCommandTest {
         assertThat(out.toString()).contains("run " + RUN + ": scoring 2 made with normalized: 3 answers scored again;"
                         + " scoring 1 (exact) is kept: --scoring 1 shows it")
                 .contains("  accuracy (normalized, scoring 2)")
-                .contains("    m: 0.500").contains("; 1 answers unscored")
+                .contains("    m: 0.500").contains("; 1 answer unscored")
                 .contains("      topic=math: 1.000").contains("      topic=geo: 0.000");
         assertThat(scores(0)).containsExactly(1.0, 0.0, null);
         assertThat(scores(1)).as("scoring 1 is kept as it was").containsExactly(0.0, 0.0, null);

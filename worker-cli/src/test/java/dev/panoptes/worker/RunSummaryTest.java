@@ -47,15 +47,16 @@ class RunSummaryTest {
         assertThat(summary.latencyP95Ms()).isEqualTo(190);
         assertThat(summary.allCompleted()).isTrue();
         // 7 of 10: mean 0.7, s = sqrt(7*0.09 + 3*0.49) / 3 = sqrt(2.1/9) = 0.48305, SE = s / sqrt(10) = 0.15275,
-        // 95 % CI 0.7 -+ 1.95996 * 0.15275 = 0.401 .. 0.999.
+        // Wilson(0.7, 10) = [0.397, 0.892].
         assertThat(summary.render()).contains("Run complete in 1.5 s (run id " + RUN + ")")
                 .contains("jobs:        2 of 2 complete, 0 failed")
                 .contains("answers:     20 of 20 stored")
                 .contains("redelivered: 1 jobs")
                 .contains("tokens:      100 (80 prompt + 20 completion)")
                 .contains("latency:     p50 100 ms, p95 190 ms")
-                .contains("accuracy (exact), mean score with its 95% confidence interval:")
-                .contains("m: 0.700 ± 0.153 (95% CI 0.401-0.999, n=10); 10 answers unscored");
+                .contains("accuracy (exact), mean score per model; 95% CI: Wilson, clustered by vignette:")
+                .contains("m: 0.700 (95% CI 0.397-0.892, SE 0.153, n=10); 10 answers unscored")
+                .doesNotContain("±");
     }
 
     @Test
@@ -78,12 +79,16 @@ class RunSummaryTest {
         String text = RunSummary.of(plan, new RunReport(4, 0, 4, List.of(), 4, 0, 0, Map.of(), Duration.ofSeconds(1)),
                 data, null).render();
 
-        // a: m = 0.5; residual sums per vignette +1 and -1; SE = sqrt(2/1 * 2) / 4 = 0.5; CI clamped to 0..1.
-        assertThat(text).contains("a: 0.500 ± 0.500 (95% CI 0.000-1.000, n=4, 2 vignettes)");
-        // b: m = 0.75; residuals q1 1-1.5 = -0.5, q2 2-1.5 = 0.5; SE = sqrt(2 * 0.5) / 4 = 0.25.
-        assertThat(text).contains("b: 0.750 ± 0.250 (95% CI 0.260-1.000, n=4, 2 vignettes)");
-        // Paired: d(q1) = 0.5 - 1 = -0.5, d(q2) = 1 - 0 = 1; mean 0.25, sd = 1.06066, SE = 0.75.
-        assertThat(text).contains("b - a: +0.250 ± 0.750 (paired over 2 vignettes)");
+        // a: m = 0.5; residual sums per vignette +1 and -1; SE = sqrt(2/1 * 2) / 4 = 0.5. Epochs agree:
+        // deff = 2, n_eff = 2 vignettes; Wilson(0.5, 2) = [0.095, 0.905].
+        assertThat(text).contains("a: 0.500 (95% CI 0.095-0.905, SE 0.500, n=4, 2 vignettes)");
+        // b: m = 0.75; residual sums q1 1-1.5 = -0.5, q2 2-1.5 = 0.5; SE = sqrt(2 * 0.5) / 4 = 0.25;
+        // sum S_g^2 = 0.5 below sum r^2 = 3 * 0.0625 + 0.5625 = 0.75: deff < 1, so n_eff = n = 4.
+        assertThat(text).contains("b: 0.750 (95% CI 0.301-0.954, SE 0.250, n=4, 2 vignettes)");
+        // Paired: d(q1) = 0.5 - 1 = -0.5, d(q2) = 1 - 0 = 1; mean 0.25, sd = 1.06066, SE = 0.75; t = 1/3 with
+        // 1 df: p = 1 - 2 atan(1/3) / pi = 0.795; 0.25 -+ 12.706 * 0.75 is clipped to [-1, 1].
+        assertThat(text).contains("paired differences, paired t over vignettes")
+                .contains("b - a: +0.250, 95% CI -1.000 to +1.000, SE 0.750, p=0.795, 2 vignettes");
     }
 
     @Test
@@ -103,6 +108,28 @@ class RunSummaryTest {
         assertThat(summary.render()).contains("Run INCOMPLETE").contains("(run id " + RUN + ")").contains("0 of 1 stored, 1 failed")
                 .contains("after 1 attempts: model API answered 400: bad")
                 .contains("accuracy:    no answer to score").doesNotContain("latency");
+    }
+
+    @Test
+    void failedAnswersAreScoredZeroAndTheFigureWithoutThemIsPrintedBeside() {
+        List<SampleRow> samples = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            samples.add(sample("m", 0, "q" + i, 1.0, 5L));
+        }
+        samples.add(new SampleRow(RUN, "m", 0, "q4", RUN + "-job", "question", "yes", "", 0.0,
+                "failed answer: model API answered 400", Map.of(), "w", "m", 5L, null, null, null,
+                "model API answered 400: context_length_exceeded"));
+        RunData data = new RunData(new RunInfo(RUN, "s", List.of("m"), "exact", 1, null, 5), samples, List.of(),
+                List.of());
+        JobPlan plan = JobPlan.of(new Suite("s", List.of(new Vignette("q0", "p")), "0".repeat(64)), SpecParams.NONE,
+                1, "");
+
+        String text = RunSummary.of(plan, new RunReport(1, 0, 1, List.of(), 1, 0, 0, Map.of(), Duration.ofSeconds(1)),
+                data, null).render();
+
+        // 4 of 5 with the failed answer as 0: Wilson(0.8, 5) = [0.376, 0.964]; 4 of 4 without: [0.510, 1].
+        assertThat(text).contains("m: 0.800 (95% CI 0.376-0.964, SE 0.200, n=5); 1 failed answer scored 0"
+                + " (without them: 1.000 (95% CI 0.510-1.000, SE 0.000, n=4))");
     }
 
     private static SampleRow sample(String model, int epoch, String vignette, Double score, Long latencyMs) {

@@ -24,9 +24,29 @@ import java.util.Objects;
  * sample standard deviation (n - 1 denominator). The two agree in spirit: clustered SE with
  * one sample per cluster is sqrt(n / (n - 1) * sum (x_i - m)^2) / n = s / sqrt(n).
  *
- * <p>The interval is the normal approximation m ± 1.96 SE. It is poor for small n or for a
- * mean near 0 or 1 (where it can spill outside [0, 1]); the ends are clamped to [0, 1] for
- * display only, the standard error is left as computed.
+ * <p><b>The interval</b> is the Wilson score interval ({@link Wilson}) of the mean score taken as
+ * a proportion, with the effective sample size of the clustered design in place of n
+ * ({@value #METHOD}):
+ * <pre>
+ *   deff  = sum_g S_g^2 / sum_i (x_i - m)^2     (Kish's design effect)
+ *   n_eff = n / max(deff, 1)
+ * </pre>
+ * the variance of the mean over clusters relative to that of n independent samples, without the
+ * small-sample factors of either. Without repeats every S_g is one residual, so deff = 1 and
+ * n_eff = n: the textbook Wilson interval. When every vignette is asked k times and its epochs
+ * all agree, deff = k and n_eff = G, the number of vignettes. A design effect below 1 (epochs of a
+ * vignette disagreeing more than vignettes do, which only chance does) is taken as 1, so
+ * clustering never narrows an interval. When the design effect is undefined, n_eff is the
+ * number of vignettes G, as if every epoch repeated its vignette's answer:
+ * <ul>
+ *   <li>every sample has the same score (s = 0: 0/0), which includes all right and all wrong,
+ *       the case where the Wald interval collapses to a point; the data then show exactly that
+ *       epochs agree;</li>
+ *   <li>a single vignette asked several times (G = 1: the clustered SE needs two clusters).</li>
+ * </ul>
+ * Wilson's variance p(1 - p) is the largest a score in [0, 1] with mean p can have, so for
+ * partial-credit scores the interval errs on the wide side. A mean outside [0, 1] (a scorer out
+ * of contract) is clamped to it for the interval only.
  *
  * <p>Cost: two passes over the samples, O(n) time, and one hash map entry per cluster.
  *
@@ -35,6 +55,8 @@ import java.util.Objects;
 public final class Accuracy {
     /** The standard normal's 97.5th percentile, for a two-sided 95 % interval. */
     static final double Z_95 = 1.959963984540054;
+    /** The interval's method, as reports name it once. */
+    public static final String METHOD = "Wilson, clustered by vignette";
 
     private Accuracy() {
     }
@@ -88,18 +110,32 @@ public final class Accuracy {
         }
 
         double se;
+        double effectiveN;
         if (repeats) {
             double clusterSquares = 0;
             for (Cluster cluster : clusters.values()) {
                 clusterSquares += cluster.residualSum * cluster.residualSum;
             }
             se = g < 2 ? Double.NaN : Math.sqrt((double) g / (g - 1) * clusterSquares) / n;
+            effectiveN = effectiveN(n, g, clusterSquares, squares);
         } else {
             se = n < 2 ? Double.NaN : Math.sqrt(squares / (n - 1) / n);
+            effectiveN = n;
         }
-        double low = Double.isNaN(se) ? Double.NaN : clamp(mean - Z_95 * se);
-        double high = Double.isNaN(se) ? Double.NaN : clamp(mean + Z_95 * se);
-        return new Estimate(n, g, mean, se, low, high, repeats);
+        double[] ci = Wilson.interval(mean, effectiveN, Z_95);
+        return new Estimate(n, g, mean, se, ci[0], ci[1], repeats, effectiveN);
+    }
+
+    /**
+     * n / deff for clustered samples, deff = clusterSquares / squares taken as at least 1; the
+     * number of vignettes when deff is undefined (no spread at all, or a single vignette, whose
+     * one residual sum is zero by construction).
+     */
+    static double effectiveN(int n, int clusters, double clusterSquares, double squares) {
+        if (clusters < 2 || squares == 0) {
+            return clusters;
+        }
+        return n / Math.max(clusterSquares / squares, 1.0);
     }
 
     /**
@@ -131,10 +167,6 @@ public final class Accuracy {
             estimates.put(group.getKey(), of(group.getValue()));
         }
         return Collections.unmodifiableMap(estimates);
-    }
-
-    private static double clamp(double value) {
-        return Math.max(0.0, Math.min(1.0, value));
     }
 
     /** Running totals for one cluster; a class rather than boxed values so updates do not allocate. */

@@ -21,8 +21,9 @@ class AccuracyTest {
         // values 1, 0, 1, 1: mean = 3/4 = 0.75
         // residuals 0.25, -0.75, 0.25, 0.25; squares 0.0625 + 0.5625 + 0.0625 + 0.0625 = 0.75
         // s^2 = 0.75 / (4 - 1) = 0.25, s = 0.5, SE = 0.5 / sqrt(4) = 0.25
-        // half width = 1.959963984540054 * 0.25 = 0.4899909961350135
-        // CI = [0.75 - 0.48999..., 0.75 + 0.48999...] = [0.2600090038649865, 1.2399... -> 1.0 clamped]
+        // no repeats, so the interval is the textbook Wilson interval of 3/4 (n_eff = n = 4):
+        // centre (0.75 + 3.8415/8) / (1 + 3.8415/4) = 0.62754, half width 0.32689: [0.30064, 0.95441]
+        // (Wald would say 0.75 -+ 0.49 = [0.26, 1.24]).
         Estimate e = Accuracy.of(samples("a", 1, "b", 0, "c", 1, "d", 1));
 
         assertThat(e.n()).isEqualTo(4);
@@ -30,8 +31,9 @@ class AccuracyTest {
         assertThat(e.clustered()).isFalse();
         assertThat(e.mean()).isCloseTo(0.75, within(EXACT));
         assertThat(e.standardError()).isCloseTo(0.25, within(EXACT));
-        assertThat(e.ciLow()).isCloseTo(0.2600090038649865, within(EXACT));
-        assertThat(e.ciHigh()).isEqualTo(1.0);
+        assertThat(e.effectiveN()).isEqualTo(4.0);
+        assertThat(e.ciLow()).isCloseTo(0.30064184258240184, within(EXACT));
+        assertThat(e.ciHigh()).isCloseTo(0.9544127391902995, within(EXACT));
         assertThat(e.hasInterval()).isTrue();
     }
 
@@ -44,8 +46,8 @@ class AccuracyTest {
         // sum S_g^2 = 1/9 + 25/9 + 16/9 = 42/9
         // G/(G-1) * 42/9 = 3/2 * 42/9 = 126/18 = 7
         // SE = sqrt(7) / 9 = 2.6457513110645906 / 9 = 0.29397236789606563
-        // half width = 1.959963984540054 * 0.293972... = 0.57617...
-        // CI = [0.5556 - 0.5762, 0.5556 + 0.5762] = [-0.0206 -> 0.0, 1.1317 -> 1.0]
+        // residuals: five 1s at +4/9, four 0s at -5/9: sum r^2 = (80 + 100) / 81 = 20/9
+        // deff = (42/9) / (20/9) = 2.1, n_eff = 9 / 2.1 = 4.2857; Wilson(5/9, 4.2857) = [0.18666, 0.87193]
         Estimate e = Accuracy.of(samples(
                 "a", 1, "a", 1, "a", 0,
                 "b", 0, "b", 0, "b", 0,
@@ -57,28 +59,27 @@ class AccuracyTest {
         assertThat(e.mean()).isCloseTo(5.0 / 9, within(EXACT));
         assertThat(e.standardError()).isCloseTo(Math.sqrt(7) / 9, within(EXACT));
         assertThat(e.standardError()).isCloseTo(0.29397236789606563, within(EXACT));
-        assertThat(e.ciLow()).isEqualTo(0.0);
-        assertThat(e.ciHigh()).isEqualTo(1.0);
+        assertThat(e.effectiveN()).isCloseTo(9 / 2.1, within(EXACT));
+        assertThat(e.ciLow()).isCloseTo(0.18666252831294644, within(1e-12));
+        assertThat(e.ciHigh()).isCloseTo(0.8719298592190716, within(1e-12));
     }
 
     @Test
-    void clusteredIntervalInsideTheUnitRangeIsNotClamped() {
+    void epochsThatDisagreeAsMuchAsVignettesDoKeepTheFullSampleSize() {
         // a: 1,1   b: 0,0   c: 1,0   d: 0,1   -> n = 8, G = 4, m = 4/8 = 0.5
         // S_a = 2 - 1 = 1, S_b = 0 - 1 = -1, S_c = 1 - 1 = 0, S_d = 0
         // sum S_g^2 = 2; G/(G-1) * 2 = 4/3 * 2 = 8/3
         // SE = sqrt(8/3) / 8 = sqrt(8 / (3 * 64)) = sqrt(1/24) = 0.20412414523193148
-        // half width = 1.959963984540054 * 0.20412414523193148
-        //            = 2 * 0.2041241452 - 0.040036015459946 * 0.2041241452
-        //            = 0.4082482905 - 0.0081723174 = 0.4000759731
-        // CI = [0.5 - 0.4000759731, 0.5 + 0.4000759731] = [0.0999240269, 0.9000759731]
+        // sum r^2 = 8 * 0.25 = 2 = sum S_g^2: deff = 1, n_eff = 8; Wilson(0.5, 8) = [0.21522, 0.78478]
         Estimate e = Accuracy.of(samples(
                 "a", 1, "a", 1, "b", 0, "b", 0, "c", 1, "c", 0, "d", 0, "d", 1));
 
         assertThat(e.clustered()).isTrue();
         assertThat(e.mean()).isEqualTo(0.5);
         assertThat(e.standardError()).isCloseTo(Math.sqrt(1.0 / 24), within(EXACT));
-        assertThat(e.ciLow()).isCloseTo(0.0999240269, within(1e-9));
-        assertThat(e.ciHigh()).isCloseTo(0.9000759731, within(1e-9));
+        assertThat(e.effectiveN()).isEqualTo(8.0);
+        assertThat(e.ciLow()).isCloseTo(0.21521606221387757, within(1e-12));
+        assertThat(e.ciHigh()).isCloseTo(0.7847839377861224, within(1e-12));
     }
 
     @Test
@@ -93,6 +94,9 @@ class AccuracyTest {
         assertThat(e.clusters()).isEqualTo(3);
         assertThat(e.standardError()).isCloseTo(Math.sqrt(1.3125) / 4, within(EXACT));
         assertThat(e.standardError()).isCloseTo(0.28641098093474, within(1e-12));
+        // sum r^2 = 3 * 0.0625 + 0.5625 = 0.75; deff = 0.875 / 0.75 = 7/6; n_eff = 24/7 = 3.4286
+        assertThat(e.effectiveN()).isCloseTo(24.0 / 7, within(EXACT));
+        assertThat(e.ciLow()).isCloseTo(0.2765439664183088, within(1e-12));
     }
 
     @Test
@@ -112,46 +116,82 @@ class AccuracyTest {
         assertThat(clustered.standardError()).isGreaterThan(naive.standardError());
         // Two identical epochs carry no more information than one: the clustered SE equals the
         // ordinary SE of a single epoch, values 1, 0, 1, 1 (0.25, see the singletons test).
-        assertThat(clustered.standardError())
-                .isCloseTo(Accuracy.of(samples("a", 1, "b", 0, "c", 1, "d", 1)).standardError(), within(EXACT));
+        Estimate oneEpoch = Accuracy.of(samples("a", 1, "b", 0, "c", 1, "d", 1));
+        assertThat(clustered.standardError()).isCloseTo(oneEpoch.standardError(), within(EXACT));
+        // ... and the same interval: deff = 2, so n_eff = 4 vignettes, not 8 answers.
+        assertThat(clustered.effectiveN()).isCloseTo(4.0, within(EXACT));
+        assertThat(clustered.ciLow()).isCloseTo(oneEpoch.ciLow(), within(EXACT));
+        assertThat(clustered.ciHigh()).isCloseTo(oneEpoch.ciHigh(), within(EXACT));
+        assertThat(naive.ciHigh() - naive.ciLow()).isLessThan(clustered.ciHigh() - clustered.ciLow());
     }
 
     @Test
-    void aSingleSampleHasAMeanButNoInterval() {
+    void aSingleSampleHasAWideWilsonIntervalButNoStandardError() {
         Estimate e = Accuracy.of(samples("a", 0.7));
 
         assertThat(e.n()).isEqualTo(1);
         assertThat(e.mean()).isEqualTo(0.7);
-        assertThat(e.hasInterval()).isFalse();
+        assertThat(e.hasStandardError()).isFalse();
         assertThat(e.standardError()).isNaN();
-        assertThat(e.ciLow()).isNaN();
-        assertThat(e.ciHigh()).isNaN();
+        // Wilson(0.7, 1) = [0.10335, 0.97927]
+        assertThat(e.ciLow()).isCloseTo(0.10335186991106576, within(1e-12));
+        assertThat(e.ciHigh()).isCloseTo(0.9792678558398291, within(1e-12));
     }
 
     @Test
-    void oneVignetteAskedSeveralTimesHasNoIntervalBecauseThereIsOnlyOneCluster() {
-        // a: 1,0,1 -> m = 2/3, clustered with G = 1, G/(G-1) undefined
+    void oneVignetteAskedSeveralTimesCountsAsOneSampleForItsInterval() {
+        // a: 1,0,1 -> m = 2/3, clustered with G = 1, G/(G-1) undefined: no SE, n_eff = G = 1
         Estimate e = Accuracy.of(samples("a", 1, "a", 0, "a", 1));
 
         assertThat(e.clustered()).isTrue();
         assertThat(e.clusters()).isEqualTo(1);
         assertThat(e.mean()).isCloseTo(2.0 / 3, within(EXACT));
-        assertThat(e.hasInterval()).isFalse();
-        assertThat(e.ciLow()).isNaN();
+        assertThat(e.hasStandardError()).isFalse();
+        assertThat(e.effectiveN()).isEqualTo(1.0);
+        assertThat(e.ciLow()).isCloseTo(0.09418601510558017, within(1e-12));
     }
 
     @Test
     void identicalScoresGiveExactlyZeroErrorAndTheScoreItselfAsMean() {
-        // 0.1 * 5 / 5 need not be 0.1 in floating point; the estimate must still say exactly 0.1 ± 0.
+        // 0.1 * 5 / 5 need not be 0.1 in floating point; the estimate must still say exactly 0.1, SE 0.
         Estimate singletons = Accuracy.of(samples("a", 0.1, "b", 0.1, "c", 0.1, "d", 0.1, "e", 0.1));
         Estimate clustered = Accuracy.of(samples("a", 0.1, "a", 0.1, "b", 0.1, "b", 0.1));
 
         for (Estimate e : List.of(singletons, clustered)) {
             assertThat(e.mean()).isEqualTo(0.1);
             assertThat(e.standardError()).isEqualTo(0.0);
-            assertThat(e.ciLow()).isEqualTo(0.1);
-            assertThat(e.ciHigh()).isEqualTo(0.1);
+            // No spread is no evidence of no uncertainty: the interval keeps its width.
+            assertThat(e.ciHigh() - e.ciLow()).isGreaterThan(0.4);
         }
+        // The design effect is 0/0 without spread: n_eff is the number of vignettes.
+        assertThat(singletons.effectiveN()).isEqualTo(5.0);
+        assertThat(clustered.effectiveN()).isEqualTo(2.0);
+        assertThat(clustered.ciHigh()).isCloseTo(0.721349432790182, within(1e-12));
+    }
+
+    @Test
+    void allRightIsNotCertainty() {
+        // The "1.000 ± 0.000 (95% CI 1.000-1.000, n=14)": 14 of 14 is Wilson [0.78469, 1].
+        List<Sample> fourteen = new ArrayList<>();
+        for (int i = 0; i < 14; i++) {
+            fourteen.add(new Sample("v" + i, 1));
+        }
+        Estimate e = Accuracy.of(fourteen);
+        assertThat(e.ciLow()).isCloseTo(0.7846891972623643, within(1e-12));
+        assertThat(e.ciHigh()).isEqualTo(1.0);
+        // Asked in three epochs, all agreeing: still 14 vignettes' worth of evidence.
+        List<Sample> epochs = new ArrayList<>();
+        for (int k = 0; k < 3; k++) {
+            epochs.addAll(fourteen);
+        }
+        Estimate clustered = Accuracy.of(epochs);
+        assertThat(clustered.effectiveN()).isEqualTo(14.0);
+        assertThat(clustered.ciLow()).isEqualTo(e.ciLow());
+        // All wrong: [0, z^2 / (n + z^2)].
+        Estimate wrong = Accuracy.of(samples("a", 0, "b", 0, "c", 0));
+        assertThat(wrong.ciLow()).isZero();
+        assertThat(wrong.ciHigh()).isCloseTo(Accuracy.Z_95 * Accuracy.Z_95 / (3 + Accuracy.Z_95 * Accuracy.Z_95),
+                within(1e-12));
     }
 
     @Test
@@ -238,7 +278,9 @@ class AccuracyTest {
         assertThat(clustered.standardError()).isCloseTo(expectedClustered[1], within(1e-12));
         assertThat(independent.mean()).isCloseTo(expectedIndependent[0], within(1e-12));
         assertThat(independent.standardError()).isCloseTo(expectedIndependent[1], within(1e-12));
-        assertThat(clustered.ciLow()).isCloseTo(clustered.mean() - Accuracy.Z_95 * clustered.standardError(), within(1e-12));
+        double[] wilson = Wilson.interval(clustered.mean(), clustered.effectiveN(), Accuracy.Z_95);
+        assertThat(clustered.ciLow()).isEqualTo(wilson[0]);
+        assertThat(clustered.effectiveN()).isCloseTo(expectedClustered[2], within(1e-6));
         assertThat(clustered.standardError()).isGreaterThan(independent.standardError());
     }
 
@@ -263,7 +305,12 @@ class AccuracyTest {
             double s = t[0] - t[1] * mean;
             squares += s * s;
         }
-        return new double[] {mean, Math.sqrt((double) g / (g - 1) * squares) / n};
+        double residualSquares = 0;
+        for (Sample s : samples) {
+            residualSquares += (s.value() - mean) * (s.value() - mean);
+        }
+        return new double[] {mean, Math.sqrt((double) g / (g - 1) * squares) / n,
+            n / Math.max(1, squares / residualSquares)};
     }
 
     /** Textbook one-pass variance, (sum x^2 - n m^2) / (n - 1); fine for values in [0, 1]. */

@@ -16,17 +16,24 @@ import java.util.regex.Pattern;
  * <p><b>Formula injection.</b> Model answers and prompts are untrusted text, and a spreadsheet
  * runs a cell that starts with {@code =}, {@code +}, {@code -} or {@code @} (and, in some, a
  * leading tab or CR) as a formula, for example {@code =cmd|' /C calc'!A0}. As OWASP
- * recommends, such a text cell gets a leading single quote, which makes it plain text, and is
- * then always wrapped in double quotes: {@code =1+2} is written {@code "'=1+2"}.
+ * recommends, such a cell gets a leading single quote, which makes it plain text, and is then
+ * always wrapped in double quotes: {@code =1+2} is written {@code "'=1+2"}.
  *
- * <p><b>Numbers.</b> A {@link Cell#number number} cell that is a plain number ({@code -3.5},
- * {@code 1e-3}) is written unchanged, so negative numbers stay numbers. Anything else in a
- * number cell is treated as text, so marking a cell numeric can never let a formula through.
+ * <p><b>Numbers stay numbers.</b> The rule: a cell that is a plain decimal number is a number,
+ * in any column, and is written unchanged: an optional sign, digits with an optional fraction
+ * (or a fraction alone), an optional exponent, nothing else ({@code -24}, {@code +1},
+ * {@code -3.5}, {@code .5}, {@code 1e-3}). A spreadsheet reads such a cell as that number, which
+ * runs nothing, and a CSV reader gets back exactly the text the export had, so the expected
+ * answer {@code -24} of "What is 65 - 89?" round-trips. Anything else that starts with a trigger
+ * ({@code -24+1}, {@code -1e}, {@code --1}, {@code - 24}, {@code -0x1F}) is guarded as above.
+ * {@link Cell#number} and {@link Cell#text} follow the same rule; the kind only documents the
+ * column.
  *
  * <p>Not thread-safe; one writer per output. It does not close the underlying writer.
  */
 public final class CsvWriter implements Flushable {
-    private static final Pattern PLAIN_NUMBER = Pattern.compile("-?\\d+(\\.\\d+)?([eE][-+]?\\d+)?");
+    /** Sign, then digits with an optional fraction or a fraction alone, then an optional exponent. */
+    private static final Pattern PLAIN_NUMBER = Pattern.compile("[-+]?(\\d+(\\.\\d*)?|\\.\\d+)([eE][-+]?\\d+)?");
     private static final String RECORD_END = "\r\n";
 
     private final Writer out;
@@ -40,7 +47,8 @@ public final class CsvWriter implements Flushable {
      * One cell of a row: its text, and whether it belongs to a numeric column.
      *
      * @param value   the text; null is written as an empty field
-     * @param numeric true for a numeric column, where a plain number is written as is
+     * @param numeric true for a numeric column; documents the column, since every cell that is a
+     *                plain number is written as is
      */
     public record Cell(String value, boolean numeric) {
         /** A text cell: neutralized if it could be read as a formula. */
@@ -95,7 +103,7 @@ public final class CsvWriter implements Flushable {
      */
     public static String field(Cell cell) {
         String value = cell == null || cell.value() == null ? "" : cell.value();
-        if (cell != null && cell.numeric() && PLAIN_NUMBER.matcher(value).matches()) {
+        if (isPlainNumber(value)) {
             return value;
         }
         boolean formula = !value.isEmpty() && "=+-@\t\r".indexOf(value.charAt(0)) >= 0;
@@ -107,6 +115,11 @@ public final class CsvWriter implements Flushable {
             return quote(value);
         }
         return value;
+    }
+
+    /** True when the text is a plain decimal number, which a spreadsheet reads as that number. */
+    public static boolean isPlainNumber(String value) {
+        return value != null && PLAIN_NUMBER.matcher(value).matches();
     }
 
     private static String quote(String value) {

@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
+import java.util.SortedSet;
+import java.util.TreeSet;
 
 /**
  * Writes a report on one or more runs as a single self-contained HTML5 file: the CSS and the
@@ -66,9 +68,23 @@ public final class HtmlReport {
      * @throws IOException when the file cannot be written
      */
     public static void write(List<RunData> runs, Path out, String groupBy) throws IOException {
+        write(runs, List.of(), out, groupBy);
+    }
+
+    /**
+     * Writes the report with a comparison section first ({@code compare --out}), replacing the file.
+     *
+     * @param runs        the runs, in the order the page shows them
+     * @param comparisons the model pairs compared, in order; empty for no comparison section
+     * @param out         the file to write
+     * @param groupBy     a metadata key to break accuracy down by; null for none
+     * @throws IOException when the file cannot be written
+     */
+    public static void write(List<RunData> runs, List<ModelComparison.Result> comparisons, Path out, String groupBy)
+            throws IOException {
         Objects.requireNonNull(out, "out");
         try (BufferedWriter writer = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
-            write(runs, writer, groupBy);
+            write(runs, comparisons, writer, groupBy, MAX_EMBEDDED_SAMPLES);
         }
     }
 
@@ -87,7 +103,13 @@ public final class HtmlReport {
 
     /** As {@link #write(List, Writer, String)}, embedding at most {@code maxSamples} samples (tests use a small cap). */
     static void write(List<RunData> runs, Writer out, String groupBy, int maxSamples) throws IOException {
+        write(runs, List.of(), out, groupBy, maxSamples);
+    }
+
+    private static void write(List<RunData> runs, List<ModelComparison.Result> comparisons, Writer out, String groupBy,
+                              int maxSamples) throws IOException {
         Objects.requireNonNull(runs, "runs");
+        Objects.requireNonNull(comparisons, "comparisons");
         Objects.requireNonNull(out, "out");
         List<RunStats> stats = new ArrayList<>(runs.size());
         for (RunData run : runs) {
@@ -98,13 +120,16 @@ public final class HtmlReport {
         if (runs.isEmpty()) {
             out.write("<p class=\"muted\">No runs.</p>\n");
         }
+        if (!comparisons.isEmpty()) {
+            ComparisonHtml.write(out, comparisons);
+        }
         for (int i = 0; i < runs.size(); i++) {
             RunSectionHtml.write(out, stats.get(i), runs.get(i).failures());
         }
-        writeSamples(out, runs, maxSamples);
+        writeSamples(out, runs, stats, groupBy, maxSamples);
         out.write("</main>\n<script type=\"application/json\" id=\"panoptes-data\">");
         ScriptDataWriter json = new ScriptDataWriter(out);
-        ReportJson.write(runs, stats, maxSamples, json);
+        ReportJson.write(runs, stats, comparisons, maxSamples, json);
         json.flush();
         out.write("</script>\n<script>");
         out.write(SCRIPT);
@@ -122,15 +147,38 @@ public final class HtmlReport {
         out.write("<title>" + Html.escape(title) + "</title>\n<style>\n" + CSS + "</style>\n</head>\n<body>\n");
     }
 
-    private static void writeSamples(Writer out, List<RunData> runs, int maxSamples) throws IOException {
+    private static void writeSamples(Writer out, List<RunData> runs, List<RunStats> stats, String groupBy,
+                                     int maxSamples) throws IOException {
         int total = runs.stream().mapToInt(r -> r.samples().size()).sum();
         int embedded = Math.min(total, maxSamples);
         out.write("<section id=\"samples\">\n<h2>Samples</h2>\n");
         out.write("<div class=\"search\"><input type=\"search\" id=\"sample-search\" "
                 + "placeholder=\"Filter samples (any column)\" aria-label=\"Filter samples\" autocomplete=\"off\">"
-                + "<span id=\"sample-count\">" + embedded + " of " + embedded + " samples</span></div>\n");
-        out.write("<p class=\"note\">Type to filter, or open this file as <code>report.html#q=word</code>."
-                + " Scores are blank for unscored samples.</p>\n");
+                + "<label><input type=\"checkbox\" id=\"sample-wrong\"> wrong only</label>"
+                + "<label>model <select id=\"sample-model\"><option value=\"\">all</option>");
+        SortedSet<String> models = new TreeSet<>();
+        SortedSet<String> groups = new TreeSet<>();
+        for (RunStats s : stats) {
+            s.models().forEach(m -> models.add(m.model()));
+            s.models().forEach(m -> groups.addAll(m.byGroup().keySet()));
+        }
+        for (String model : models) {
+            out.write("<option value=\"" + Html.escape(model) + "\">" + Html.escape(model) + "</option>");
+        }
+        out.write("</select></label>");
+        String key = groupBy == null || groupBy.isBlank() ? null : groupBy;
+        if (key != null) {
+            out.write("<label>" + Html.escape(key) + " <select id=\"sample-group\"><option value=\"\">all</option>");
+            for (String group : groups) {
+                out.write("<option value=\"" + Html.escape(group) + "\">" + Html.escape(group) + "</option>");
+            }
+            out.write("</select></label>");
+        }
+        out.write("<span id=\"sample-count\">" + embedded + " of " + embedded + " samples</span></div>\n");
+        out.write("<p class=\"note\">Type to filter, or open this file as <code>report.html#q=word</code>;"
+                + " click a column's header to sort by it (again to reverse). Wrong: a score below 1, failed"
+                + " answers included (they count 0). Scores are blank for unscored samples. The run column shows"
+                + " the first 8 characters of the run id; hover for all of it.</p>\n");
         if (embedded < total) {
             out.write("<p class=\"note\" id=\"samples-capped\">This page shows the first " + Figures.count(embedded)
                     + " of " + Figures.count(total) + " samples; " + Figures.count(total - embedded)
@@ -140,8 +188,9 @@ public final class HtmlReport {
         out.write("<noscript><p class=\"note\">The samples table needs JavaScript; the figures above do not."
                 + "</p></noscript>\n");
         out.write("<div class=\"scroll\"><table class=\"samples\">\n<thead><tr>");
-        for (String column : ReportJson.SAMPLE_COLUMNS) {
-            out.write("<th>" + Html.escape(column) + "</th>");
+        for (int i = 0; i < ReportJson.SAMPLE_COLUMNS.size(); i++) {
+            out.write("<th class=\"sortable\" data-column=\"" + i + "\" aria-sort=\"none\" title=\"Sort\">"
+                    + Html.escape(ReportJson.SAMPLE_COLUMNS.get(i)) + "</th>");
         }
         out.write("</tr></thead>\n<tbody id=\"sample-rows\"></tbody>\n</table></div>\n</section>\n");
     }

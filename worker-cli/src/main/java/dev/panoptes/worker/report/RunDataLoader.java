@@ -154,7 +154,8 @@ public final class RunDataLoader {
                 score == null ? null : score.score(), score == null ? null : score.explanation(),
                 metadata(c.metadataJson()), r.workerId(), record.model(), record.latencyMs(),
                 record.usage() == null ? null : record.usage().promptTokens(),
-                record.usage() == null ? null : record.usage().completionTokens(), record.finishReason());
+                record.usage() == null ? null : record.usage().completionTokens(), record.finishReason(),
+                record.error());
     }
 
     private static Map<String, Object> metadata(String json) {

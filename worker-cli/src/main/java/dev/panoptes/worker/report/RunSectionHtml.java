@@ -1,6 +1,8 @@
 package dev.panoptes.worker.report;
 
+import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.PairedDifference;
 
 import java.io.IOException;
 import java.io.Writer;
@@ -42,50 +44,46 @@ final class RunSectionHtml {
         out.write("</section>\n");
     }
 
+    /** The run card: every parameter of the run ({@link RunCard}), unknown ones said to be unknown. */
     private void header() throws IOException {
-        RunInfo info = stats.info();
-        out.write("<h2>Run <code>" + run + "</code></h2>\n<dl class=\"info\">\n");
-        item("Run", info.runId());
-        item("Suite", info.suite());
-        item("Models", String.join(", ", info.models()));
-        item("Scorer", info.scorer() == null ? "none" : info.scorer());
-        item("Scoring", info.scoring() == null ? "none" : info.scoring().number() + " of " + info.scorings().size()
-                + " (" + info.scoring().origin() + ", " + info.scoring().createdAt() + ")");
-        item("Epochs", Integer.toString(info.epochs()));
-        item("Started", info.startedAt() == null ? "unknown" : info.startedAt().toString());
-        item("Vignettes", Integer.toString(info.vignettes()));
+        out.write("<h2>Run <code>" + run + "</code></h2>\n<dl class=\"info run-card\">\n");
+        for (RunCard.Entry entry : RunCard.of(stats.info())) {
+            out.write("<dt>" + Html.escape(entry.label()) + "</dt><dd data-card=\"" + entry.key() + "\""
+                    + (entry.value() == null ? " class=\"muted\"" : "") + ">" + Html.escape(entry.shown())
+                    + "</dd>\n");
+        }
         out.write("</dl>\n");
     }
 
-    private void item(String name, String value) throws IOException {
-        out.write("<dt>" + name + "</dt><dd>" + Html.escape(value) + "</dd>\n");
-    }
-
     private void accuracy() throws IOException {
-        out.write("<h3>Accuracy</h3>\n<div class=\"scroll\"><table class=\"accuracy\">\n<thead><tr><th>Model</th>"
-                + "<th>Accuracy</th><th>&plusmn; SE</th><th>95% CI low</th><th>95% CI high</th><th>n</th>"
-                + "<th>Vignettes</th><th>0 &ndash; 1</th></tr></thead>\n<tbody>\n");
-        boolean clustered = false;
+        out.write("<h3>Accuracy</h3>\n<p class=\"method\" id=\"ci-method\">95% CI: "
+                + Html.escape(Accuracy.METHOD) + "</p>\n<div class=\"scroll\"><table class=\"accuracy\">\n"
+                + "<thead><tr><th>Model</th><th>Accuracy</th><th>95% CI low</th><th>95% CI high</th><th>SE</th>"
+                + "<th>n</th><th>Vignettes</th><th>Failed answers</th><th>Accuracy without failed</th>"
+                + "<th>0 &ndash; 1</th></tr></thead>\n<tbody>\n");
         for (RunStats.ModelStats m : stats.models()) {
             Estimate e = m.accuracy();
-            clustered |= e.clustered();
             String model = Html.escape(m.model());
             out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
             estimateCells(model, e);
+            figure(model, "failed-answers", Figures.count(m.failedAnswers()));
+            figure(model, "accuracy-without-failed", Figures.ratio(m.withoutFailed().mean()));
             out.write("<td>" + bar(e) + "</td></tr>\n");
         }
-        out.write("</tbody></table></div>\n<p class=\"note\">Mean score over scored samples. &plusmn; SE is the"
-                + " standard error of the mean" + (clustered ? ", cluster-robust by vignette because vignettes"
-                + " were asked in several epochs" : "") + "; the interval is mean &plusmn; 1.96 SE, clamped to"
-                + " [0, 1]. n/a: fewer than two samples (or vignettes).</p>\n");
+        out.write("</tbody></table></div>\n<p class=\"note\">Mean score over scored samples; a failed answer (the"
+                + " model API gave none for the vignette) counts as wrong, 0, and the figure without failed answers"
+                + " is beside it. The interval is the Wilson score interval with the effective number of samples"
+                + " when vignettes were asked in several epochs: n divided by the design effect, the number of"
+                + " vignettes when epochs all agree. SE is the standard error of the mean, cluster-robust by"
+                + " vignette; n/a with fewer than two samples (or vignettes).</p>\n");
     }
 
     /** Accuracy, SE, interval, n and vignettes: the same cells wherever an estimate is shown. */
     private void estimateCells(String model, Estimate e) throws IOException {
         figure(model, "accuracy", Figures.ratio(e.mean()));
-        figure(model, "stderr", Figures.ratio(e.standardError()));
         figure(model, "ci-low", Figures.ratio(e.ciLow()));
         figure(model, "ci-high", Figures.ratio(e.ciHigh()));
+        figure(model, "stderr", Figures.ratio(e.standardError()));
         figure(model, "n", Figures.count(e.n()));
         figure(model, "clusters", Figures.count(e.clusters()));
     }
@@ -114,21 +112,28 @@ final class RunSectionHtml {
             return;
         }
         String baseline = Html.escape(stats.comparison().get(0).baseline());
-        out.write("<h3>Compared with <code>" + baseline + "</code></h3>\n<div class=\"scroll\">"
-                + "<table class=\"comparison\">\n<thead><tr><th>Model</th><th>Difference</th><th>&plusmn; SE</th>"
-                + "<th>Shared vignettes</th></tr></thead>\n<tbody>\n");
+        out.write("<h3>Compared with <code>" + baseline + "</code></h3>\n<p class=\"method\">"
+                + Html.escape(PairedDifference.METHOD) + "</p>\n<div class=\"scroll\">"
+                + "<table class=\"comparison\">\n<thead><tr><th>Model</th><th>Difference</th><th>95% CI low</th>"
+                + "<th>95% CI high</th><th>SE</th><th>p</th><th>Shared vignettes</th></tr></thead>\n<tbody>\n");
         for (RunStats.Comparison c : stats.comparison()) {
             String model = Html.escape(c.model());
+            PairedDifference d = c.paired();
             out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
-            figure(model, "difference", Figures.difference(c.difference()));
-            figure(model, "difference-stderr", Figures.ratio(c.standardError()));
+            figure(model, "difference", Figures.difference(d.difference()));
+            figure(model, "difference-ci-low", Figures.difference(d.ciLow()));
+            figure(model, "difference-ci-high", Figures.difference(d.ciHigh()));
+            figure(model, "difference-stderr", Figures.ratio(d.standardError()));
+            figure(model, "p-value", PairedDifference.p(d.pValue()));
             figure(model, "shared", Figures.count(c.sharedVignettes()));
             out.write("</tr>\n");
         }
         out.write("</tbody></table></div>\n<p class=\"note\">Paired over the vignettes both models scored:"
                 + " for each, the model's mean score minus " + baseline + "'s (positive: the model scored"
                 + " higher); the difference is the mean of those, its SE their standard deviation over"
-                + " &radic;(shared vignettes). n/a: fewer than two shared vignettes.</p>\n");
+                + " &radic;(shared vignettes), the interval and p-value from Student's t with one degree of freedom"
+                + " fewer than shared vignettes. n/a: fewer than two shared vignettes. <code>worker.jar compare</code>"
+                + " lists the vignettes whose score changed.</p>\n");
     }
 
     private void groups() throws IOException {
@@ -137,8 +142,8 @@ final class RunSectionHtml {
         }
         out.write("<h3>Accuracy by <code>" + Html.escape(stats.groupBy()) + "</code></h3>\n"
                 + "<div class=\"scroll\"><table class=\"groups\">\n<thead><tr><th>"
-                + Html.escape(stats.groupBy()) + "</th><th>Model</th><th>Accuracy</th><th>&plusmn; SE</th>"
-                + "<th>95% CI low</th><th>95% CI high</th><th>n</th><th>Vignettes</th></tr></thead>\n<tbody>\n");
+                + Html.escape(stats.groupBy()) + "</th><th>Model</th><th>Accuracy</th><th>95% CI low</th>"
+                + "<th>95% CI high</th><th>SE</th><th>n</th><th>Vignettes</th></tr></thead>\n<tbody>\n");
         SortedSet<String> groups = new TreeSet<>();
         stats.models().forEach(m -> groups.addAll(m.byGroup().keySet()));
         for (String group : groups) {
@@ -161,7 +166,8 @@ final class RunSectionHtml {
 
     private void volume() throws IOException {
         out.write("<h3>Samples, failures and tokens</h3>\n<div class=\"scroll\"><table class=\"volume\">\n"
-                + "<thead><tr><th>Model</th><th>Samples</th><th>Scored</th><th>Unscored</th><th>Failed jobs</th>"
+                + "<thead><tr><th>Model</th><th>Samples</th><th>Scored</th><th>Unscored</th><th>Failed answers</th>"
+                + "<th>Failed jobs</th>"
                 + "<th>Prompt tokens</th><th>Completion tokens</th></tr></thead>\n<tbody>\n");
         for (RunStats.ModelStats m : stats.models()) {
             String model = Html.escape(m.model());
@@ -169,6 +175,7 @@ final class RunSectionHtml {
             figure(model, "samples", Figures.count(m.samples()));
             figure(model, "scored", Figures.count(m.scored()));
             figure(model, "unscored", Figures.count(m.unscored()));
+            figure(model, "failed-answers", Figures.count(m.failedAnswers()));
             figure(model, "failures", Figures.count(m.failures()));
             figure(model, "prompt-tokens", Figures.count(m.promptTokens()));
             figure(model, "completion-tokens", Figures.count(m.completionTokens()));

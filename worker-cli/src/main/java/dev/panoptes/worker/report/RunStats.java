@@ -2,6 +2,7 @@ package dev.panoptes.worker.report;
 
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.stats.Sample;
 
 import java.util.ArrayList;
@@ -26,7 +27,8 @@ import java.util.TreeMap;
  * <ul>
  *   <li>per model ({@link #models()}): samples, scored and unscored counts, the accuracy
  *       {@link Estimate} over scored samples clustered by vignette, per-group estimates when a
- *       group-by key is given, token totals and failed jobs;</li>
+ *       group-by key is given, token totals and failed jobs; failed answers are counted, scored
+ *       0 in the figure, and the figure without them is given as well;</li>
  *   <li>per worker ({@link #workers()}): distinct jobs, samples, failures, quarantines and the
  *       p50 and p95 latency;</li>
  *   <li>with two or more models, a paired comparison of each model against the first
@@ -34,7 +36,10 @@ import java.util.TreeMap;
  * </ul>
  *
  * <p>A sample whose score is null or not finite counts as unscored: it is in {@code samples}
- * and {@code unscored}, and in no estimate.
+ * and {@code unscored}, and in no estimate. A failed answer ({@link SampleRow#failed()}: the
+ * model API gave none for its vignette) is scored 0 in every figure ({@link SampleRow#figureScore()}),
+ * since a model that cannot answer a question has not answered it right; {@link ModelStats#withoutFailed()}
+ * is the same figure with failed answers left out, so both are on record.
  *
  * <p>Immutable and thread-safe once built; building is O(samples) apart from sorting each
  * worker's latencies.
@@ -79,7 +84,7 @@ public final class RunStats {
         }
         List<Comparison> comparison = new ArrayList<>();
         for (int i = 1; i < modelNames.size(); i++) {
-            comparison.add(Comparison.paired(modelNames.get(0), modelNames.get(i), data.samples()));
+            comparison.add(Comparison.paired(modelNames.get(0), modelNames.get(i), data));
         }
         return new RunStats(data.info(), key, models, WorkerStats.of(data), comparison);
     }
@@ -129,7 +134,7 @@ public final class RunStats {
         return models.stream().mapToInt(ModelStats::failures).sum();
     }
 
-    private static List<String> modelOrder(RunData data) {
+    static List<String> modelOrder(RunData data) {
         Set<String> names = new LinkedHashSet<>(data.info().models());
         for (SampleRow sample : data.samples()) {
             names.add(sample.model());
@@ -146,7 +151,9 @@ public final class RunStats {
         int samples = 0;
         long promptTokens = 0;
         long completionTokens = 0;
+        int failedAnswers = 0;
         List<Sample> scored = new ArrayList<>();
+        List<Sample> answered = new ArrayList<>();
         List<String> groups = new ArrayList<>();
         for (SampleRow row : data.samples()) {
             if (!row.model().equals(model)) {
@@ -155,8 +162,16 @@ public final class RunStats {
             samples++;
             promptTokens += row.promptTokens() == null ? 0 : row.promptTokens();
             completionTokens += row.completionTokens() == null ? 0 : row.completionTokens();
-            if (row.scored()) {
-                scored.add(new Sample(row.vignetteId(), row.score()));
+            if (row.failed()) {
+                failedAnswers++;
+            }
+            Double score = row.figureScore();
+            if (score != null) {
+                Sample sample = new Sample(row.vignetteId(), score);
+                scored.add(sample);
+                if (!row.failed()) {
+                    answered.add(sample);
+                }
                 if (groupBy != null) {
                     groups.add(groupOf(row, groupBy));
                 }
@@ -172,7 +187,7 @@ public final class RunStats {
                 ? Map.of()
                 : Collections.unmodifiableMap(new TreeMap<>(Accuracy.byGroup(scored, groups)));
         return new ModelStats(model, samples, scored.size(), samples - scored.size(), Accuracy.of(scored),
-                byGroup, promptTokens, completionTokens, failures);
+                byGroup, promptTokens, completionTokens, failures, failedAnswers, Accuracy.of(answered));
     }
 
     /** The sample's value for the group-by key, as a string; {@value #NO_GROUP} when it has none. */
@@ -186,18 +201,21 @@ public final class RunStats {
      *
      * @param model            the model
      * @param samples          all its samples
-     * @param scored           samples with a grade
-     * @param unscored         samples without one
+     * @param scored           samples in the figure: those with a grade, and failed answers (as 0)
+     * @param unscored         samples in no figure: answers without a grade
      * @param accuracy         mean score over the scored samples, clustered by vignette
      * @param byGroup          per value of the group-by key, the same estimate over that group's
      *                         scored samples, sorted by value; empty without a group-by key
      * @param promptTokens     prompt tokens over all its samples (unknown counts as 0)
      * @param completionTokens completion tokens over all its samples (unknown counts as 0)
      * @param failures         its jobs that failed for good
+     * @param failedAnswers    its failed answers (the model API gave none for the vignette), in
+     *                         {@code scored} and in {@code accuracy} as 0
+     * @param withoutFailed    the accuracy with failed answers left out rather than scored 0
      */
     public record ModelStats(String model, int samples, int scored, int unscored, Estimate accuracy,
                              Map<String, Estimate> byGroup, long promptTokens, long completionTokens,
-                             int failures) {
+                             int failures, int failedAnswers, Estimate withoutFailed) {
         /** Copies byGroup, keeping its order. */
         public ModelStats {
             byGroup = Collections.unmodifiableMap(new LinkedHashMap<>(byGroup));
@@ -267,64 +285,30 @@ public final class RunStats {
     }
 
     /**
-     * How a model did against the baseline (the run's first model) on the vignettes both scored.
-     *
-     * <p>A paired comparison: for each shared vignette v, take each model's mean score over its
-     * scored samples of v (its epochs), and the difference d_v = mean(other) - mean(baseline).
-     * The difference is the mean of d_v, and its standard error is sd(d_v) / sqrt(V), with sd
-     * the sample standard deviation (V - 1 denominator) over the V shared vignettes. Pairing by
-     * vignette removes the variation between easy and hard vignettes that both models share,
-     * so the SE is usually much smaller than that of the two accuracies taken apart.
-     *
-     * <p>Because only shared vignettes count, the difference can differ from the difference of
-     * the two {@link ModelStats#accuracy()} means when one model left vignettes unscored.
+     * How a model did against the baseline (the run's first model) on the vignettes both scored:
+     * the {@link ModelComparison} of the two within this run, as a {@link PairedDifference}
+     * (paired t over vignettes, failed answers as 0).
      *
      * @param baseline        the first model
      * @param model           the model compared with it
      * @param sharedVignettes V, the vignettes both models have a scored sample of
-     * @param difference      mean of d_v (positive: {@code model} scored higher); NaN when V is 0
-     * @param standardError   sd(d_v) / sqrt(V); NaN when V is below 2
+     * @param paired          the paired difference (positive: {@code model} scored higher)
      */
-    public record Comparison(String baseline, String model, int sharedVignettes, double difference,
-                             double standardError) {
+    public record Comparison(String baseline, String model, int sharedVignettes, PairedDifference paired) {
 
-        static Comparison paired(String baseline, String model, List<SampleRow> samples) {
-            Map<String, double[]> base = vignetteMeans(baseline, samples);
-            Map<String, double[]> other = vignetteMeans(model, samples);
-            List<Double> differences = new ArrayList<>();
-            for (Map.Entry<String, double[]> entry : base.entrySet()) {
-                double[] o = other.get(entry.getKey());
-                if (o != null) {
-                    double[] b = entry.getValue();
-                    differences.add(o[0] / o[1] - b[0] / b[1]);
-                }
-            }
-            int v = differences.size();
-            if (v == 0) {
-                return new Comparison(baseline, model, 0, Double.NaN, Double.NaN);
-            }
-            double mean = differences.stream().mapToDouble(Double::doubleValue).sum() / v;
-            if (v < 2) {
-                return new Comparison(baseline, model, v, mean, Double.NaN);
-            }
-            double squares = 0;
-            for (double d : differences) {
-                squares += (d - mean) * (d - mean);
-            }
-            return new Comparison(baseline, model, v, mean, Math.sqrt(squares / (v - 1)) / Math.sqrt(v));
+        static Comparison paired(String baseline, String model, RunData data) {
+            ModelComparison.Result result = ModelComparison.compare(data, baseline, data, model);
+            return new Comparison(baseline, model, result.shared(), result.difference());
         }
 
-        /** Per vignette, {sum of scores, count} of the model's scored samples, in first-seen order. */
-        private static Map<String, double[]> vignetteMeans(String model, List<SampleRow> samples) {
-            Map<String, double[]> sums = new LinkedHashMap<>();
-            for (SampleRow row : samples) {
-                if (row.model().equals(model) && row.scored()) {
-                    double[] sum = sums.computeIfAbsent(row.vignetteId(), k -> new double[2]);
-                    sum[0] += row.score();
-                    sum[1] += 1;
-                }
-            }
-            return sums;
+        /** The mean difference; NaN without shared vignettes. */
+        public double difference() {
+            return paired.difference();
+        }
+
+        /** Its standard error; NaN below two shared vignettes. */
+        public double standardError() {
+            return paired.standardError();
         }
     }
 }

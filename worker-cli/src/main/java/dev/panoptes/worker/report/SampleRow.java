@@ -30,17 +30,45 @@ import java.util.Objects;
  * @param promptTokens     prompt tokens the API reported; null when unknown
  * @param completionTokens completion tokens the API reported; null when unknown
  * @param finishReason     why the model stopped ("stop", "length", ...); null when unknown
+ * @param error            null for an answer; for a failed answer (the model API gave none for this
+ *                         vignette, see {@code ResponseRecord#error()}), why. A failed answer counts
+ *                         as wrong (score 0) in the main figures, whatever its stored score
  */
 public record SampleRow(String runId, String model, int epoch, String vignetteId, String jobId,
                         String prompt, String expected, String response, Double score, String explanation,
                         Map<String, Object> metadata, String workerId, String apiModel, Long latencyMs,
-                        Long promptTokens, Long completionTokens, String finishReason) {
+                        Long promptTokens, Long completionTokens, String finishReason, String error) {
     /** @throws NullPointerException when runId, model or vignetteId is null */
     public SampleRow {
         Objects.requireNonNull(runId, "runId");
         Objects.requireNonNull(model, "model (runId=" + runId + ", jobId=" + jobId + ")");
         Objects.requireNonNull(vignetteId, "vignetteId (runId=" + runId + ", jobId=" + jobId + ")");
         metadata = copyWithoutNulls(metadata);
+    }
+
+    /** A sample that is an answer (no error). */
+    public SampleRow(String runId, String model, int epoch, String vignetteId, String jobId, String prompt,
+                     String expected, String response, Double score, String explanation, Map<String, Object> metadata,
+                     String workerId, String apiModel, Long latencyMs, Long promptTokens, Long completionTokens,
+                     String finishReason) {
+        this(runId, model, epoch, vignetteId, jobId, prompt, expected, response, score, explanation, metadata,
+                workerId, apiModel, latencyMs, promptTokens, completionTokens, finishReason, null);
+    }
+
+    /** True when the model API gave no answer for this vignette (see {@link #error()}). */
+    public boolean failed() {
+        return error != null;
+    }
+
+    /**
+     * The score this sample has in the main figures: 0 for a failed answer, its grade when it
+     * has a usable one, else null (unscored, in no figure).
+     */
+    public Double figureScore() {
+        if (failed()) {
+            return 0.0;
+        }
+        return scored() ? score : null;
     }
 
     /** True when this sample carries a usable grade. */

@@ -19,12 +19,32 @@ class CsvWriterTest {
 
     @Test
     void neutralizesEveryFormulaTrigger() {
-        assertThat(text("+1")).isEqualTo("\"'+1\"");
-        assertThat(text("-2")).as("a negative number in a text column is text").isEqualTo("\"'-2\"");
+        assertThat(text("+1+1")).isEqualTo("\"'+1+1\"");
+        assertThat(text("-2-cmd")).isEqualTo("\"'-2-cmd\"");
         assertThat(text("@SUM(A1)")).isEqualTo("\"'@SUM(A1)\"");
         assertThat(text("\t=1+2")).isEqualTo("\"'\t=1+2\"");
         assertThat(text("\r=1+2")).isEqualTo("\"'\r=1+2\"");
         assertThat(text("=HYPERLINK(\"x\",\"y\")")).isEqualTo("\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\"");
+    }
+
+    @Test
+    void aCellThatIsAPlainNumberIsANumberInAnyColumn() {
+        // The issue: "What is 65 - 89?" exported its expected answer and response as '-24.
+        assertThat(text("-24")).isEqualTo("-24");
+        assertThat(text("+1")).isEqualTo("+1");
+        assertThat(text("-3.5")).isEqualTo("-3.5");
+        assertThat(text("-.5")).isEqualTo("-.5");
+        assertThat(text("-5.")).isEqualTo("-5.");
+        assertThat(text("-1e-3")).isEqualTo("-1e-3");
+        assertThat(CsvWriter.isPlainNumber("0")).isTrue();
+    }
+
+    @Test
+    void somethingThatOnlyLooksLikeANumberIsStillGuarded() {
+        for (String formula : List.of("-24+1", "-1e", "--1", "- 24", "-0x1F", "+-1", "-24 ", "-", "+", "-.", "-1,5",
+                "-1;2", "-Infinity", "-NaN", "-1\n=2")) {
+            assertThat(text(formula)).as(formula).startsWith("\"'");
+        }
     }
 
     @Test
@@ -64,7 +84,7 @@ class CsvWriterTest {
         csv.flush();
 
         assertThat(out.toString()).isEqualTo("model,score,response\r\n"
-                + "m-a,-3.5,\"'-3.5\"\r\n"
+                + "m-a,-3.5,-3.5\r\n"
                 + "x,,\"He said \"\"=1\"\",\nthen left\"\r\n");
     }
 

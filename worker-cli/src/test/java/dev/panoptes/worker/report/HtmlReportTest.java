@@ -11,7 +11,9 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -53,7 +55,7 @@ class HtmlReportTest {
     void escapesTextItRendersItself() throws IOException {
         String html = render(List.of(ReportFixtures.run()), null);
 
-        assertThat(html).contains("<dd>capitals &amp; &lt;sums&gt;</dd>");
+        assertThat(html).contains("<dd data-card=\"suite\">capitals &amp; &lt;sums&gt;</dd>");
         assertThat(new ReportPage(html).withoutDataBlock()).doesNotContain("<sums>");
     }
 
@@ -141,7 +143,43 @@ class HtmlReportTest {
         HtmlReport.write(List.of(ReportFixtures.run()), file, "topic");
 
         String html = Files.readString(file, StandardCharsets.UTF_8);
-        assertThat(html).isEqualTo(render(List.of(ReportFixtures.run()), "topic")).contains("&plusmn;");
+        assertThat(html).isEqualTo(render(List.of(ReportFixtures.run()), "topic")).contains("&ndash;");
+    }
+
+    @Test
+    void theRunCardListsEveryParameterAndSaysWhichOnesTheRunDidNotRecord() throws IOException {
+        String html = render(List.of(ReportFixtures.run()), null);
+
+        for (String key : List.of("runId", "label", "suite", "suiteHash", "vignettes", "models", "epochs", "jobSize",
+                "temperature", "maxTokens", "seed", "systemPrompt", "fewShot", "scorer", "scoring", "toolVersion",
+                "startedAt", "finishedAt", "duration")) {
+            assertThat(html).as(key).contains("data-card=\"" + key + "\"");
+        }
+        assertThat(html).contains("<dd data-card=\"epochs\">2</dd>")
+                .contains("<dd data-card=\"temperature\" class=\"muted\">not recorded</dd>")
+                .contains("<dd data-card=\"scoring\">the stored scores, by exact</dd>");
+        String data = new ReportPage(html).dataBlock();
+        assertThat(data).contains("\"manifest\":{\"runId\":\"r-1\",\"label\":null,");
+    }
+
+    @Test
+    void namesTheIntervalMethodOnceAndShowsFailedAnswersBesideTheFigure() throws IOException {
+        RunData base = ReportFixtures.run();
+        List<SampleRow> samples = new ArrayList<>(base.samples());
+        samples.add(new SampleRow("r-1", "m-a", 3, "v1", "j-x", "user: What is the capital of France?", "Paris", "",
+                0.0, "failed answer: content filter", Map.of("topic", "geo"), "w-1", null, 5L, null, null, null,
+                "content_filter"));
+        RunData run = new RunData(base.info(), samples, base.failures(), base.workerEvents());
+        String html = render(List.of(run), null);
+        ReportPage page = new ReportPage(html);
+
+        assertThat(ReportPage.count(page.withoutDataBlock(), "Wilson, clustered by vignette")).isEqualTo(1);
+        assertThat(page.withoutDataBlock()).doesNotContain("&plusmn;").doesNotContain("\u00b1");
+        assertThat(page.figure("accuracy", "r-1", "m-a", "failed-answers")).isEqualTo("1");
+        // 3 of 7 with the failed answer as 0; 3 of 6 without it.
+        assertThat(page.figure("accuracy", "r-1", "m-a", "accuracy")).isEqualTo("0.429");
+        assertThat(page.figure("accuracy", "r-1", "m-a", "accuracy-without-failed")).isEqualTo("0.500");
+        assertThat(page.dataBlock()).contains("\"failedAnswers\":1,\"accuracyWithoutFailed\":{\"n\":6,");
     }
 
     private static String render(List<RunData> runs, String groupBy) throws IOException {

@@ -36,7 +36,7 @@ public final class ReportPage {
     }
 
     /** The first table with this class, from its start tag to its end tag. */
-    String table(String tableClass) {
+    public String table(String tableClass) {
         int start = html.indexOf("<table class=\"" + tableClass + "\"");
         if (start < 0) {
             throw new AssertionError("no table." + tableClass + " in the page");

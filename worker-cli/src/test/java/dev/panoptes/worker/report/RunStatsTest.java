@@ -40,15 +40,18 @@ class RunStatsTest {
         assertThat(a.n()).isEqualTo(6);
         assertThat(a.clusters()).isEqualTo(3);
         assertThat(a.clustered()).isTrue();
-        assertThat(Figures.ratio(a.ciLow())).isEqualTo("0.000"); // 0.5 - 1.96 * 0.289, clamped
-        assertThat(Figures.ratio(a.ciHigh())).isEqualTo("1.000");
+        // sum S_g^2 = 2, sum r^2 = 6 * 0.25 = 1.5: deff = 4/3, n_eff = 4.5; Wilson(0.5, 4.5) = [0.161, 0.839]
+        assertThat(a.effectiveN()).isCloseTo(4.5, within(EPS));
+        assertThat(Figures.ratio(a.ciLow())).isEqualTo("0.161");
+        assertThat(Figures.ratio(a.ciHigh())).isEqualTo("0.839");
 
         Estimate b = model("m-b").accuracy();
         assertThat(b.mean()).isCloseTo(5.0 / 6, within(EPS));
         assertThat(b.standardError()).isCloseTo(1.0 / 6, within(EPS));
         assertThat(Figures.ratio(b.mean())).isEqualTo("0.833");
         assertThat(Figures.ratio(b.standardError())).isEqualTo("0.167");
-        assertThat(Figures.ratio(b.ciLow())).isEqualTo("0.507"); // 0.8333 - 1.96 / 6
+        // sum S_g^2 = 2/3, sum r^2 = 5/36 + 25/36 = 5/6: deff < 1, so n_eff = n = 6; Wilson(5/6, 6) low 0.436
+        assertThat(Figures.ratio(b.ciLow())).isEqualTo("0.436");
     }
 
     @Test
@@ -59,7 +62,8 @@ class RunStatsTest {
         assertThat(a.get("geo").standardError()).isCloseTo(0.25, within(EPS));
         assertThat(a.get("geo").clusters()).isEqualTo(2);
         assertThat(a.get(RunStats.NO_GROUP).mean()).isZero();
-        assertThat(a.get(RunStats.NO_GROUP).hasInterval()).as("one vignette: no spread").isFalse();
+        assertThat(a.get(RunStats.NO_GROUP).hasStandardError()).as("one vignette: no spread").isFalse();
+        assertThat(a.get(RunStats.NO_GROUP).effectiveN()).as("one vignette counts once").isEqualTo(1.0);
 
         Map<String, Estimate> b = model("m-b").byGroup();
         assertThat(b.get("geo").mean()).isEqualTo(1.0);
@@ -176,5 +180,27 @@ class RunStatsTest {
 
     private RunStats.ModelStats model(String name) {
         return stats.model(name).orElseThrow();
+    }
+
+    @Test
+    void failedAnswersCountAsWrongAndTheFigureWithoutThemIsGivenToo() {
+        // m: q1 right, q2 wrong, q3 and q4 failed (q3's stored score 0, q4's none): 1 of 4 in the figure,
+        // 1 of 2 without the failed answers.
+        RunData run = ModelComparisonTest.run("r", "m", List.of(
+                ModelComparisonTest.row("r", "m", "q1", "p1", "e", 1.0, null),
+                ModelComparisonTest.row("r", "m", "q2", "p2", "e", 0.0, null),
+                ModelComparisonTest.row("r", "m", "q3", "p3", "e", 0.0, "content filter"),
+                ModelComparisonTest.row("r", "m", "q4", "p4", "e", null, "context_length_exceeded"),
+                ModelComparisonTest.row("r", "m", "q5", "p5", null, null, null)));
+
+        RunStats.ModelStats m = RunStats.of(run, null).models().get(0);
+
+        assertThat(m.failedAnswers()).isEqualTo(2);
+        assertThat(m.scored()).isEqualTo(4);
+        assertThat(m.unscored()).isEqualTo(1);
+        assertThat(m.accuracy().n()).isEqualTo(4);
+        assertThat(m.accuracy().mean()).isEqualTo(0.25);
+        assertThat(m.withoutFailed().n()).isEqualTo(2);
+        assertThat(m.withoutFailed().mean()).isEqualTo(0.5);
     }
 }
