@@ -1,5 +1,6 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.Plural;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -395,7 +396,8 @@ public final class WorkerServer implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "WorkerServer[" + address + ", " + pool.size() + " workers" + (closed.get() ? ", closed" : "") + "]";
+        return "WorkerServer[" + address + ", " + Plural.of(pool.size(), "worker") + (closed.get() ? ", closed" : "")
+                + "]";
     }
 
     /** Loop 0's thread: spreads accepted connections over the loops, round-robin. */

@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.store.JdbcResultStore;
@@ -135,15 +136,16 @@ final class DemoCommand implements Callable<Integer> {
                     .alsoNotify(watch);
             int code = CoordinatorCommand.runInterruptibly(run);
             if (victim.killed.get()) {
-                out.printf("  demo-worker-1 was killed with SIGKILL mid-run: the %d jobs it held were sent to other"
-                        + " workers%n", victim.redelivered.get());
+                out.printf("  demo-worker-1 was killed with SIGKILL mid-run: the %s it held %s sent to other"
+                        + " workers%n", Plural.of(victim.redelivered.get(), "job"),
+                        victim.redelivered.get() == 1 ? "was" : "were");
             }
             if (!noMisconfigured) {
                 out.printf("  %s was started with a wrong --model-api (.../v2, and --no-model-check, without which it"
-                        + " would have refused to start): its model API answered 404, %s, and its %d failed jobs cost"
-                        + " them no attempt%n", MisconfiguredWatch.ID, watch.quarantined.get()
+                        + " would have refused to start): its model API answered 404, %s, and its %s cost"
+                        + " %s no attempt%n", MisconfiguredWatch.ID, watch.quarantined.get()
                         ? "it was quarantined" : "it was never quarantined (the run ended first)",
-                        watch.failures.get());
+                        Plural.of(watch.failures.get(), "failed job"), watch.failures.get() == 1 ? "it" : "them");
             }
             writeReport(results, report);
             out.printf("%nReport:  %s (open it in a browser: xdg-open %s)%n", report.toUri(), report);

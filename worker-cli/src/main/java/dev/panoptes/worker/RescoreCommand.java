@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.store.JdbcResultStore;
@@ -73,10 +74,11 @@ final class RescoreCommand implements Callable<Integer> {
                         : scoring.score(scorer, r.context().expected(), r.record().response()));
                 int n = data.samples().size();
                 RunStats stats = RunStats.of(RunDataLoader.load(store, id), null);
-                out.printf("run %s: %d answers scored again with %s%n", id, n, scorer);
+                out.printf("run %s: %s scored again with %s%n", id, Plural.of(n, "answer"), scorer);
                 for (RunStats.ModelStats m : stats.models()) {
                     out.printf("  %s: %s%s%n", m.model(), RunSummary.line(m.accuracy()),
-                            m.unscored() > 0 ? "; " + m.unscored() + " answers unscored (no expected answer)" : "");
+                            m.unscored() > 0
+                                    ? "; " + Plural.of(m.unscored(), "answer") + " unscored (no expected answer)" : "");
                 }
             }
         }

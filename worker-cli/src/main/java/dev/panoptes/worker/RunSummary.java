@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.stats.Estimate;
@@ -71,8 +72,8 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                 jobsSkipped > 0 ? " (" + jobsSkipped + " from an earlier run)" : "", failures.size()));
         sb.append(String.format(Locale.ROOT, "  answers:     %d of %d stored, %d failed%n", answersStored, answers,
                 answers - answersStored));
-        sb.append(String.format(Locale.ROOT, "  redelivered: %d jobs; duplicates ignored: %d records%n",
-                redeliveries, duplicates));
+        sb.append(String.format(Locale.ROOT, "  redelivered: %s; duplicates ignored: %s%n",
+                Plural.of(redeliveries, "job"), Plural.of(duplicates, "record")));
         sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", tokens.totalTokens(),
                 tokens.promptTokens(), tokens.completionTokens()));
         if (latencyP50Ms >= 0) {
@@ -82,12 +83,13 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         renderAccuracy(sb);
         for (RunReport.Quarantined q : quarantined) {
             sb.append(String.format(Locale.ROOT, "  quarantined: worker %s, %d %s; its last failure: %s%n", q.workerId(),
-                    q.times(), q.times() == 1 ? "time" : "times", q.lastReason()));
+                    q.times(), Plural.noun(q.times(), "time"), q.lastReason()));
         }
         if (!failures.isEmpty()) {
             sb.append("  failed jobs:\n");
             for (RunReport.FailedJob f : failures.subList(0, Math.min(10, failures.size()))) {
-                sb.append("    ").append(f.jobId()).append(" after ").append(f.attempts()).append(" attempts: ")
+                sb.append("    ").append(f.jobId()).append(" after ").append(Plural.of(f.attempts(), "attempt"))
+                        .append(": ")
                         .append(f.reason()).append('\n');
             }
             if (failures.size() > 10) {
@@ -110,7 +112,7 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         for (RunStats.ModelStats m : stats.models()) {
             sb.append("    ").append(m.model()).append(": ").append(line(m.accuracy()));
             if (m.unscored() > 0) {
-                sb.append("; ").append(m.unscored()).append(" answers unscored");
+                sb.append("; ").append(Plural.of(m.unscored(), "answer")).append(" unscored");
             }
             sb.append('\n');
             for (Map.Entry<String, Estimate> g : m.byGroup().entrySet()) {
@@ -121,7 +123,7 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         for (RunStats.Comparison c : stats.comparison()) {
             sb.append("    ").append(c.model()).append(" - ").append(c.baseline()).append(": ")
                     .append(Figures.difference(c.difference())).append(" ± ").append(Figures.ratio(c.standardError()))
-                    .append(" (paired over ").append(c.sharedVignettes()).append(" vignettes)\n");
+                    .append(" (paired over ").append(Plural.of(c.sharedVignettes(), "vignette")).append(")\n");
         }
     }
 
@@ -130,7 +132,7 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         if (e.n() == 0) {
             return "no scored answers";
         }
-        String size = "n=" + e.n() + (e.clustered() ? ", " + e.clusters() + " vignettes" : "");
+        String size = "n=" + e.n() + (e.clustered() ? ", " + Plural.of(e.clusters(), "vignette") : "");
         if (!e.hasInterval()) {
             return Figures.ratio(e.mean()) + " (" + size + ", no interval)";
         }

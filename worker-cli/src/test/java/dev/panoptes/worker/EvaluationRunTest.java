@@ -141,7 +141,7 @@ class EvaluationRunTest {
             assertThat(r.score().explanation()).isEqualTo("compared by the test's judge");
         });
         // q1, q5 and q9 are wrong, q3 is unscored: 8 of 11.
-        assertThat(out.toString()).contains("m: 0.727 ± 0.141 (95% CI 0.451-1.000, n=11); 1 answers unscored");
+        assertThat(out.toString()).contains("m: 0.727 ± 0.141 (95% CI 0.451-1.000, n=11); 1 answer unscored");
     }
 
     @Test

@@ -58,7 +58,7 @@ class RescoreAndReportCommandTest {
 
         assertThat(execute("rescore", "--db", db.toString(), "--scorer", "normalized")).isZero();
         assertThat(out.toString()).contains("run " + RUN + ": 3 answers scored again with normalized")
-                .contains("  m: 0.500 ± 0.500 (95% CI 0.000-1.000, n=2); 1 answers unscored (no expected answer)");
+                .contains("  m: 0.500 ± 0.500 (95% CI 0.000-1.000, n=2); 1 answer unscored (no expected answer)");
         assertThat(scores()).containsExactly(1.0, 0.0, null);
 
         out.getBuffer().setLength(0);

@@ -1,5 +1,6 @@
 package dev.panoptes.control.schedule;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.store.RecordRejectedException;
@@ -327,9 +328,9 @@ final class StoreWriter {
                     down = false;
                     Duration outage = Duration.ofNanos(System.nanoTime() - downSince);
                     int waiting = held.get();
-                    log.info("result store back after {} ms and {} failed attempts; storing the {} answers and"
-                            + " failures it held, in order, and sending jobs again", outage.toMillis(), failures,
-                            waiting);
+                    log.info("result store back after {} ms and {}; storing the {} it held, in order, and sending jobs"
+                            + " again", outage.toMillis(), Plural.of(failures, "failed attempt"),
+                            Plural.of(waiting, "answer or failure", "answers and failures"));
                     results.add(() -> outcomes.back(outage, waiting));
                 }
                 results.add(result);
