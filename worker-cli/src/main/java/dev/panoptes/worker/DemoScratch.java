@@ -11,6 +11,8 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
@@ -19,7 +21,9 @@ import java.util.stream.Stream;
  * suite, the worker processes' logs and, without {@code --db}, its database), removed when the
  * demo ends: by {@link #close()} when it ends normally or with an error, by a shutdown hook on
  * Ctrl-C or SIGTERM. The hook first runs {@code stopFirst} (stopping the worker processes, which
- * write into the folder).
+ * write into the folder), then waits a little for the demo's own thread, which goes on after an
+ * interrupt (it stores what it has and writes the report), to call {@link #close()}: removing the
+ * folder under it would race its last writes there.
  *
  * <p>{@link #close()} runs on the demo's thread, the hook on the JVM's; removal happens once.
  */
@@ -31,6 +35,8 @@ final class DemoScratch implements AutoCloseable {
     private final Runnable stopFirst;
     private final Thread hook;
     private final AtomicBoolean removed = new AtomicBoolean();
+    /** Counted down by {@link #close()}: the demo's thread is done with the folder. */
+    private final CountDownLatch closed = new CountDownLatch(1);
 
     private DemoScratch(Path dir, Runnable stopFirst) {
         this.dir = dir;
@@ -58,6 +64,7 @@ final class DemoScratch implements AutoCloseable {
     /** Removes the folder and everything in it, and disarms the hook; idempotent. */
     @Override
     public void close() {
+        closed.countDown();
         try {
             Runtime.getRuntime().removeShutdownHook(hook);
         } catch (IllegalStateException e) {
@@ -69,6 +76,11 @@ final class DemoScratch implements AutoCloseable {
     private void stopAndRemove() {
         try {
             stopFirst.run();
+            if (!closed.await(10, TimeUnit.SECONDS)) {
+                log.debug("demo: its thread did not finish within 10 s of the shutdown; removing {} anyway", dir);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } finally {
             remove();
         }
