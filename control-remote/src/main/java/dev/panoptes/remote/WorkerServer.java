@@ -320,7 +320,8 @@ public final class WorkerServer implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        log.info("worker=- job=- - closing the worker server on {} ({} workers in the pool)", address, pool.size());
+        log.info("worker=- job=- - closing the worker server on {} ({} in the pool)", address,
+                Plural.of(pool.size(), "worker"));
         // Stop accepting now; loop 0 releases the port once the channel leaves its selector.
         Exception problem = Closer.closeAll(serverChannel);
         if (problem != null) {

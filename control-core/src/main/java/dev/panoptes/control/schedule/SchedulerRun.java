@@ -184,7 +184,8 @@ final class SchedulerRun {
             }
         }
         outstanding = ready.size();
-        log.info("run of {} jobs starting ({} already complete, {} to run)", jobs.size(), skipped, outstanding);
+        log.info("run of {} starting ({} already complete, {} to run)", Plural.of(jobs.size(), "job"), skipped,
+                outstanding);
         listener.onStart(outstanding, skipped);
         source.addListener(wake);
     }
@@ -636,9 +637,9 @@ final class SchedulerRun {
     private void strike(WorkerHandle worker, String reason) {
         Quarantine.Verdict verdict = quarantine.strike(worker, reason, clock.getAsLong());
         if (verdict.quarantined()) {
-            log.info("worker={} - quarantined: {} failures in a row were its own, not its jobs' (last: {});"
-                    + " no new jobs for {} s", worker.id(), verdict.strikes(), reason,
-                    verdict.duration().toSeconds());
+            log.info("worker={} - quarantined: {} {} its own, not its jobs' (last: {});"
+                    + " no new jobs for {} s", worker.id(), Plural.of(verdict.strikes(), "failure"),
+                    verdict.strikes() == 1 ? "was" : "in a row were", reason, verdict.duration().toSeconds());
             listener.onQuarantined(worker, reason, verdict.strikes(), verdict.duration());
         }
     }
@@ -659,7 +660,7 @@ final class SchedulerRun {
         failed.add(new RunReport.FailedJob(state.job.id(), reason, state.attempts));
         // Done once recorded, as an answer is once stored.
         writer().submit(new StoreWriter.FailureWrite(state, reason, state.attempts));
-        log.warn("job={} - failed after {} attempts: {}", state.job.id(), state.attempts, reason);
+        log.warn("job={} - failed after {}: {}", state.job.id(), Plural.of(state.attempts, "attempt"), reason);
         listener.onFailed(state.job, reason, state.attempts);
     }
 

@@ -239,8 +239,9 @@ final class StoreWriter {
         }
         int lost = held.get();
         if (lost > 0) {
-            log.warn("{} answers and failures waiting for the result store were not stored; running the same jobs"
-                    + " again sends their jobs again", lost);
+            log.warn("{} waiting for the result store {} not stored; running the same jobs again sends their"
+                    + " jobs again", Plural.of(lost, "answer or failure", "answers and failures"),
+                    lost == 1 ? "was" : "were");
         }
     }
 
@@ -301,9 +302,10 @@ final class StoreWriter {
                         downSince = now;
                         failures = 0;
                         int waiting = held.get();
-                        log.warn("result store down: {}; {} answers and failures are held in memory and no new job is"
-                                + " sent until it takes writes again (retrying for up to {} s)", e.getMessage(),
-                                waiting, retry.maxOutage().toSeconds());
+                        log.warn("result store down: {}; {} {} held in memory and no new job is sent until it"
+                                + " takes writes again (retrying for up to {} s)", e.getMessage(),
+                                Plural.of(waiting, "answer or failure", "answers and failures"),
+                                waiting == 1 ? "is" : "are", retry.maxOutage().toSeconds());
                         String error = e.getMessage();
                         results.add(() -> outcomes.down(error, waiting));
                     }
