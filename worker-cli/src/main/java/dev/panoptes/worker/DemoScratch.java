@@ -13,7 +13,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 
 /**
@@ -25,7 +24,8 @@ import java.util.stream.Stream;
  * interrupt (it stores what it has and writes the report), to call {@link #close()}: removing the
  * folder under it would race its last writes there.
  *
- * <p>{@link #close()} runs on the demo's thread, the hook on the JVM's; removal happens once.
+ * <p>{@link #close()} runs on the demo's thread, the hook on the JVM's; removal happens once, and
+ * the hook returns only once it is done (the JVM halts when its hooks return).
  */
 final class DemoScratch implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(DemoScratch.class);
@@ -34,7 +34,8 @@ final class DemoScratch implements AutoCloseable {
     private final Path dir;
     private final Runnable stopFirst;
     private final Thread hook;
-    private final AtomicBoolean removed = new AtomicBoolean();
+    /** Guarded by this: the hook must not return (and let the JVM halt) while close() is still removing. */
+    private boolean removed;
     /** Counted down by {@link #close()}: the demo's thread is done with the folder. */
     private final CountDownLatch closed = new CountDownLatch(1);
 
@@ -86,10 +87,11 @@ final class DemoScratch implements AutoCloseable {
         }
     }
 
-    private void remove() {
-        if (!removed.compareAndSet(false, true)) {
+    private synchronized void remove() {
+        if (removed) {
             return;
         }
+        removed = true;
         try {
             deleteTree(dir);
         } catch (IOException | UncheckedIOException e) {
