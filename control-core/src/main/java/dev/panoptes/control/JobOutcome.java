@@ -44,7 +44,7 @@ public record JobOutcome(JobId jobId, List<ResponseRecord> records) {
         if (seen.size() != expected.size()) {
             expected.removeAll(seen);
             throw new IllegalArgumentException("outcome for job " + jobId + " has " + seen.size() + " of "
-                    + job.size() + " records; missing vignettes " + expected);
+                    + Plural.of(job.size(), "record") + "; missing vignettes " + expected);
         }
         return this;
     }

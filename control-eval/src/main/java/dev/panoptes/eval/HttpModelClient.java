@@ -1,5 +1,6 @@
 package dev.panoptes.eval;
 
+import dev.panoptes.control.Plural;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.FailureScope;
@@ -694,7 +695,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     }
 
     private static String attempts(int n) {
-        return n == 1 ? "1 attempt" : n + " attempts";
+        return Plural.of(n, "attempt");
     }
 
     /** Masks the API key wherever it appears (a server may echo it in an error message). */

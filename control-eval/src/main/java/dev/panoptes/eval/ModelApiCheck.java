@@ -43,7 +43,12 @@ import java.util.concurrent.TimeoutException;
  * {@link Verdict#FATAL}; a refused connection, a timeout or any other I/O failure is
  * {@link Verdict#TRANSIENT} (the server may still be starting).
  *
- * <p>Sends at most two requests per {@link #run()} and never retries itself: the caller decides
+ * When {@code GET {base}/models} answers 404 and the base URL names no version
+ * ({@code http://host:8000}), {@code GET {base}/v1/models} is asked too: a list there is
+ * {@link Verdict#FATAL} with a line that asks for {@code /v1} ("did you mean ...?") rather than
+ * for {@code --model}.
+ *
+ * <p>Sends at most three requests per {@link #run()} and never retries itself: the caller decides
  * how long to keep asking after {@link Verdict#TRANSIENT}. Never prints the API key. Thread-safe
  * (it holds no state of its own), like the client it borrows its connections, threads, key and
  * base URL from: its requests run on that client's threads, never on the common pool, and the
@@ -130,9 +135,41 @@ public final class ModelApiCheck {
             return transientResult("the model API at " + client.baseUrl() + " answered GET /models with HTTP " + status
                     + ": " + serverSaid(listing.response));
         }
+        if (status == 404) {
+            Optional<Result> missingV1 = missingVersion();
+            if (missingV1.isPresent()) {
+                return missingV1.get();
+            }
+        }
         String why = status >= 200 && status <= 299 ? "does not list its models" : "answered GET /models with HTTP "
                 + status;
         return probeChatCompletions(why);
+    }
+
+    /**
+     * After a 404 to {@code GET {base}/models}: when the base URL names no API version and
+     * {@code GET {base}/v1/models} lists models, the base URL lacks {@code /v1} (vLLM, Ollama, LM
+     * Studio and OpenAI all serve under it), and the verdict says so instead of blaming the model.
+     * Empty when the base already ends in a version or {@code /v1} lists nothing either.
+     */
+    private Optional<Result> missingVersion() throws InterruptedException {
+        String base = client.baseUrl().toString();
+        String path = client.baseUrl().getPath() == null ? "" : client.baseUrl().getPath();
+        if (path.matches(".*/v\\d+/?") || client.baseUrl().getRawQuery() != null) {
+            return Optional.empty();
+        }
+        String withV1 = (base.endsWith("/") ? base.substring(0, base.length() - 1) : base) + "/v1";
+        Reply listing = exchange("GET", URI.create(withV1 + "/models"), null);
+        if (listing.failure != null || listing.response.status() < 200 || listing.response.status() > 299) {
+            return Optional.empty();
+        }
+        Optional<List<String>> ids = modelIds(listing.response.body());
+        if (ids.isEmpty() || ids.get().isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(fatal("the model API at " + base + " answered HTTP 404 to GET " + base + "/models, but "
+                + withV1 + "/models lists " + quoted(ids.get()) + ": --model-api is the API's base URL, the part"
+                + " before /chat/completions; did you mean --model-api " + withV1 + "?"));
     }
 
     /** The answer to a POST the server rejects without running the model. */

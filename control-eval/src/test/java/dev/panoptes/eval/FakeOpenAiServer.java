@@ -53,6 +53,15 @@ final class FakeOpenAiServer implements AutoCloseable {
                 t.setDaemon(true);
                 return t;
             });
+    static {
+        // The JDK's HttpServer leaves Nagle's algorithm on unless told, and each small answer then
+        // waited for the client's delayed ACK: 40 ms a call, seconds per test class. It reads the
+        // property once, when its first server is made, so it is set before that.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+    }
+
     private final ConcurrentLinkedQueue<Reply> script = new ConcurrentLinkedQueue<>();
     private volatile Reply fallback;
     private final Map<String, Reply> routes = new java.util.concurrent.ConcurrentHashMap<>();

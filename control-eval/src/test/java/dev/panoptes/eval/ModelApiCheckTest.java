@@ -232,6 +232,38 @@ class ModelApiCheckTest {
         }
 
         @Test
+        void aBaseUrlWithoutV1IsToldToAddV1WhenTheApiListsItsModelsThere() throws Exception {
+            URI withoutV1 = URI.create(server.baseUrl().toString().replaceAll("/v1$", ""));
+            server.on("GET", "/v1/models", Reply.status(200, "{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL
+                    + "\"}]}")).otherwise(Reply.status(404, "{\"detail\":\"Not Found\"}"));
+
+            for (List<String> models : List.of(List.of(MODEL), List.<String>of())) {
+                int before = server.requestCount();
+                Result r = new ModelApiCheck(client(withoutV1, MODEL, null), models, TIMEOUT).run();
+
+                assertThat(r).as("with models %s", models).isEqualTo(new Result(Verdict.FATAL, "the model API at "
+                        + withoutV1 + " answered HTTP 404 to GET " + withoutV1 + "/models, but " + withoutV1
+                        + "/v1/models lists '" + MODEL + "': --model-api is the API's base URL, the part before"
+                        + " /chat/completions; did you mean --model-api " + withoutV1 + "/v1?"));
+                assertThat(r.message()).doesNotContain("--model ");
+                assertThat(requestLines().subList(before, server.requestCount()))
+                        .containsExactly("GET /models", "GET /v1/models");
+            }
+        }
+
+        @Test
+        void aBaseUrlWithoutV1WhoseV1ListsNothingEitherIsProbedAsBefore() throws Exception {
+            URI withoutV1 = URI.create(server.baseUrl().toString().replaceAll("/v1$", ""));
+            server.otherwise(Reply.status(404, "{\"detail\":\"Not Found\"}"));
+
+            Result r = new ModelApiCheck(client(withoutV1, MODEL, null), TIMEOUT).run();
+
+            assertThat(r.verdict()).isEqualTo(Verdict.FATAL);
+            assertThat(r.message()).contains("answered HTTP 404 to POST " + withoutV1 + "/chat/completions");
+            assertThat(requestLines()).containsExactly("GET /models", "GET /v1/models", "POST /chat/completions");
+        }
+
+        @Test
         void aRedirectOrA405FromTheProbeIsFatal() throws Exception {
             server.on("GET", "/v1/models", Reply.status(404, "{}"))
                     .on("POST", "/v1/chat/completions", Reply.status(308, "").header("Location", "https://h/v1"));

@@ -1,5 +1,6 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.Plural;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,11 +94,13 @@ final class ConnectionAcceptor implements SelectorLoop.Acceptor {
             this.overTotalFrame = null;
             this.overPerAddressFrame = null;
         } else {
-            this.overTotalFrame = context.encodeFrame(new Message.Rejected("the coordinator has " + total
-                    + " connections waiting to register, the most it allows (maxUnregisteredConnections); retry"
+            this.overTotalFrame = context.encodeFrame(new Message.Rejected("the coordinator has "
+                    + Plural.of(total, "connection")
+                    + " waiting to register, the most it allows (maxUnregisteredConnections); retry"
                     + " later", true));
-            this.overPerAddressFrame = context.encodeFrame(new Message.Rejected("the coordinator has " + perAddress
-                    + " connections from this worker's address waiting to register, the most it allows per address"
+            this.overPerAddressFrame = context.encodeFrame(new Message.Rejected("the coordinator has "
+                    + Plural.of(perAddress, "connection")
+                    + " from this worker's address waiting to register, the most it allows per address"
                     + " (maxUnregisteredPerAddress); retry later, or have its operator raise the limit if many"
                     + " workers share the address", true));
         }

@@ -1,5 +1,6 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.Plural;
 import java.net.InetAddress;
 import java.util.function.Consumer;
 
@@ -63,7 +64,8 @@ final class RefusalLog {
         if (suppressed == 0) {
             return;
         }
-        warn.accept("worker=- job=- - refused " + suppressed + " more connections in the last " + INTERVAL_MS / 1000
+        warn.accept("worker=- job=- - refused " + Plural.of(suppressed, "more connection", "more connections")
+                + " in the last " + INTERVAL_MS / 1000
                 + " s, each closed at once: " + limitText() + " (the last from " + lastAddress.getHostAddress() + ")");
         suppressed = 0;
         // A flood that goes on gets one such line per interval, never one per connection.
@@ -72,23 +74,32 @@ final class RefusalLog {
 
     private String limitText() {
         return cap == UnregisteredConnections.Refusal.TOTAL
-                ? limit + " connections were waiting to register, the most allowed (maxUnregisteredConnections)"
-                : limit + " connections from one address were waiting to register, the most allowed per address"
+                ? Plural.of(limit, "connection") + " " + verb(limit, "was", "were")
+                        + " waiting to register, the most allowed (maxUnregisteredConnections)"
+                : Plural.of(limit, "connection") + " from one address " + verb(limit, "was", "were")
+                        + " waiting to register, the most allowed per address"
                         + " (maxUnregisteredPerAddress)";
+    }
+
+    /** The verb that goes with {@code n} connections. */
+    private static String verb(int n, String one, String many) {
+        return n == 1 ? one : many;
     }
 
     private String firstLine(InetAddress address) {
         String host = address.getHostAddress();
         if (cap == UnregisteredConnections.Refusal.TOTAL) {
-            return "worker=- job=- - refused a connection from " + host + " and closed it at once: " + limit
-                    + " connections are waiting to register, the most allowed (ServerOptions"
+            return "worker=- job=- - refused a connection from " + host + " and closed it at once: "
+                    + Plural.of(limit, "connection") + " " + verb(limit, "is", "are")
+                    + " waiting to register, the most allowed (ServerOptions"
                     + ".maxUnregisteredConnections). Registered workers are not affected. Peers are connecting"
                     + " without registering (a flood or a scanner), or more workers than that reconnect at once:"
                     + " then raise maxUnregisteredConnections. Further refusals are counted, one line per "
                     + INTERVAL_MS / 1000 + " s";
         }
-        return "worker=- job=- - refused a connection from " + host + " and closed it at once: " + limit
-                + " connections from " + host + " are waiting to register, the most allowed per address"
+        return "worker=- job=- - refused a connection from " + host + " and closed it at once: "
+                + Plural.of(limit, "connection") + " from " + host + " " + verb(limit, "is", "are")
+                + " waiting to register, the most allowed per address"
                 + " (ServerOptions.maxUnregisteredPerAddress). Registered workers are not affected. If many"
                 + " workers share that address (one large machine, a NAT gateway), raise maxUnregisteredPerAddress;"
                 + " otherwise that host opens connections without registering. Further refusals are counted, one"

@@ -1,5 +1,6 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.WorkerException;
 import org.slf4j.Logger;
@@ -613,7 +614,7 @@ final class SelectorLoop implements Runnable {
             // A test thread that drove this loop by hand goes on to other work.
             CURRENT.remove();
         }
-        log.debug("worker=- job=- - selector loop {} stopped; closed {} connections", name, closed);
+        log.debug("worker=- job=- - selector loop {} stopped; closed {}", name, Plural.of(closed, "connection"));
     }
 
     private void closeUnadopted() {

@@ -1,5 +1,6 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.Plural;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -319,7 +320,8 @@ public final class WorkerServer implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        log.info("worker=- job=- - closing the worker server on {} ({} workers in the pool)", address, pool.size());
+        log.info("worker=- job=- - closing the worker server on {} ({} in the pool)", address,
+                Plural.of(pool.size(), "worker"));
         // Stop accepting now; loop 0 releases the port once the channel leaves its selector.
         Exception problem = Closer.closeAll(serverChannel);
         if (problem != null) {
@@ -395,7 +397,8 @@ public final class WorkerServer implements AutoCloseable {
 
     @Override
     public String toString() {
-        return "WorkerServer[" + address + ", " + pool.size() + " workers" + (closed.get() ? ", closed" : "") + "]";
+        return "WorkerServer[" + address + ", " + Plural.of(pool.size(), "worker") + (closed.get() ? ", closed" : "")
+                + "]";
     }
 
     /** Loop 0's thread: spreads accepted connections over the loops, round-robin. */

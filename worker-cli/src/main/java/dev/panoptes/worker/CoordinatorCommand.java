@@ -232,6 +232,14 @@ final class CoordinatorCommand implements Callable<Integer> {
                     + " anyone who reaches it (for a network only the scraper reaches).")
     private boolean metricsInsecure;
 
+    @Option(names = "--admin-linger", order = 145, paramLabel = "DURATION", defaultValue = "35s",
+            converter = DurationConverter.OrZero.class,
+            description = "With --metrics: once the summary is printed, keep /metrics and /status up this long, so"
+                    + " that a scraper (Prometheus scrapes every 15s or so) reads the run's final figures; /status"
+                    + " then says the run finished. 0 exits at once; Ctrl-C or SIGTERM ends the wait at once."
+                    + " Default: ${DEFAULT-VALUE}.")
+    private Duration adminLinger;
+
     private final Map<String, String> env;
 
     CoordinatorCommand(Map<String, String> env) {
@@ -264,7 +272,7 @@ final class CoordinatorCommand implements Callable<Integer> {
                 .withAdmin(metrics, metricsInsecure);
         configureTls(run);
         try {
-            return runInterruptibly(run);
+            return runInterruptibly(run, adminLinger, spec.commandLine().getErr());
         } catch (SuiteFormatException e) {
             PrintWriter err = spec.commandLine().getErr();
             err.println(e.getMessage());
@@ -283,6 +291,9 @@ final class CoordinatorCommand implements Callable<Integer> {
     private void checkMetrics(boolean hasToken) {
         if (metricsInsecure && metrics == null) {
             throw invalid("--metrics-insecure", "it loosens --metrics, which is not given");
+        }
+        if (metrics == null && spec.commandLine().getParseResult().hasMatchedOption("--admin-linger")) {
+            throw invalid("--admin-linger", "it keeps --metrics up after the run, and --metrics is not given");
         }
         if (metricsInsecure && hasToken) {
             throw invalid("--metrics-insecure", "there is a token (--token or " + WorkerMain.TOKEN_ENV + "), which"
@@ -327,6 +338,17 @@ final class CoordinatorCommand implements Callable<Integer> {
 
     /** Runs on this thread; Ctrl-C interrupts it and waits (a little) for the store to close cleanly. */
     static int runInterruptibly(CoordinatorRun run) throws Exception {
+        return runInterruptibly(run, Duration.ZERO, null);
+    }
+
+    /**
+     * As {@link #runInterruptibly(CoordinatorRun)}, then, unless the run was interrupted, keeps
+     * its admin endpoint up for {@code adminLinger} (see {@link AdminLinger}); Ctrl-C ends that
+     * wait at once, and the run's exit code stands.
+     *
+     * @param console where the linger's line goes; unused for a zero linger
+     */
+    static int runInterruptibly(CoordinatorRun run, Duration adminLinger, PrintWriter console) throws Exception {
         Thread main = Thread.currentThread();
         CountDownLatch finished = new CountDownLatch(1);
         Thread hook = new Thread(() -> {
@@ -339,7 +361,17 @@ final class CoordinatorCommand implements Callable<Integer> {
         }, "coordinator-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            return run.run();
+            int code = run.run();
+            if (code != CoordinatorRun.EXIT_INTERRUPTED && !adminLinger.isZero()) {
+                run.adminFinished();
+                try {
+                    AdminLinger.await(run.adminAddress(), adminLinger, console);
+                } catch (InterruptedException e) {
+                    // Ctrl-C or SIGTERM while lingering: the run is over, its exit code stands.
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return code;
         } finally {
             finished.countDown();
             try {

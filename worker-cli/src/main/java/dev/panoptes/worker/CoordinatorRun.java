@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSourceFailedException;
 import dev.panoptes.control.score.RunScoring;
@@ -226,6 +227,14 @@ final class CoordinatorRun {
         return a == null ? null : a.address();
     }
 
+    /** The run is over, however it ended: the admin endpoint's status view says so. Any thread. */
+    void adminFinished() {
+        CoordinatorAdmin a = admin;
+        if (a != null) {
+            a.finished();
+        }
+    }
+
     /** Stops the admin endpoint, if it runs; idempotent. */
     void closeAdmin() {
         CoordinatorAdmin a = admin;
@@ -316,10 +325,11 @@ final class CoordinatorRun {
                     plan.vignetteCount()));
             store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
-            progress.message(String.format(Locale.ROOT, "suite %s: %d vignettes x %d %s x %d %s = %d answers in %d jobs"
-                    + " of up to %d (run %s); scorer %s", settings.suite(), suite.vignettes().size(),
-                    settings.models().size(), settings.models().size() == 1 ? "model" : "models", settings.epochs(),
-                    settings.epochs() == 1 ? "epoch" : "epochs", plan.vignetteCount(), plan.jobs().size(),
+            progress.message(String.format(Locale.ROOT, "suite %s: %s x %s x %s = %s in %s"
+                    + " of up to %d (run %s); scorer %s", settings.suite(),
+                    Plural.of(suite.vignettes().size(), "vignette"),
+                    Plural.of(settings.models().size(), "model"), Plural.of(settings.epochs(), "epoch"),
+                    Plural.of(plan.vignetteCount(), "answer"), Plural.of(plan.jobs().size(), "job"),
                     settings.jobSize(), plan.runId(), settings.scorer()));
             InetSocketAddress address = server.address();
             lock.listening(address);
@@ -357,7 +367,7 @@ final class CoordinatorRun {
                         current.number(), progress::message).run(pool, options);
             } catch (InterruptedException e) {
                 events.storeIn(store, plan.runId());
-                progress.message("interrupted: " + store.recordCount() + " records are kept in " + target
+                progress.message("interrupted: " + recordsKept(store.recordCount()) + " in " + target
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
             } catch (StoreUnavailableException e) {
@@ -370,8 +380,9 @@ final class CoordinatorRun {
                     return stopWithoutLock(lost, store, plan, target, progress);
                 }
                 events.storeIn(store, plan.runId());
-                progress.message("the run stopped: " + e.getCause().getMessage() + "; " + store.recordCount()
-                        + " records are kept in " + target + "; run the same command again to resume");
+                progress.message("the run stopped: " + e.getCause().getMessage() + "; "
+                        + recordsKept(store.recordCount())
+                        + " in " + target + "; run the same command again to resume");
                 log.debug("the worker server failed", e);
                 return EXIT_FAILED;
             }
@@ -394,9 +405,9 @@ final class CoordinatorRun {
             boolean graded = grading == null || grading.failed().isEmpty();
             if (!graded) {
                 RunReport.FailedJob first = grading.failed().get(0);
-                out.printf("  grading:     %d grading jobs failed, their answers are unscored (first: %s after %d"
-                        + " attempts: %s); run the same command again to grade them%n", grading.failed().size(),
-                        first.jobId(), first.attempts(), first.reason());
+                out.printf("  grading:     %s failed, their answers are unscored (first: %s after %s: %s); run the"
+                        + " same command again to grade them%n", Plural.of(grading.failed().size(), "grading job"),
+                        first.jobId(), Plural.of(first.attempts(), "attempt"), first.reason());
             }
             out.flush();
             return summary.succeeded(maxErrorRate) && graded ? 0 : EXIT_INCOMPLETE;
@@ -413,8 +424,9 @@ final class CoordinatorRun {
                                 DatabaseTarget target, ProgressPrinter progress) {
         String kept;
         try {
-            kept = store.completedAmong(plan.jobs()).size() + " of " + plan.jobs().size()
-                    + " jobs are complete and kept there";
+            int complete = store.completedAmong(plan.jobs()).size();
+            kept = complete + " of " + Plural.of(plan.jobs().size(), "job") + (complete == 1 ? " is" : " are")
+                    + " complete and kept there";
         } catch (StoreException e) {
             // The database may be what went away; what it stored is still there.
             log.debug("cannot count the complete jobs after the lock was lost", e);
@@ -426,6 +438,11 @@ final class CoordinatorRun {
         return EXIT_LOCK_LOST;
     }
 
+    /** "1 record is kept", "40 records are kept". */
+    private static String recordsKept(long n) {
+        return Plural.of(n, "record") + (n == 1 ? " is kept" : " are kept");
+    }
+
     /** What the rate governor did, for the summary: one line per model API that answered 429. */
     private String governorLines() {
         if (governor == null) {
@@ -434,9 +451,9 @@ final class CoordinatorRun {
         StringBuilder b = new StringBuilder();
         governor.state().forEach((endpoint, st) -> {
             if (st.throttled() > 0) {
-                b.append(String.format(Locale.ROOT, "  rate:        %s answered 429 %d times; the fleet's limit on it was"
-                        + " cut %d times and ended at %.1f jobs in flight%n", endpoint, st.throttled(), st.cuts(),
-                        st.limit()));
+                b.append(String.format(Locale.ROOT, "  rate:        %s answered 429 %s; the fleet's limit on it was"
+                        + " cut %s and ended at %.1f jobs in flight%n", endpoint, Plural.of(st.throttled(), "time"),
+                        Plural.of(st.cuts(), "time"), st.limit()));
             }
         });
         return b.toString();

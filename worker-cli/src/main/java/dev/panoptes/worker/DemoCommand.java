@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.store.JdbcResultStore;
@@ -31,6 +32,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -96,8 +98,14 @@ final class DemoCommand implements Callable<Integer> {
     private boolean noMisconfigured;
 
     @Option(names = "--db", order = 50, paramLabel = "FILE",
-            description = "Where to store results. Default: a new file in a temporary folder.")
+            description = "Where to store results, kept after the demo. Default: a file in the demo's temporary"
+                    + " folder, removed with it when the demo ends.")
     private Path db;
+
+    @Option(names = "--out", order = 60, paramLabel = "FILE", defaultValue = "panoptes-demo-report.html",
+            description = "Where to write the HTML report (it is replaced). Default: ${DEFAULT-VALUE} in the current"
+                    + " folder.")
+    private Path out;
 
     @Override
     public Integer call() throws Exception {
@@ -110,9 +118,27 @@ final class DemoCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(),
                     "Invalid value for option '--capacity': must be at least 1, got " + capacity);
         }
+        Path report = out.toAbsolutePath();
+        if (report.getParent() != null && !Files.isDirectory(report.getParent())) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--out': the folder "
+                    + report.getParent() + " does not exist");
+        }
+        // Written to from the coordinator's thread (startWorkers), read by the cleanup hook.
+        List<Process> processes = new CopyOnWriteArrayList<>();
+        // The suite's copy, the workers' logs and a default database live here only while the demo runs.
+        try (DemoScratch scratch = DemoScratch.create(() -> stopWorkersNow(processes))) {
+            try {
+                return run(scratch.dir(), report, processes);
+            } finally {
+                // Before the folder goes: the workers write their logs there.
+                stopWorkers(processes);
+            }
+        }
+    }
+
+    private int run(Path dir, Path report, List<Process> processes) throws Exception {
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter out = spec.commandLine().getOut();
-        Path dir = Files.createTempDirectory("panoptes-demo-");
         Path suite = dir.resolve(SUITE_RESOURCE);
         try (InputStream in = DemoCommand.class.getResourceAsStream(SUITE_RESOURCE)) {
             if (in == null) {
@@ -125,8 +151,6 @@ final class DemoCommand implements Callable<Integer> {
         CoordinatorSettings settings = new CoordinatorSettings(new InetSocketAddress(loopback, 0), suite, results, 4,
                 "", null, SpecParams.NONE, 3, Duration.ofSeconds(60), Duration.ofSeconds(1), Duration.ofSeconds(3),
                 Duration.ofSeconds(30), List.of(MODEL, SMALL_MODEL), SCORER, EPOCHS, null, GROUP_BY);
-        Path report = dir.resolve("report.html");
-        List<Process> processes = new ArrayList<>();
         try (StubModelServer model = StubModelServer.start(new InetSocketAddress(loopback, 0), latency, 64)) {
             err.printf("demo: stub model API at %s (models %s and %s, %d ms per prompt)%n", model.baseUrl(), MODEL,
                     SMALL_MODEL, latency.toMillis());
@@ -138,28 +162,31 @@ final class DemoCommand implements Callable<Integer> {
                     .alsoNotify(watch);
             int code = CoordinatorCommand.runInterruptibly(run);
             if (victim.killed.get()) {
-                out.printf("  demo-worker-1 was killed with SIGKILL mid-run: the %d jobs it held were sent to other"
-                        + " workers%n", victim.redelivered.get());
+                out.printf("  demo-worker-1 was killed with SIGKILL mid-run: the %s it held %s sent to other"
+                        + " workers%n", Plural.of(victim.redelivered.get(), "job"),
+                        victim.redelivered.get() == 1 ? "was" : "were");
             }
             if (!noMisconfigured) {
                 out.printf("  %s was started with a wrong --model-api (.../v2, and --no-model-check, without which it"
-                        + " would have refused to start): its model API answered 404, %s, and its %d failed jobs cost"
-                        + " them no attempt%n", MisconfiguredWatch.ID, watch.quarantined.get()
+                        + " would have refused to start): its model API answered 404, %s, and its %s cost"
+                        + " %s no attempt%n", MisconfiguredWatch.ID, watch.quarantined.get()
                         ? "it was quarantined" : "it was never quarantined (the run ended first)",
-                        watch.failures.get());
+                        Plural.of(watch.failures.get(), "failed job"), watch.failures.get() == 1 ? "it" : "them");
             }
             writeReport(results, report);
             out.printf("%nReport:  %s (open it in a browser: xdg-open %s)%n", report.toUri(), report);
-            out.printf("Results: %s results --db %s --format csv%n", Jars.selfCommand(), results);
-            out.printf("Worker logs: %s%n", dir);
+            if (db != null) {
+                out.printf("Results: %s results --db %s --format csv%n", Jars.selfCommand(), results);
+            } else {
+                out.printf("Results: the demo's database and its workers' logs were temporary and are removed; run"
+                        + " the demo with --db FILE to keep the results%n");
+            }
             out.printf("Against a real model API: start 'java -jar worker.jar coordinator --suite FILE --model NAME',"
                     + " then on each GPU machine 'java -jar worker.jar --coordinator HOST:7070 --model-api"
                     + " http://localhost:8000/v1'.%n");
             printComparison(results, out);
             out.flush();
             return code;
-        } finally {
-            stopWorkers(processes);
         }
     }
 
@@ -245,6 +272,24 @@ final class DemoCommand implements Callable<Integer> {
             if (worker.id().equals(ID)) {
                 quarantined.set(true);
             }
+        }
+    }
+
+    /**
+     * For the shutdown hook (Ctrl-C, SIGTERM): the workers get SIGTERM and a few seconds to go,
+     * then SIGKILL, so that none outlives the demo and their folder can be removed.
+     */
+    private static void stopWorkersNow(List<Process> processes) {
+        processes.forEach(Process::destroy);
+        try {
+            for (Process p : processes) {
+                if (!p.waitFor(3, TimeUnit.SECONDS)) {
+                    p.destroyForcibly().waitFor(2, TimeUnit.SECONDS);
+                }
+            }
+        } catch (InterruptedException e) {
+            processes.forEach(Process::destroyForcibly);
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -58,6 +58,21 @@ public final class DurationConverter implements ITypeConverter<Duration> {
         return duration;
     }
 
+    /**
+     * As {@link DurationConverter}, and {@code 0} (with or without a unit) for none at all: for
+     * options where zero means "do not wait", such as {@code --admin-linger}.
+     */
+    public static final class OrZero implements ITypeConverter<Duration> {
+        private static final Pattern ZERO = Pattern.compile("0+\\s*(ms|s|m|h|d)?");
+
+        /** @throws TypeConversionException when the value is neither zero nor a positive duration */
+        @Override
+        public Duration convert(String value) {
+            String text = value == null ? "" : value.trim().toLowerCase(Locale.ROOT);
+            return ZERO.matcher(text).matches() ? Duration.ZERO : parse(value);
+        }
+    }
+
     /** Formats a duration the way this converter reads it back ({@code 500ms}, {@code 5s}, {@code 2m}). */
     public static String format(Duration d) {
         long ms = d.toMillis();

@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
@@ -79,7 +80,8 @@ final class JudgePhase {
             return null;
         }
         int answers = jobs.stream().mapToInt(Job::size).sum();
-        say.accept("grading " + answers + " answers with the judge model in " + jobs.size() + " jobs");
+        say.accept("grading " + Plural.of(answers, "answer") + " with the judge model in "
+                + Plural.of(jobs.size(), "job"));
         return new Scheduler(workers, new GradeStore(), options.withSkipCompleted(false)).run(jobs);
     }
 

@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.WorkerHandle;
@@ -99,7 +100,8 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
     @Override
     public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration duration) {
         quarantined.add(worker);
-        message("worker " + worker.id() + " quarantined: " + failuresInARow + " failures in a row were its own, not"
+        message("worker " + worker.id() + " quarantined: " + Plural.of(failuresInARow, "failure")
+                + (failuresInARow == 1 ? " was" : " in a row were") + " its own, not"
                 + " its jobs'; no new jobs for " + DurationConverter.format(duration) + ". Last: " + reason);
     }
 
@@ -128,8 +130,10 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
                 q++;
             }
         }
-        return String.format(Locale.ROOT, "progress: %d/%d jobs (%.0f%%), %d failed, %d workers%s, %d redelivered, "
-                        + "%.1f jobs/s, ETA %s", d, t, t == 0 ? 100.0 : 100.0 * d / t, failed.get(), workers.size(),
+        return String.format(Locale.ROOT, "progress: %d/%d %s (%.0f%%), %d failed, %s%s, %d redelivered, "
+                        + "%.1f jobs/s, ETA %s", d, t, Plural.noun(t, "job"), t == 0 ? 100.0 : 100.0 * d / t,
+                failed.get(),
+                Plural.of(workers.size(), "worker"),
                 q > 0 ? " (" + q + " quarantined)" : "", redeliveries.get(), rate, eta);
     }
 

@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.worker.report.HtmlReport;
 import dev.panoptes.worker.report.RunData;
@@ -71,8 +72,9 @@ final class ReportCommand implements Callable<Integer> {
         HtmlReport.write(runs, outFile, groupBy);
         PrintWriter out = spec.commandLine().getOut();
         int samples = runs.stream().mapToInt(r -> r.samples().size()).sum();
-        out.printf("wrote %s: %d %s, %d answers, %,d bytes; open it in a browser: %s%n", outFile, runs.size(),
-                runs.size() == 1 ? "run" : "runs", samples, Files.size(outFile), outFile.toAbsolutePath().toUri());
+        out.printf("wrote %s: %s, %s, %s; open it in a browser: %s%n", outFile, Plural.of(runs.size(), "run"),
+                Plural.of(samples, "answer"), Plural.grouped(Files.size(outFile), "byte"),
+                outFile.toAbsolutePath().toUri());
         out.flush();
         return 0;
     }

@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.store.JdbcResultStore;
@@ -77,16 +78,16 @@ final class RescoreCommand implements Callable<Integer> {
                 String id = data.info().runId();
                 if (RunDataLoader.NO_RUN.equals(id)) {
                     // Scorings belong to runs; such records (stored through the library without their job) have none.
-                    out.printf("%d records stored without a run: not rescored (they have no expected answer to score"
-                            + " against)%n", data.samples().size());
+                    out.printf("%s stored without a run: not rescored (they have no expected answer to score"
+                            + " against)%n", Plural.of(data.samples().size(), "record"));
                     continue;
                 }
                 Scoring before = data.scoring();
                 Scoring made = store.rescore(id, scorer,
                         r -> scoring.score(scorer, r.context().expected(), r.record().response()));
                 RunStats stats = RunStats.of(RunDataLoader.load(store, id, made.number()), groupBy);
-                out.printf("run %s: scoring %d made with %s: %d %s scored again%s%n", id, made.number(), scorer,
-                        data.samples().size(), data.samples().size() == 1 ? "answer" : "answers",
+                out.printf("run %s: scoring %d made with %s: %s scored again%s%n", id, made.number(), scorer,
+                        Plural.of(data.samples().size(), "answer"),
                         before == null ? "" : "; scoring " + before.number() + " (" + before.scorer()
                                 + ") is kept: --scoring " + before.number() + " shows it");
                 StringBuilder lines = new StringBuilder();

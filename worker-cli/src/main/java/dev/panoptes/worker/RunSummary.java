@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.stats.Accuracy;
@@ -89,8 +90,8 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         sb.append(String.format(Locale.ROOT, "  answers:     %d of %d stored, %d failed%n", answersStored, answers,
                 answers - answersStored));
         sb.append(failedAnswers.render());
-        sb.append(String.format(Locale.ROOT, "  redelivered: %d jobs; duplicates ignored: %d records%n",
-                redeliveries, duplicates));
+        sb.append(String.format(Locale.ROOT, "  redelivered: %s; duplicates ignored: %s%n",
+                Plural.of(redeliveries, "job"), Plural.of(duplicates, "record")));
         sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", tokens.totalTokens(),
                 tokens.promptTokens(), tokens.completionTokens()));
         if (latencyP50Ms >= 0) {
@@ -100,12 +101,13 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         renderAccuracy(sb, stats);
         for (RunReport.Quarantined q : quarantined) {
             sb.append(String.format(Locale.ROOT, "  quarantined: worker %s, %d %s; its last failure: %s%n", q.workerId(),
-                    q.times(), q.times() == 1 ? "time" : "times", q.lastReason()));
+                    q.times(), Plural.noun(q.times(), "time"), q.lastReason()));
         }
         if (!failures.isEmpty()) {
             sb.append("  failed jobs:\n");
             for (RunReport.FailedJob f : failures.subList(0, Math.min(10, failures.size()))) {
-                sb.append("    ").append(f.jobId()).append(" after ").append(f.attempts()).append(" attempts: ")
+                sb.append("    ").append(f.jobId()).append(" after ").append(Plural.of(f.attempts(), "attempt"))
+                        .append(": ")
                         .append(f.reason()).append('\n');
             }
             if (failures.size() > 10) {
@@ -135,11 +137,11 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         for (RunStats.ModelStats m : stats.models()) {
             sb.append("    ").append(m.model()).append(": ").append(line(m.accuracy()));
             if (m.failedAnswers() > 0) {
-                sb.append("; ").append(plural(m.failedAnswers(), "failed answer")).append(" scored 0 (without them: ")
+                sb.append("; ").append(Plural.of(m.failedAnswers(), "failed answer")).append(" scored 0 (without them: ")
                         .append(line(m.withoutFailed())).append(')');
             }
             if (m.unscored() > 0) {
-                sb.append("; ").append(plural(m.unscored(), "answer")).append(" unscored");
+                sb.append("; ").append(Plural.of(m.unscored(), "answer")).append(" unscored");
             }
             sb.append('\n');
             for (Map.Entry<String, Estimate> g : m.byGroup().entrySet()) {
@@ -164,14 +166,10 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         if (e.n() == 0) {
             return "no scored answers";
         }
-        String size = "n=" + e.n() + (e.clustered() ? ", " + plural(e.clusters(), "vignette") : "");
+        String size = "n=" + e.n() + (e.clustered() ? ", " + Plural.of(e.clusters(), "vignette") : "");
         String se = e.hasStandardError() ? "SE " + Figures.ratio(e.standardError()) + ", " : "";
         return Figures.ratio(e.mean()) + " (95% CI " + Figures.ratio(e.ciLow()) + "-" + Figures.ratio(e.ciHigh()) + ", "
                 + se + size + ")";
-    }
-
-    private static String plural(int count, String noun) {
-        return count + " " + noun + (count == 1 ? "" : "s");
     }
 
     private static long percentile(long[] sorted, int p) {

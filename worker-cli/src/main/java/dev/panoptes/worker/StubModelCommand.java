@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -112,7 +113,7 @@ final class StubModelCommand implements Callable<Integer> {
             out.flush();
             onListening.accept(server);
             awaitStop(done);
-            out.printf("stub model API stopped after %d answers%n", server.requestCount());
+            out.printf("stub model API stopped after %s%n", Plural.of(server.requestCount(), "answer"));
             out.flush();
         } finally {
             done.countDown();

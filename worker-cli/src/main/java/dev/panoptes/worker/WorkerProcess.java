@@ -165,8 +165,10 @@ final class WorkerProcess {
                     log.info("worker={} - {}", workerId, result.message());
                     return result;
                 case FATAL:
-                    log.error("worker={} - the model API check failed: {}. Exiting with code {} without registering",
-                            workerId, result.message(), WorkerMain.EXIT_MODEL_API_UNUSABLE);
+                    // A line that ends in a question ("did you mean ...?") takes no full stop after it.
+                    log.error("worker={} - the model API check failed: {}{} Exiting with code {} without registering",
+                            workerId, result.message(), result.message().endsWith("?") ? "" : ".",
+                            WorkerMain.EXIT_MODEL_API_UNUSABLE);
                     return null;
                 default:
                     Duration delay = backoff.next();

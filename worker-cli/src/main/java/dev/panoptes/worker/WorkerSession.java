@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.control.ControlException;
 import dev.panoptes.control.FailureScope;
@@ -322,8 +323,8 @@ public final class WorkerSession implements Closeable {
             long now = System.nanoTime();
             if (endOfStream) {
                 // The caller says why the session ended; shutdown() names any jobs this abandons.
-                log.debug("worker={} - coordinator {} closed the connection{} ({} jobs held)", workerId, coordinator,
-                        drainSent ? " after our drain" : "", held.size());
+                log.debug("worker={} - coordinator {} closed the connection{} ({} held)", workerId, coordinator,
+                        drainSent ? " after our drain" : "", Plural.of(held.size(), "job"));
                 return;
             }
             collectAnswers();
@@ -525,8 +526,9 @@ public final class WorkerSession implements Closeable {
         }
         heldCount = held.size() + stacked;
         if (held.size() > capacity) {
-            log.warn("worker={} job={} - coordinator {} now has {} jobs outstanding on this connection, more than"
-                    + " the capacity of {}; running it anyway", workerId, id, coordinator, held.size(), capacity);
+            log.warn("worker={} job={} - coordinator {} now has {} outstanding on this connection, more than"
+                    + " the capacity of {}; running it anyway", workerId, id, coordinator,
+                    Plural.of(held.size(), "job"), capacity);
         } else if (log.isDebugEnabled()) {
             log.debug("worker={} job={} - assigned ({} of {} slots busy)", workerId, id, held.size(), capacity);
         }
@@ -808,10 +810,11 @@ public final class WorkerSession implements Closeable {
         Workers.closeQuietly(selector);
         if (!dropped.isEmpty()) {
             abandoned.addAndGet(dropped.size());
-            log.warn("worker={} - {} with {} jobs unanswered {}; abandoning them (the coordinator fails them"
+            log.warn("worker={} - {} with {} unanswered {}; abandoning them (the coordinator fails them"
                     + " retryably and redelivers them)", workerId, drainRequested
                             ? "draining ended (grace period over or connection lost)"
-                            : "connection to coordinator " + coordinator + " closed", dropped.size(), dropped);
+                            : "connection to coordinator " + coordinator + " closed", Plural.of(dropped.size(), "job"),
+                    dropped);
         }
     }
 

@@ -9,6 +9,7 @@ import picocli.CommandLine.TypeConversionException;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -69,6 +70,17 @@ class ConvertersTest {
         assertThatThrownBy(() -> DurationConverter.parse(text))
                 .isInstanceOf(TypeConversionException.class)
                 .hasMessageStartingWith("must be a positive duration");
+    }
+
+    @Test
+    void zeroIsADurationWhereZeroMeansNoWaitAndAnythingElseReadsAsBefore() {
+        DurationConverter.OrZero orZero = new DurationConverter.OrZero();
+        for (String zero : List.of("0", "0s", "0ms", " 00 m")) {
+            assertThat(orZero.convert(zero)).as(zero).isZero();
+        }
+        assertThat(orZero.convert("35s")).isEqualTo(Duration.ofSeconds(35));
+        assertThatThrownBy(() -> orZero.convert("-1s")).hasMessageContaining("expected a duration such as");
+        assertThatThrownBy(() -> orZero.convert("5")).hasMessageContaining("got '5'");
     }
 
     @Test

@@ -165,6 +165,13 @@ class CoordinatorCommandTest {
                 .isEqualTo(2);
         assertThat(err.toString()).startsWith("Invalid value for option '--metrics-insecure': there is a token")
                 .doesNotContain("s3cret");
+        err.getBuffer().setLength(0);
+        assertThat(execute(with(base, "--admin-linger", "5s"))).isEqualTo(2);
+        assertThat(err.toString()).startsWith("Invalid value for option '--admin-linger': it keeps --metrics up after"
+                + " the run, and --metrics is not given");
+        err.getBuffer().setLength(0);
+        assertThat(execute(with(base, "--metrics", "127.0.0.1:0", "--admin-linger", "-5s"))).isEqualTo(2);
+        assertThat(err.toString()).contains("--admin-linger").contains("expected a duration such as");
         assertThat(db).doesNotExist();
     }
 

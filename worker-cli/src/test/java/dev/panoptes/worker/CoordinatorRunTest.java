@@ -254,18 +254,21 @@ class CoordinatorRunTest {
             }
         }, true);
         Path suite = suite(40);
-        // Heartbeats every 200 ms and a 2 s timeout: a stalled selector thread would lose the worker.
-        CoordinatorRun run = new CoordinatorRun(settings(suite, null, Duration.ofSeconds(30)),
+        // Heartbeats every 100 ms and a 1 s timeout: a stalled selector thread would lose the worker.
+        CoordinatorSettings quick = new CoordinatorSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                suite, dir.resolve("r.db"), 4, "", null, SpecParams.NONE, 3, Duration.ofSeconds(30),
+                Duration.ofMillis(100), Duration.ofSeconds(1), null, List.of(MODEL), "exact", 1, null, null);
+        CoordinatorRun run = new CoordinatorRun(quick,
                 new PrintWriter(out, true), stalled, false, "java -jar worker.jar")
                 .onListening(address -> startWorker(address, "w1", null, job -> {
-                    // Slow enough that the run outlives the heartbeat timeout.
-                    new CountDownLatch(1).await(500, TimeUnit.MILLISECONDS);
+                    // Slow enough that the run (5 rounds of 2 jobs) outlives the heartbeat timeout.
+                    new CountDownLatch(1).await(300, TimeUnit.MILLISECONDS);
                     return TestJobs.echo(job);
                 }));
         try {
             assertThat(run.run()).isZero();
             assertThat(out.toString()).contains("Run complete").contains("40 of 40 stored");
-            assertThat(run.summary().elapsed()).isGreaterThan(Duration.ofSeconds(2));
+            assertThat(run.summary().elapsed()).isGreaterThan(Duration.ofSeconds(1));
         } finally {
             unblock.countDown();
         }

@@ -176,8 +176,9 @@ class DatabaseLockTest {
 
     private Process start(String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", System.getProperty("java.class.path"), LockProbe.class.getName()));
+                Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        command.addAll(JarProcesses.JVM_OPTIONS);
+        command.addAll(List.of("-cp", System.getProperty("java.class.path"), LockProbe.class.getName()));
         command.addAll(List.of(args));
         Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
         probes.add(p);

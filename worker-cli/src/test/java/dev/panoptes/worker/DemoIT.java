@@ -13,6 +13,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -22,6 +23,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * End to end with real processes: {@code java -jar worker.jar demo} runs a coordinator, a stub
@@ -40,17 +42,42 @@ class DemoIT {
     void theDemoSurvivesAKilledWorkerAndStoresEveryVignetteExactlyOnce() throws Exception {
         Path db = dir.resolve("demo.db");
         Path output = dir.resolve("demo.out");
-        Process demo = new ProcessBuilder(javaBin(), "-jar", JAR.toString(), "demo", "--db", db.toString(), "--latency", "5ms")
+        Path reportOut = dir.resolve("the-report.html");
+        // Each demo gets a temporary folder of its own, to see what it leaves there.
+        Path tmp = Files.createDirectories(dir.resolve("tmp"));
+        Path stoppedTmp = Files.createDirectories(dir.resolve("tmp-stopped"));
+        Process demo = new ProcessBuilder(demo(tmp, "--db", db.toString(), "--latency", "5ms", "--out",
+                reportOut.toString()))
                 .redirectErrorStream(true)
                 .redirectOutput(output.toFile())
                 .start();
+        // Alongside, a slow demo stopped by SIGTERM (as Ctrl-C stops it) mid-run.
+        Path stoppedOutput = dir.resolve("stopped.out");
+        Process stopped = new ProcessBuilder(demo(stoppedTmp, "--latency", "2s", "--workers", "2",
+                "--no-misconfigured", "--no-kill", "--out", dir.resolve("stopped.html").toString()))
+                .redirectErrorStream(true)
+                .redirectOutput(stoppedOutput.toFile())
+                .start();
+        await().atMost(Duration.ofSeconds(60)).until(() -> !stopped.isAlive()
+                || Files.readString(stoppedOutput).contains("started worker process demo-worker-2"));
+        assertThat(leftIn(stoppedTmp)).as("while it runs").hasSize(1);
+        List<ProcessHandle> stoppedWorkers = stopped.descendants().toList();
+        assertThat(stoppedWorkers).as("worker processes of the stopped demo").hasSizeGreaterThanOrEqualTo(2);
+        stopped.destroy();
+        assertThat(stopped.waitFor(20, TimeUnit.SECONDS)).as("the stopped demo exited").isTrue();
+        assertThat(leftIn(stoppedTmp)).as("left by the stopped demo; it printed:%n%s",
+                Files.readString(stoppedOutput)).isEmpty();
+        await().atMost(Duration.ofSeconds(10)).until(() -> stoppedWorkers.stream().noneMatch(ProcessHandle::isAlive));
+
         assertThat(demo.waitFor(100, TimeUnit.SECONDS)).as("the demo finished").isTrue();
         String printed = Files.readString(output, StandardCharsets.UTF_8);
         assertThat(demo.exitValue()).as(printed).isZero();
+        assertThat(leftIn(tmp)).as("the demo's temporary folder is removed").isEmpty();
+        assertThat(printed).contains("Report:  " + reportOut.toUri());
 
         assertThat(printed).contains("killed demo-worker-1").contains("with SIGKILL")
                 .contains("Run complete").contains("answers:     1800 of 1800 stored");
-        Matcher redelivered = Pattern.compile("redelivered: (\\d+) jobs").matcher(printed);
+        Matcher redelivered = Pattern.compile("redelivered: (\\d+) jobs?;").matcher(printed);
         assertThat(redelivered.find()).as(printed).isTrue();
         assertThat(Integer.parseInt(redelivered.group(1))).as("jobs redelivered").isPositive();
         // The second act: a worker with a wrong --model-api loses no job and fails none.
@@ -70,6 +97,7 @@ class DemoIT {
         Matcher report = Pattern.compile("Report:  file:(\\S+) ").matcher(printed);
         assertThat(report.find()).as(printed).isTrue();
         Path reportFile = Path.of(java.net.URI.create("file:" + report.group(1)));
+        assertThat(reportFile).isEqualTo(reportOut);
         ReportPage page = new ReportPage(Files.readString(reportFile));
         Matcher runId = Pattern.compile("\\(run id ([0-9a-f]{16})\\)").matcher(printed);
         assertThat(runId.find()).isTrue();
@@ -103,6 +131,22 @@ class DemoIT {
                     (long) r.context().epoch()));
             assertThat(r.record().model()).isEqualTo(r.context().model());
         });
+    }
+
+    /** {@code java -jar worker.jar demo args...} with {@code tmp} as its temporary directory. */
+    private static List<String> demo(Path tmp, String... args) {
+        List<String> command = new ArrayList<>(List.of(javaBin()));
+        command.addAll(JarProcesses.JVM_OPTIONS);
+        command.addAll(List.of("-Djava.io.tmpdir=" + tmp, "-jar", JAR.toString(), "demo"));
+        command.addAll(List.of(args));
+        return command;
+    }
+
+    /** The {@code panoptes-demo-*} folders in {@code tmp}. */
+    private static List<String> leftIn(Path tmp) throws java.io.IOException {
+        try (java.util.stream.Stream<Path> files = Files.list(tmp)) {
+            return files.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(DemoScratch.PREFIX)).toList();
+        }
     }
 
     private static String promptOf(Suite suite, StoredRecord r) {

@@ -166,7 +166,7 @@ class PostgresCoordinatorTest {
         assertThat(stopped.get(0)).doesNotContain(db.password())
                 .startsWith("the run stopped: lost the lock on run " + runId + " in " + run.database()
                         + ": the session holding it ended (")
-                .endsWith("); another coordinator may take the run now, so this one stopped writing: 1 of 4 jobs are"
+                .endsWith("); another coordinator may take the run now, so this one stopped writing: 1 of 4 jobs is"
                         + " complete and kept there; run the same command again to resume (it is refused, naming the"
                         + " holder, while another coordinator has the run)");
         assertThat(run.summary()).isNull();

@@ -51,7 +51,7 @@ class RunSummaryTest {
         assertThat(summary.render()).contains("Run complete in 1.5 s (run id " + RUN + ")")
                 .contains("jobs:        2 of 2 complete, 0 failed")
                 .contains("answers:     20 of 20 stored")
-                .contains("redelivered: 1 jobs")
+                .contains("redelivered: 1 job;")
                 .contains("tokens:      100 (80 prompt + 20 completion)")
                 .contains("latency:     p50 100 ms, p95 190 ms")
                 .contains("accuracy (exact), mean score per model; 95% CI: Wilson, clustered by vignette:")
@@ -106,7 +106,7 @@ class RunSummaryTest {
 
         assertThat(summary.allCompleted()).isFalse();
         assertThat(summary.render()).contains("Run INCOMPLETE").contains("(run id " + RUN + ")").contains("0 of 1 stored, 1 failed")
-                .contains("after 1 attempts: model API answered 400: bad")
+                .contains("after 1 attempt: model API answered 400: bad")
                 .contains("accuracy:    no answer to score").doesNotContain("latency");
     }
 

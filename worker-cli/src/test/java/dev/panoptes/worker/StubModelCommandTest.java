@@ -49,7 +49,7 @@ class StubModelCommandTest {
             assertThat(answer.body()).contains("\"content\":\"" + StubModelServer.answer(
                     "What is 2 + 3? Answer with the number only.", "stub-arithmetic", null) + "\"");
             assertThat(out.toString()).contains("stub model API at " + server.baseUrl())
-                    .contains("stopped after 1 answers");
+                    .contains("stopped after 1 answer");
         } finally {
             stop.countDown();
             thread.shutdownNow();

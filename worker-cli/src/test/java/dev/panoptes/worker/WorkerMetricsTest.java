@@ -26,6 +26,8 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static dev.panoptes.worker.Scrapes.value;
@@ -100,6 +102,23 @@ class WorkerMetricsTest {
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
                 assertThat(value(Scrapes.metrics(address), "panoptes_worker_connected")).isZero());
         assertThat(coordinator.get()).isNotNull();
+    }
+
+    @Test
+    void theConnectionGaugeAndReconnectsCounterStillReadAfterACollection() {
+        WorkerMetrics metrics = new WorkerMetrics();
+        AtomicBoolean connected = new AtomicBoolean(true);
+        AtomicLong connections = new AtomicLong(3);
+        // Lambdas nothing else holds: Micrometer once held them weakly, and after a collection the
+        // gauge read NaN while the worker was registered.
+        metrics.watchConnection(() -> connected.get(), () -> connections.get());
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        assertThat(metrics.registry().get("panoptes.worker.connected").gauge().value()).isEqualTo(1.0);
+        assertThat(metrics.registry().get("panoptes.worker.reconnects").functionCounter().count()).isEqualTo(2.0);
+        connected.set(false);
+        assertThat(metrics.registry().get("panoptes.worker.connected").gauge().value()).isZero();
     }
 
     @Test

@@ -51,8 +51,23 @@ class WorkerStartupIT {
         String wrongPath = modelApi.url("/v2");
         Process worker = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api", wrongPath,
                 "--model", MODEL, "--id", "it-bad-path");
+        // Alongside, one JVM start for two cases: a base URL without /v1 (and no --model) is told
+        // to add /v1, not to name its models.
+        String withoutV1 = modelApi.url("");
+        Process noV1 = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api", withoutV1,
+                "--id", "it-no-v1");
 
         assertExitCode(worker, 3);
+        assertExitCode(noV1, 3);
+        assertThat(errorLines(noV1)).singleElement().asString()
+                .endsWith("ERROR WorkerProcess - worker=it-no-v1 - the model API check failed: the model API at "
+                        + withoutV1 + " answered HTTP 404 to GET " + withoutV1 + "/models, but " + withoutV1
+                        + "/v1/models lists '" + MODEL + "': --model-api is the API's base URL, the part before"
+                        + " /chat/completions; did you mean --model-api " + withoutV1 + "/v1? Exiting with code 3"
+                        + " without registering");
+        assertThat(log(noV1)).doesNotContain("name them with --model");
+        assertThat(modelApi.requests).filteredOn(r -> !r.contains("/v2/"))
+                .containsExactly("GET /models", "GET /v1/models");
 
         assertThat(errorLines(worker)).singleElement().asString()
                 .endsWith("ERROR WorkerProcess - worker=it-bad-path - the model API check failed: the model API at "
@@ -60,7 +75,8 @@ class WorkerStartupIT {
                         + MODEL + "': Not Found; either --model-api is not the API's base URL (the part before"
                         + " /chat/completions, such as http://localhost:8000/v1) or the server does not serve model '"
                         + MODEL + "' (check --model). Exiting with code 3 without registering");
-        assertThat(modelApi.requests).containsExactly("GET /v2/models", "POST /v2/chat/completions");
+        assertThat(modelApi.requests).filteredOn(r -> r.contains("/v2/"))
+                .containsExactly("GET /v2/models", "POST /v2/chat/completions");
         assertThat(coordinator.takePendingConnection()).as("a connection to the coordinator").isFalse();
         assertThat(log(worker)).doesNotContain("connected to coordinator").doesNotContain("Exception");
     }

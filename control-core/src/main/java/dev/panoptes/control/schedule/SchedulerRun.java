@@ -1,5 +1,6 @@
 package dev.panoptes.control.schedule;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.AttemptTimeoutException;
 import dev.panoptes.control.ControlException;
 import dev.panoptes.control.DispatchRefusedException;
@@ -118,7 +119,8 @@ final class SchedulerRun {
                 if (Thread.interrupted()) {
                     // Checked here, not only where the loop waits: a run that always has something
                     // to dispatch would otherwise never notice.
-                    throw new InterruptedException("the run was interrupted with " + outstanding + " jobs not done");
+                    throw new InterruptedException("the run was interrupted with " + Plural.of(outstanding, "job")
+                            + " not done");
                 }
                 long now = clock.getAsLong();
                 if (advance(now)) {
@@ -182,7 +184,8 @@ final class SchedulerRun {
             }
         }
         outstanding = ready.size();
-        log.info("run of {} jobs starting ({} already complete, {} to run)", jobs.size(), skipped, outstanding);
+        log.info("run of {} starting ({} already complete, {} to run)", Plural.of(jobs.size(), "job"), skipped,
+                outstanding);
         listener.onStart(outstanding, skipped);
         source.addListener(wake);
     }
@@ -245,7 +248,8 @@ final class SchedulerRun {
     private void checkSource() {
         Throwable failure = source.failure();
         if (failure != null) {
-            throw new WorkerSourceFailedException("the run stopped with " + outstanding + " jobs not done ("
+            throw new WorkerSourceFailedException("the run stopped with " + Plural.of(outstanding, "job")
+                    + " not done ("
                     + inFlightTotal + " in flight, abandoned): its worker source failed: "
                     + (failure.getMessage() == null ? failure.toString() : failure.getMessage())
                     + "; what was stored is kept, and running the same jobs again resumes", failure);
@@ -508,12 +512,15 @@ final class SchedulerRun {
     /** The writer gave up on the store: the run stops, keeping what was stored. */
     private void onStoreLost(Throwable error, Duration outage, int held, boolean permanent) {
         String cause = error.getMessage() == null ? error.toString() : error.getMessage();
-        throw new StoreUnavailableException("the run stopped with " + outstanding + " jobs not done: "
+        throw new StoreUnavailableException("the run stopped with " + Plural.of(outstanding, "job") + " not done: "
                 + (permanent ? "writing to the result store failed in a way retrying cannot mend: " + cause
                         : "the result store took no write for " + describe(outage) + " (the limit is "
                         + describe(options.storeRetry().maxOutage()) + "); last error: " + cause)
-                + "; the " + completed + " jobs stored in this run are kept, the " + held + " answers and failures"
-                + " waiting for the store are not, and running the same jobs again resumes", error);
+                + "; the " + Plural.of(completed, "job") + " stored in this run " + (completed == 1 ? "is" : "are")
+                + " kept, the "
+                + Plural.of(held, "answer or failure", "answers and failures")
+                + " waiting for the store " + (held == 1 ? "is" : "are")
+                + " not, and running the same jobs again resumes", error);
     }
 
     private static String describe(Duration d) {
@@ -610,7 +617,7 @@ final class SchedulerRun {
     /** A failure that spends an attempt: sent again after the backoff, or final at the limit. */
     private void retryCounted(JobState state, WorkerHandle worker, Throwable cause, String reason) {
         if (state.attempts >= options.maxAttempts()) {
-            fail(state, "gave up after " + state.attempts + " attempts; last failure: " + reason);
+            fail(state, "gave up after " + Plural.of(state.attempts, "attempt") + "; last failure: " + reason);
             return;
         }
         state.failedOn.add(worker);
@@ -630,9 +637,9 @@ final class SchedulerRun {
     private void strike(WorkerHandle worker, String reason) {
         Quarantine.Verdict verdict = quarantine.strike(worker, reason, clock.getAsLong());
         if (verdict.quarantined()) {
-            log.info("worker={} - quarantined: {} failures in a row were its own, not its jobs' (last: {});"
-                    + " no new jobs for {} s", worker.id(), verdict.strikes(), reason,
-                    verdict.duration().toSeconds());
+            log.info("worker={} - quarantined: {} {} its own, not its jobs' (last: {});"
+                    + " no new jobs for {} s", worker.id(), Plural.of(verdict.strikes(), "failure"),
+                    verdict.strikes() == 1 ? "was" : "in a row were", reason, verdict.duration().toSeconds());
             listener.onQuarantined(worker, reason, verdict.strikes(), verdict.duration());
         }
     }
@@ -653,7 +660,7 @@ final class SchedulerRun {
         failed.add(new RunReport.FailedJob(state.job.id(), reason, state.attempts));
         // Done once recorded, as an answer is once stored.
         writer().submit(new StoreWriter.FailureWrite(state, reason, state.attempts));
-        log.warn("job={} - failed after {} attempts: {}", state.job.id(), state.attempts, reason);
+        log.warn("job={} - failed after {}: {}", state.job.id(), Plural.of(state.attempts, "attempt"), reason);
         listener.onFailed(state.job, reason, state.attempts);
     }
 

@@ -1,5 +1,6 @@
 package dev.panoptes.control.schedule;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.store.RecordRejectedException;
@@ -238,8 +239,9 @@ final class StoreWriter {
         }
         int lost = held.get();
         if (lost > 0) {
-            log.warn("{} answers and failures waiting for the result store were not stored; running the same jobs"
-                    + " again sends their jobs again", lost);
+            log.warn("{} waiting for the result store {} not stored; running the same jobs again sends their"
+                    + " jobs again", Plural.of(lost, "answer or failure", "answers and failures"),
+                    lost == 1 ? "was" : "were");
         }
     }
 
@@ -300,9 +302,10 @@ final class StoreWriter {
                         downSince = now;
                         failures = 0;
                         int waiting = held.get();
-                        log.warn("result store down: {}; {} answers and failures are held in memory and no new job is"
-                                + " sent until it takes writes again (retrying for up to {} s)", e.getMessage(),
-                                waiting, retry.maxOutage().toSeconds());
+                        log.warn("result store down: {}; {} {} held in memory and no new job is sent until it"
+                                + " takes writes again (retrying for up to {} s)", e.getMessage(),
+                                Plural.of(waiting, "answer or failure", "answers and failures"),
+                                waiting == 1 ? "is" : "are", retry.maxOutage().toSeconds());
                         String error = e.getMessage();
                         results.add(() -> outcomes.down(error, waiting));
                     }
@@ -327,9 +330,9 @@ final class StoreWriter {
                     down = false;
                     Duration outage = Duration.ofNanos(System.nanoTime() - downSince);
                     int waiting = held.get();
-                    log.info("result store back after {} ms and {} failed attempts; storing the {} answers and"
-                            + " failures it held, in order, and sending jobs again", outage.toMillis(), failures,
-                            waiting);
+                    log.info("result store back after {} ms and {}; storing the {} it held, in order, and sending jobs"
+                            + " again", outage.toMillis(), Plural.of(failures, "failed attempt"),
+                            Plural.of(waiting, "answer or failure", "answers and failures"));
                     results.add(() -> outcomes.back(outage, waiting));
                 }
                 results.add(result);

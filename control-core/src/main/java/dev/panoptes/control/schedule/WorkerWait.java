@@ -1,5 +1,6 @@
 package dev.panoptes.control.schedule;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.WorkerHandle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,23 +57,23 @@ final class WorkerWait {
             sinceNanos = nowNanos;
             lastReportNanos = nowNanos;
             if (allQuarantined) {
-                log.info("{} jobs are waiting and every connected worker that serves {} ({}) is quarantined;"
-                        + " waiting up to {} s", outstanding, models, serving.size(), limit.toSeconds());
+                log.info("{} waiting and every connected worker that serves {} ({}) is quarantined;"
+                        + " waiting up to {} s", jobsWaiting(outstanding), models, serving.size(), limit.toSeconds());
             } else if (noneServes) {
-                log.info("{} jobs are waiting for {} and none of the {} connected workers serves it ({});"
-                        + " waiting up to {} s", outstanding, models, workers.size(), servedBy(workers),
-                        limit.toSeconds());
+                log.info("{} waiting for {} and none of the {} serves it ({});"
+                        + " waiting up to {} s", jobsWaiting(outstanding), models,
+                        Plural.of(workers.size(), "connected worker"), servedBy(workers), limit.toSeconds());
             } else {
-                log.info("{} jobs are waiting and no worker is connected; waiting up to {} s", outstanding,
+                log.info("{} waiting and no worker is connected; waiting up to {} s", jobsWaiting(outstanding),
                         limit.toSeconds());
             }
         }
         long waited = nowNanos - sinceNanos;
         if (nowNanos - lastReportNanos >= REPORT_EVERY_NANOS) {
             lastReportNanos = nowNanos;
-            log.info("still no usable worker after {} s ({} connected, {} serving {}, all quarantined); {} jobs"
+            log.info("still no usable worker after {} s ({} connected, {} serving {}, all quarantined); {}"
                     + " waiting", TimeUnit.NANOSECONDS.toSeconds(waited), workers.size(), serving.size(), models,
-                    outstanding);
+                    Plural.of(outstanding, "job"));
             if (allQuarantined) {
                 listener.onAllWorkersQuarantined(Duration.ofNanos(waited), serving.size());
             } else if (noneServes) {
@@ -96,6 +97,11 @@ final class WorkerWait {
                     + "); start workers whose model API serves it";
         }
         return "no worker connected for " + limits + "; start workers pointed at the coordinator";
+    }
+
+    /** "1 job is", "3 jobs are". */
+    private static String jobsWaiting(int n) {
+        return Plural.of(n, "job") + (n == 1 ? " is" : " are");
     }
 
     /** "model 'a'", "models 'a', 'b'", or "jobs that name no model". */

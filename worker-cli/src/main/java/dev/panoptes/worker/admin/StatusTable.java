@@ -1,5 +1,6 @@
 package dev.panoptes.worker.admin;
 
+import dev.panoptes.control.Plural;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -21,9 +22,10 @@ public final class StatusTable {
         StringBuilder b = new StringBuilder();
         b.append(String.format(Locale.ROOT, "run %s  suite %s  models %s  scorer %s  epochs %d%n", r.id(), r.suite(),
                 r.models().isEmpty() ? "-" : String.join(", ", r.models()), r.scorer(), r.epochs()));
-        b.append(String.format(Locale.ROOT, "%s (%s): %d/%d jobs done, %d failed, %d in flight; %d answers stored;"
-                        + " elapsed %s, ETA %s%n", r.state(), r.phase(), r.jobsDone(), r.jobsTotal(), r.jobsFailed(),
-                r.jobsInFlight(), r.answersStored(), seconds(r.elapsedSeconds()),
+        b.append(String.format(Locale.ROOT, "%s (%s): %d/%d %s done, %d failed, %d in flight; %s stored;"
+                        + " elapsed %s, ETA %s%n", r.state(), r.phase(), r.jobsDone(), r.jobsTotal(),
+                Plural.noun(r.jobsTotal(), "job"), r.jobsFailed(), r.jobsInFlight(),
+                Plural.of(r.answersStored(), "answer"), seconds(r.elapsedSeconds()),
                 r.etaSeconds() == null ? "unknown" : seconds(r.etaSeconds())));
         b.append(String.format("%n"));
         if (view.workers().isEmpty()) {
