@@ -173,6 +173,7 @@ final class DemoCommand implements Callable<Integer> {
                         ? "it was quarantined" : "it was never quarantined (the run ended first)",
                         Plural.of(watch.failures.get(), "failed job"), watch.failures.get() == 1 ? "it" : "them");
             }
+            printComparison(results, db != null, out);
             writeReport(results, report);
             out.printf("%nReport:  %s (open it in a browser: xdg-open %s)%n", report.toUri(), report);
             if (db != null) {
@@ -184,7 +185,6 @@ final class DemoCommand implements Callable<Integer> {
             out.printf("Against a real model API: start 'java -jar worker.jar coordinator --suite FILE --model NAME',"
                     + " then on each GPU machine 'java -jar worker.jar --coordinator HOST:7070 --model-api"
                     + " http://localhost:8000/v1'.%n");
-            printComparison(results, out);
             out.flush();
             return code;
         }
@@ -203,16 +203,21 @@ final class DemoCommand implements Callable<Integer> {
         }
     }
 
-    /** The end of the demo: {@code compare} of its two models, as the command prints it. */
-    private void printComparison(Path results, PrintWriter out) {
+    /**
+     * {@code compare} of the demo's two models, as the command prints it. The command line is shown
+     * only for a database that outlives the demo: a temporary one is gone when the user reads it.
+     */
+    private void printComparison(Path results, boolean kept, PrintWriter out) {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(results)) {
             List<String> ids = RunDataLoader.runIds(store);
             if (ids.isEmpty()) {
                 return;
             }
             RunData run = RunDataLoader.load(store, ids.get(0));
-            out.printf("%n%s compare --db %s%nComparing the models of run %s; %s, 95%% CI from Student's t:%n%s",
-                    Jars.selfCommand(), results, run.info().runId(), PairedDifference.METHOD,
+            out.printf("%n%s%nComparing the models of run %s; %s, 95%% CI from Student's t:%n%s",
+                    kept ? Jars.selfCommand() + " compare --db " + results
+                            : "compare of the two models (what 'compare --db FILE' prints for a kept --db):",
+                    run.info().runId(), PairedDifference.METHOD,
                     CompareCommand.render(ModelComparison.compareAll(run, null), 5));
         } catch (RuntimeException e) {
             spec.commandLine().getErr().println("demo: could not compare the models: " + e.getMessage());
