@@ -30,6 +30,7 @@ import org.slf4j.LoggerFactory;
 
 import javax.net.ssl.SSLContext;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -401,6 +402,14 @@ final class CoordinatorRun {
                 adminNow.finished();
             }
             out.print(summary.render());
+            FailedAnswers failedAnswers = summary.failedAnswers();
+            if (failedAnswers.exceed(maxErrorRate)) {
+                // Say why the exit code is 3 when every job completed: the failed answers are too many.
+                out.printf(Locale.ROOT, "  error rate:  %s of %s stored (%.1f %%) is more than --max-error-rate %s"
+                        + " allows: exit %d%n", Plural.of(failedAnswers.failed(), "failed answer"),
+                        Plural.of(failedAnswers.stored(), "answer"), 100.0 * failedAnswers.failed() / failedAnswers.stored(),
+                        BigDecimal.valueOf(maxErrorRate).stripTrailingZeros().toPlainString(), EXIT_INCOMPLETE);
+            }
             out.print(governorLines());
             boolean graded = grading == null || grading.failed().isEmpty();
             if (!graded) {

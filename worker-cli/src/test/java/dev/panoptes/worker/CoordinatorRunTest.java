@@ -293,7 +293,7 @@ class CoordinatorRunTest {
         assertThat(runB).isNotEqualTo(runA);
         assertThat(err.toString()).contains("new run " + runB + ": run " + runA
                 + " of this suite differs in models [m] -> [m2]\n");
-        assertThat(out.toString()).contains("answers:     8 of 8 stored, 0 failed");
+        assertThat(out.toString()).contains("answers:     8 of 8 stored, 0 missing");
         assertThat(second.summary().stats().models()).extracting(RunStats.ModelStats::model).containsExactly("m2");
 
         // The first command again, with another scorer: the same run, resumed; its answers scored again.

@@ -157,7 +157,7 @@ class EvaluationRunTest {
 
         assertThat(run.run()).isEqualTo(CoordinatorRun.EXIT_INCOMPLETE);
 
-        assertThat(out.toString()).contains("answers:     12 of 12 stored, 0 failed")
+        assertThat(out.toString()).contains("answers:     12 of 12 stored, 0 missing")
                 .contains("accuracy:    no answer scored: 12 unscored (no expected answer, or no grade)")
                 .contains("grading:     3 grading jobs failed, their answers are unscored")
                 .contains("no connected worker served model 'absent-judge'")

@@ -66,7 +66,7 @@ class FaultIsolationIT {
 
         jars.assertExitCode(coordinator, 0);
         String printed = jars.log(coordinator);
-        assertThat(printed).contains("Run complete").contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 failed")
+        assertThat(printed).contains("Run complete").contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 missing")
                 .contains("quarantined: worker gpu-07, 1 time; its last failure: worker gpu-07 at")
                 .contains("answered HTTP 404 for model '" + MODEL + "'");
         assertStoredOnceBy(db, "gpu-01", "gpu-02", "gpu-03");
@@ -89,7 +89,7 @@ class FaultIsolationIT {
 
         jars.assertExitCode(coordinator, 0);
         String printed = jars.log(coordinator);
-        assertThat(printed).contains("Run complete").contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 failed");
+        assertThat(printed).contains("Run complete").contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 missing");
         Matcher took = Pattern.compile("Run complete in (\\d+\\.\\d) s").matcher(printed);
         assertThat(took.find()).isTrue();
         // Healthy workers alone take about a second; the stuck one costs one or two 2 s deadlines

@@ -62,7 +62,7 @@ class RateGovernorRunTest {
             assertThat(run.run()).isZero();
 
             String summary = out.toString();
-            assertThat(summary).contains("answers:     60 of 60 stored, 0 failed");
+            assertThat(summary).contains("answers:     60 of 60 stored, 0 missing");
             assertThat(api.throttledCount()).as("the API did answer 429").isPositive();
             Matcher rate = Pattern.compile("rate: +" + Pattern.quote(api.baseUrl().toString())
                     + " answered 429 (\\d+) times; the fleet's limit on it was cut (\\d+) times").matcher(summary);

@@ -83,7 +83,7 @@ class RunIdentityIT {
         jars.assertExitCode(big, 0);
         String runBig = runId(big);
         assertThat(jars.log(big)).contains("new run " + runBig + "\n")
-                .contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 failed");
+                .contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 missing");
 
         Process small = coordinator(Map.of(), suite, db, SMALL, "exact");
         worker(jars.awaitListening(small), "w-small");
@@ -97,7 +97,7 @@ class RunIdentityIT {
         assertThat(runSmall).isNotEqualTo(runBig);
         assertThat(jars.log(small)).contains("new run " + runSmall + ": run " + runBig + " of this suite differs in"
                         + " models [" + BIG + "] -> [" + SMALL + "]\n")
-                .contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 failed")
+                .contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 missing")
                 .contains("    " + SMALL + ": ").doesNotContain("    " + BIG + ": ");
 
         // The first command again, with another scorer: it resumes (nothing to ask) and scores again.
@@ -122,7 +122,7 @@ class RunIdentityIT {
             throws IOException {
         assertThat(runBig).isNotEqualTo(runSmall);
         for (Process p : coordinators) {
-            assertThat(jars.log(p)).contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 failed")
+            assertThat(jars.log(p)).contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 missing")
                     .doesNotContain("in use by another coordinator").doesNotContain(pg.password());
         }
         List<StoredRecord> records = new ArrayList<>();

@@ -105,7 +105,7 @@ class RunSummaryTest {
         RunSummary summary = RunSummary.of(plan, report, data, null);
 
         assertThat(summary.allCompleted()).isFalse();
-        assertThat(summary.render()).contains("Run INCOMPLETE").contains("(run id " + RUN + ")").contains("0 of 1 stored, 1 failed")
+        assertThat(summary.render()).contains("Run INCOMPLETE").contains("(run id " + RUN + ")").contains("0 of 1 stored, 1 missing")
                 .contains("after 1 attempt: model API answered 400: bad")
                 .contains("accuracy:    no answer to score").doesNotContain("latency");
     }

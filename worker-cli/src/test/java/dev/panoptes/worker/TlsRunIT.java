@@ -75,7 +75,7 @@ class TlsRunIT {
 
         jars.assertExitCode(coordinator, 0);
         assertThat(jars.log(coordinator)).contains("Run complete")
-                .contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 failed");
+                .contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 missing");
         assertThat(jars.log(refused)).contains("check --tls-ca / the coordinator's certificate")
                 .contains("unable to find valid certification path").contains("reconnecting in");
         assertThat(refused.isAlive()).as("a worker refused by TLS keeps retrying with its backoff").isTrue();

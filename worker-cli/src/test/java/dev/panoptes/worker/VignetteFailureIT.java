@@ -63,7 +63,9 @@ class VignetteFailureIT {
         jars.assertExitCode(coordinator, CoordinatorRun.EXIT_INCOMPLETE);
         String printed = jars.log(coordinator);
         assertThat(printed).contains("Run complete").contains("jobs:        2 of 2 complete")
-                .contains("answers:     16 of 16 stored")
+                .contains("answers:     16 of 16 stored (1 of them a failed answer, below), 0 missing")
+                .contains("error rate:  1 failed answer of 16 answers stored (6.3 %) is more than --max-error-rate 0"
+                        + " allows: exit 3")
                 .contains("failed answers: 1 of 16 for " + MODEL + " (v3: HTTP 400: This model's maximum context"
                         + " length is " + StubModelServer.CONTEXT_TOKENS + " tokens.")
                 .doesNotContain("failed permanently");
@@ -114,7 +116,7 @@ class VignetteFailureIT {
 
         jars.assertExitCode(coordinator, CoordinatorRun.EXIT_INCOMPLETE);
         String printed = jars.log(coordinator);
-        assertThat(printed).contains("answers:     5 of 6 stored, 1 failed").contains("failed jobs:")
+        assertThat(printed).contains("answers:     5 of 6 stored, 1 missing").contains("failed jobs:")
                 .doesNotContain("StreamReadConstraints").doesNotContain("assign frame of");
         assertThat(records(db)).extracting(r -> r.record().vignetteId())
                 .containsExactlyInAnyOrder("v0", "v1", "v3", "v4", "v5");
