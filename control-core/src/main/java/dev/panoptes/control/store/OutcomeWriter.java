@@ -71,17 +71,21 @@ final class OutcomeWriter {
             int scoringNumber = scored ? currentScoring(scoringRun, scorer, now) : 0;
             int stored = 0;
             int dup = 0;
+            int scores = 0;
             for (ResponseRecord r : OutcomeRows.inKeyOrder(outcome.records())) {
                 Vignette v = vignettes.get(r.vignetteId());
                 OutcomeRows.bindRecord(insert, jobId, r, workerId, now, job, v);
                 if (insert.executeUpdate() == 1 || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts)) {
                     stored++;
-                    if (scored && v != null) {
-                        scoreAtStore(jobId, r, v, scorer, scoringNumber);
+                    if (scored && v != null && scoreAtStore(jobId, r, v, scorer, scoringNumber)) {
+                        scores++;
                     }
                 } else {
                     dup++;
                 }
+            }
+            if (scores > 0) {
+                db.insertScore().executeBatch();
             }
             db.clearFailure().setString(1, jobId);
             db.clearFailure().executeUpdate();
@@ -94,6 +98,7 @@ final class OutcomeWriter {
             return new Receipt(stored, dup);
         } catch (SQLException | RuntimeException e) {
             SQLException cause = e instanceof SQLException se ? se : new SQLException(e.toString(), e);
+            clearScoresQuietly(cause);
             db.rollbackQuietly(cause);
             if (committing) {
                 // The server may have committed before the connection failed: a repeat of this
@@ -127,15 +132,33 @@ final class OutcomeWriter {
         return latest.number();
     }
 
-    /** Stores the score of an answer just stored, in the caller's transaction. */
-    private void scoreAtStore(String jobId, ResponseRecord r, Vignette v, RecordScoring scorer, int scoringNumber)
+    /**
+     * Batches the score of an answer just stored, for the caller's transaction.
+     *
+     * @return false when the answer is not scored
+     */
+    private boolean scoreAtStore(String jobId, ResponseRecord r, Vignette v, RecordScoring scorer, int scoringNumber)
             throws SQLException {
         String spec = v.scorer() != null ? v.scorer() : scorer.spec();
         ScoreEntry score = FailedAnswers.score(r, spec, v.expected(), () -> scorer.score(v, r));
-        if (score != null) {
-            ScoreTables.setKey(db.insertScore(), jobId, r.vignetteId(), scoringNumber);
-            ScoreTables.setScore(db.insertScore(), 4, score);
-            db.insertScore().executeUpdate();
+        if (score == null) {
+            return false;
+        }
+        ScoreTables.setKey(db.insertScore(), jobId, r.vignetteId(), scoringNumber);
+        ScoreTables.setScore(db.insertScore(), 4, score);
+        db.insertScore().addBatch();
+        return true;
+    }
+
+    /** A failed write's batched scores must not go out with the next one. */
+    private void clearScoresQuietly(Exception cause) {
+        try {
+            PreparedStatement insert = db.insertScore();
+            if (insert != null) {
+                insert.clearBatch();
+            }
+        } catch (SQLException e) {
+            cause.addSuppressed(e);
         }
     }
 
