@@ -107,7 +107,7 @@ class SelectorLoopTest {
     private RemoteWorker registerAt(long nowMs, int capacity) throws IOException {
         peer.send(new Message.Register("w1", capacity));
         passesAt(nowMs, () -> !registered.isEmpty());
-        assertThat(peer.recv()).contains(new Message.Registered(1_000));
+        assertThat(peer.recv()).contains(new Message.Registered(1_000, (long) ServerOptions.defaults().maxFrameBytes()));
         return registered.get(0);
     }
 
