@@ -3,6 +3,8 @@ package dev.panoptes.worker.report;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.store.Scoring;
+import dev.panoptes.control.suite.RunManifest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -11,6 +13,7 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -180,6 +183,37 @@ class HtmlReportTest {
         assertThat(page.figure("accuracy", "r-1", "m-a", "accuracy")).isEqualTo("0.429");
         assertThat(page.figure("accuracy", "r-1", "m-a", "accuracy-without-failed")).isEqualTo("0.500");
         assertThat(page.dataBlock()).contains("\"failedAnswers\":1,\"accuracyWithoutFailed\":{\"n\":6,");
+    }
+
+    @Test
+    void theRunCardOfARunWithAManifestShowsEveryParameterItRecordedAndTheScoringShown() throws IOException {
+        RunData fixture = ReportFixtures.run();
+        RunInfo old = fixture.info();
+        RunManifest manifest = new RunManifest(RunManifest.FORMAT, "0.1.0", "evals/math.jsonl", "ab".repeat(32), 3,
+                old.models(), "Answer with the number only.", 0.0, 64, 7L, 2, "shots.jsonl", "cd".repeat(32), 8,
+                "nightly");
+        Instant started = Instant.parse("2026-12-01T10:00:00Z");
+        Scoring first = new Scoring(1, "exact", started, Scoring.RUN);
+        Scoring second = new Scoring(2, "normalized", started.plusSeconds(600), "rescore");
+        RunInfo info = new RunInfo(old.runId(), old.suite(), old.models(), "normalized", 2, started, 3, manifest,
+                started.plusSeconds(125), second, List.of(first, second));
+        String html = render(List.of(new RunData(info, fixture.samples(), fixture.failures(), fixture.workerEvents())),
+                null);
+
+        assertThat(html).contains("<dd data-card=\"temperature\">0.0</dd>")
+                .contains("<dd data-card=\"maxTokens\">64</dd>")
+                .contains("<dd data-card=\"seed\">7</dd>")
+                .contains("<dd data-card=\"systemPrompt\">Answer with the number only.</dd>")
+                .contains("<dd data-card=\"fewShot\">shots.jsonl (SHA-256 " + "cd".repeat(32) + ")</dd>")
+                .contains("<dd data-card=\"suiteHash\">" + "ab".repeat(32) + "</dd>")
+                .contains("<dd data-card=\"jobSize\">8</dd>")
+                .contains("<dd data-card=\"label\">nightly</dd>")
+                .contains("<dd data-card=\"toolVersion\">0.1.0</dd>")
+                .contains("<dd data-card=\"finishedAt\">2026-12-01T10:02:05Z</dd>")
+                .contains("<dd data-card=\"duration\">2 min 05 s</dd>")
+                .contains("<dd data-card=\"scoring\">scoring 2 of 2 (normalized, made by rescore at "
+                        + "2026-12-01T10:10:00Z)</dd>")
+                .doesNotContain(RunCard.NOT_RECORDED);
     }
 
     private static String render(List<RunData> runs, String groupBy) throws IOException {
