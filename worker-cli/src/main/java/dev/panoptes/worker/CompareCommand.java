@@ -193,7 +193,13 @@ final class CompareCommand implements Callable<Integer> {
         }
     }
 
-    private static String heading(List<RunData> data, List<String> where) {
+    /**
+     * The first console line: which runs are compared, at which scorings, by which method.
+     *
+     * @param data  one run, or the two sides in order
+     * @param where the database of each, as the user named it
+     */
+    static String heading(List<RunData> data, List<String> where) {
         String first = side(data.get(0), where.get(0));
         String what = data.size() == 1 ? "Comparing the models of " + first
                 : "Comparing " + first + " with " + side(data.get(1), where.get(1));

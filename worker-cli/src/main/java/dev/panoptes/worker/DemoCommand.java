@@ -3,7 +3,6 @@ package dev.panoptes.worker;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.store.JdbcResultStore;
-import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.worker.report.HtmlReport;
 import dev.panoptes.worker.report.ModelComparison;
 import dev.panoptes.worker.report.RunData;
@@ -184,8 +183,8 @@ final class DemoCommand implements Callable<Integer> {
                 return;
             }
             RunData run = RunDataLoader.load(store, ids.get(0));
-            out.printf("%n%s compare --db %s%nComparing the models of run %s; %s, 95%% CI from Student's t:%n%s",
-                    Jars.selfCommand(), results, run.info().runId(), PairedDifference.METHOD,
+            out.printf("%n%s compare --db %s%n%s%s", Jars.selfCommand(), results,
+                    CompareCommand.heading(List.of(run), List.of(results.toString())),
                     CompareCommand.render(ModelComparison.compareAll(run, null), 5));
         } catch (RuntimeException e) {
             spec.commandLine().getErr().println("demo: could not compare the models: " + e.getMessage());
