@@ -25,11 +25,14 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code java -jar worker.jar compare --db A [--run X] [--db B] [--run Y]}: the paired difference
- * of models on the vignettes they share, with its 95 % interval, clustered SE and p-value, and
- * the vignettes whose score changed ({@link ModelComparison}). One run alone pairs its models
- * with each other; two runs (of one database or of two) pair each model of the first with each
- * model of the second. Console, {@code --json}, or an HTML report with a comparison section
+ * {@code java -jar worker.jar compare --db A [--run X] [--db B] [--run Y] [--scoring N [--scoring M]]}:
+ * the paired difference of models on the vignettes they share, with its 95 % interval, clustered
+ * SE and p-value, and the vignettes whose score changed ({@link ModelComparison}). One run alone
+ * pairs its models with each other; two runs (of one database or of two) pair each model of the
+ * first with each model of the second. Each side shows one scoring: the latest, the one
+ * {@code --scoring} names for every side, or with {@code --scoring} twice the first for the first
+ * side and the second for the second. When the two sides' scorers differ it says so before the
+ * figures, with the way out. Console, {@code --json}, or an HTML report with a comparison section
  * ({@code --out}).
  */
 @Command(name = "compare",
@@ -41,7 +44,10 @@ import java.util.concurrent.Callable;
                 + " changed.",
             "One run: its models with each other. Two runs (--run twice, or --db and --run twice): each model of the"
                     + " first against each model of the second. A vignette is shared when both sides scored it with"
-                    + " the same id, prompt and expected answer; the rest are counted as left out."},
+                    + " the same id, prompt and expected answer; the rest are counted as left out.",
+            "Each side shows the latest scoring of its run unless --scoring says otherwise. When the two sides'"
+                    + " scorers differ, a line before the figures says so (the difference then mixes models and"
+                    + " scorers) and how to compare like with like."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:compared", "1:a database could not be read or the file not written",
             "2:invalid command line, or no such run", "3:nothing to compare: fewer than two models, or no"
@@ -68,9 +74,15 @@ final class CompareCommand implements Callable<Integer> {
     private Path passwordFile;
 
     @Option(names = "--run", order = 15, paramLabel = "ID",
-            description = "The run to compare (once per --db, or twice with one --db). Default: the database's"
-                    + " most recent run.")
+            description = "The run to compare (once per --db, or twice with one --db): its id or the id's first"
+                    + " 8 or more characters. Default: the database's most recent run.")
     private List<String> runs;
+
+    @Option(names = "--scoring", order = 16, paramLabel = "N",
+            description = "The scoring to show (1 is the first; rescore adds more; 0 is the latest). Once: for"
+                    + " every run compared. Twice: the first for the first run, the second for the second, in the"
+                    + " order of --run (or of --db). Default: the latest of each.")
+    private List<Integer> scorings;
 
     @Option(names = "--show", order = 20, paramLabel = "N", defaultValue = "10",
             description = "Changed vignettes listed per model pair on the console (--json lists all). Default:"
@@ -104,12 +116,23 @@ final class CompareCommand implements Callable<Integer> {
             throw invalid("--run", "give no --run, one per --db, or two with one --db; got " + runIds.size()
                     + " with " + dbs.size() + (dbs.size() == 1 ? " database" : " databases"));
         }
+        int sides = Math.max(dbs.size(), runIds.size());
+        List<Integer> scoringNumbers = scorings == null ? List.of() : scorings;
+        if (scoringNumbers.size() > 1 && scoringNumbers.size() != sides) {
+            throw invalid("--scoring", "give it once (for every run compared) or once per run, in the order of"
+                    + " the runs; got " + scoringNumbers.size() + " for " + sides + (sides == 1 ? " run" : " runs")
+                    + (sides == 1 ? " (to compare one run at two scorings, name it twice: --run ID --run ID)" : ""));
+        }
+        for (int n : scoringNumbers) {
+            ScoringOption.check(spec, n);
+        }
         List<RunData> data = new ArrayList<>();
         List<String> where = new ArrayList<>();
-        for (int i = 0; i < Math.max(dbs.size(), runIds.size()); i++) {
+        for (int i = 0; i < sides; i++) {
             String db = dbs.get(Math.min(i, dbs.size() - 1));
             String runId = runIds.isEmpty() ? null : runIds.get(i);
-            data.add(load(db, runId));
+            int scoring = scoringNumbers.isEmpty() ? 0 : scoringNumbers.get(Math.min(i, scoringNumbers.size() - 1));
+            data.add(load(db, runId, scoring));
             where.add(db);
         }
         List<ModelComparison.Result> comparisons = ModelComparison.compareAll(data.get(0),
@@ -128,10 +151,18 @@ final class CompareCommand implements Callable<Integer> {
             stderr.flush();
             return NOTHING_TO_COMPARE;
         }
+        String scorers = data.size() == 2 ? ScorerMismatch.line(data.get(0), where.get(0), data.get(1),
+                where.get(1)) : null;
         if (json) {
-            stdout.print(ComparisonJson.of(data, comparisons));
+            stdout.print(ComparisonJson.of(data, where, comparisons));
+            if (scorers != null) {
+                stderr.println(scorers);
+            }
         } else {
             stdout.print(heading(data, where));
+            if (scorers != null) {
+                stdout.println(scorers);
+            }
             stdout.print(render(comparisons, show));
         }
         if (out != null) {
@@ -147,7 +178,7 @@ final class CompareCommand implements Callable<Integer> {
         return 0;
     }
 
-    private RunData load(String db, String runId) {
+    private RunData load(String db, String runId, int scoring) {
         DatabaseTarget target = CoordinatorCommand.database(spec, db, passwordFile, env);
         if (target.missing()) {
             throw invalid("--db", "no such file: " + db + " (a coordinator creates it; see 'coordinator --help')");
@@ -157,21 +188,28 @@ final class CompareCommand implements Callable<Integer> {
             if (ids.isEmpty()) {
                 throw invalid("--db", db + " holds no run");
             }
-            if (runId == null) {
-                return RunDataLoader.load(store, ids.get(0));
-            }
-            if (!ids.contains(runId)) {
-                throw invalid("--run", db + " holds no run '" + runId + "'; it holds " + String.join(", ", ids));
-            }
-            return RunDataLoader.load(store, runId);
+            String id = runId == null ? ids.get(0) : RunSelector.resolve(spec, ids, runId, db);
+            return ScoringOption.load(spec, store, id, scoring, "");
         }
     }
 
-    private static String heading(List<RunData> data, List<String> where) {
-        String first = "run " + data.get(0).info().runId() + " of " + where.get(0);
+    /**
+     * The first console line: which runs are compared, at which scorings, by which method.
+     *
+     * @param data  one run, or the two sides in order
+     * @param where the database of each, as the user named it
+     */
+    static String heading(List<RunData> data, List<String> where) {
+        String first = side(data.get(0), where.get(0));
         String what = data.size() == 1 ? "Comparing the models of " + first
-                : "Comparing " + first + " with run " + data.get(1).info().runId() + " of " + where.get(1);
+                : "Comparing " + first + " with " + side(data.get(1), where.get(1));
         return what + "; " + PairedDifference.METHOD + ", 95% CI from Student's t:\n";
+    }
+
+    /** "run X of DB (scoring 2, exact)": which run, where, and which scores. */
+    private static String side(RunData run, String db) {
+        return "run " + run.info().runId() + " of " + db + " (" + (run.scoring() == null ? "never scored"
+                : "scoring " + run.scoring().number() + ", " + run.info().scorer()) + ")";
     }
 
     /**

@@ -10,7 +10,8 @@ import java.util.Map;
 /**
  * {@code --db}, {@code --db-password-file} and {@code --run} of the commands that read what a
  * coordinator wrote ({@code results}, {@code report}, {@code rescore}): a SQLite file or a
- * PostgreSQL database, and every run in it or the one named.
+ * PostgreSQL database, and every run in it or the one named (by its id or a prefix of it, see
+ * {@link RunSelector}).
  */
 final class DatabaseOptions {
     @Option(names = "--db", order = 10, paramLabel = "FILE|URL", defaultValue = "panoptes.db",
@@ -25,7 +26,8 @@ final class DatabaseOptions {
     Path passwordFile;
 
     @Option(names = "--run", order = 15, paramLabel = "ID",
-            description = "Only this run (its id is in the coordinator's summary). Default: every run.")
+            description = "Only this run: its id (in the coordinator's summary) or the id's first 8 or more"
+                    + " characters. Default: every run.")
     String run;
 
     /**

@@ -4,7 +4,6 @@ import dev.panoptes.control.Plural;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.store.JdbcResultStore;
-import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.worker.report.HtmlReport;
 import dev.panoptes.worker.report.ModelComparison;
 import dev.panoptes.worker.report.RunData;
@@ -214,10 +213,9 @@ final class DemoCommand implements Callable<Integer> {
                 return;
             }
             RunData run = RunDataLoader.load(store, ids.get(0));
-            out.printf("%n%s%nComparing the models of run %s; %s, 95%% CI from Student's t:%n%s",
-                    kept ? Jars.selfCommand() + " compare --db " + results
+            out.printf("%n%s%n%s%s", kept ? Jars.selfCommand() + " compare --db " + results
                             : "compare of the two models (what 'compare --db FILE' prints for a kept --db):",
-                    run.info().runId(), PairedDifference.METHOD,
+                    CompareCommand.heading(List.of(run), List.of(results.toString())),
                     CompareCommand.render(ModelComparison.compareAll(run, null), 5));
         } catch (RuntimeException e) {
             spec.commandLine().getErr().println("demo: could not compare the models: " + e.getMessage());

@@ -119,23 +119,15 @@ final class ResultsCommand implements Callable<Integer> {
      * Every run of the store, or the one named, with the scores of scoring {@code scoring} (0: the
      * latest).
      *
+     * @param runId a run id or its first 8 or more characters ({@link RunSelector}); null for every run
      * @throws ParameterException when it holds no such run, or a run has no such scoring
      */
     static List<RunData> load(CommandSpec spec, JdbcResultStore store, String runId, int scoring) {
         List<String> ids = RunDataLoader.runIds(store);
-        if (runId != null && !ids.contains(runId)) {
-            throw new ParameterException(spec.commandLine(), "Invalid value for option '--run': the database holds no"
-                    + " run '" + runId + "'" + (ids.isEmpty() ? " (it holds none)" : "; it holds " + String.join(", ",
-                    ids)));
-        }
+        List<String> shown = runId == null ? ids : List.of(RunSelector.resolve(spec, ids, runId, "the database"));
         List<RunData> runs = new ArrayList<>();
-        for (String id : runId == null ? ids : List.of(runId)) {
-            try {
-                runs.add(RunDataLoader.load(store, id, scoring));
-            } catch (IllegalArgumentException e) {
-                throw new ParameterException(spec.commandLine(), "Invalid value for option '--scoring': "
-                        + e.getMessage() + (runId == null ? " (name a run with --run)" : ""));
-            }
+        for (String id : shown) {
+            runs.add(ScoringOption.load(spec, store, id, scoring, runId == null ? " (name a run with --run)" : ""));
         }
         return runs;
     }

@@ -49,7 +49,7 @@ class CompareCommandTest {
         assertThat(execute("compare", "--db", db.toString(), "--show", "2")).isZero();
         // d = (-1, -0.5, 0, -1, 0, 0): mean -5/12 = -0.417, sd 0.4916, SE 0.2007, t = -2.076 with 5 df.
         assertThat(out.toString()).contains("Comparing the models of run " + RUN + " of " + db
-                        + "; paired t over vignettes (each vignette's mean over its epochs), 95% CI from Student's t:")
+                        + " (scoring 1, exact); paired t over vignettes (each vignette's mean over its epochs), 95% CI from Student's t:")
                 .contains("  small - big: -0.417, 95% CI -0.933 to +0.099, SE 0.201, p=0.093, 6 vignettes")
                 .contains("    shared: 6 vignettes; left out: 0\n")
                 .contains("    changed: 3 vignettes; the first 2:\n      q1: 1.000 -> 0.000 (-1.000)\n"
@@ -104,7 +104,9 @@ class CompareCommandTest {
         Path b = store("b.db", RUN, Map.of("m", new String[][] {answers(4, "q0")}));
 
         assertThat(execute("compare", "--db", a.toString(), "--db", b.toString())).isZero();
-        assertThat(out.toString()).contains("Comparing run " + RUN + " of " + a + " with run " + RUN + " of " + b)
+        assertThat(out.toString()).contains("Comparing run " + RUN + " of " + a + " (scoring 1, exact) with run " + RUN + " of " + b
+                        + " (scoring 1, exact); ")
+                .doesNotContain("scorers differ")
                 .contains("m (run " + RUN + ", second) - m (run " + RUN + ", first): 0.000, 95% CI -1.000 to +1.000, SE 0.408, p=1.000, 4 vignettes")
                 .contains("changed: 2 vignettes:\n      q0: 1.000 -> 0.000 (-1.000)\n      q3: 0.000 -> 1.000 (+1.000)");
 
@@ -121,10 +123,131 @@ class CompareCommandTest {
 
         err.getBuffer().setLength(0);
         assertThat(execute("compare", "--db", a.toString(), "--run", "cafe")).isEqualTo(2);
-        assertThat(err.toString()).contains("holds no run 'cafe'; it holds " + RUN);
+        assertThat(err.toString()).contains(a + " holds no run 'cafe'; it holds " + RUN
+                + " (a run id, or its first 8 or more characters)");
         err.getBuffer().setLength(0);
         assertThat(execute("compare", "--db", a.toString(), "--db", b.toString(), "--run", RUN)).isEqualTo(2);
         assertThat(err.toString()).contains("give no --run, one per --db, or two with one --db");
+    }
+
+    @Test
+    void eachSideShowsTheScoringAskedForAndAScorerMismatchIsSaidBeforeTheFigures() throws Exception {
+        String a = "aaaaaaaa00000001";
+        String b = "bbbbbbbb00000002";
+        // big says "The answer is 2N" (numeric: right, exact: wrong); small says "2N", but nothing to q1.
+        String[] wordy = new String[6];
+        String[] plain = answers(6, "q1");
+        for (int i = 0; i < 6; i++) {
+            wordy[i] = "The answer is " + i * 2;
+        }
+        Path db = store("m.db", a, Map.of("big", new String[][] {wordy}), "What is q", "numeric");
+        store("m.db", b, Map.of("small", new String[][] {plain}), "What is q", "exact");
+        String both = " --db " + db + " --run " + a + " --run " + b;
+
+        // The user's case: numeric against exact, which used to be compared silently.
+        assertThat(execute(("compare" + both).split(" "))).isZero();
+        String line = "scorers differ: run " + a + " (scoring 1) used numeric, run " + b + " (scoring 1) used"
+                + " exact, so the difference mixes models and scorers; ";
+        assertThat(out.toString()).startsWith("Comparing run " + a + " of " + db + " (scoring 1, numeric) with run "
+                        + b + " of " + db + " (scoring 1, exact); paired t")
+                .contains("\n" + line + "rescore one side with the other's scorer (rescore --db " + db + " --run " + b
+                        + " --scorer numeric), then compare again\n  small (run " + b + ") - big (run " + a + "): ");
+
+        out.getBuffer().setLength(0);
+        assertThat(execute(("compare --json" + both).split(" "))).isZero();
+        JsonNode json = JSON.readTree(out.toString());
+        assertThat(json.get("scorersDiffer").asBoolean()).isTrue();
+        assertThat(json.get("runs").get(1).get("database").asText()).isEqualTo(db.toString());
+        assertThat(json.get("runs").get(1).get("scoring").asInt()).isEqualTo(1);
+        assertThat(json.get("runs").get(1).get("scorer").asText()).isEqualTo("exact");
+        JsonNode pair = json.get("comparisons").get(0);
+        assertThat(pair.get("scorersDiffer").asBoolean()).isTrue();
+        assertThat(pair.get("baseline").get("scorer").asText()).isEqualTo("numeric");
+        assertThat(pair.get("other").get("scoring").asInt()).isEqualTo(1);
+        assertThat(err.toString()).contains(line);
+
+        // Rescoring big with exact (by a prefix of its id) makes the latest scorings agree.
+        out.getBuffer().setLength(0);
+        assertThat(execute("rescore", "--db", db.toString(), "--run", "aaaaaaaa", "--scorer", "exact")).isZero();
+        assertThat(out.toString()).contains("run " + a + ": scoring 2 made with exact");
+        out.getBuffer().setLength(0);
+        err.getBuffer().setLength(0);
+        assertThat(execute(("compare --json" + both).split(" "))).isZero();
+        assertThat(JSON.readTree(out.toString()).get("scorersDiffer").asBoolean()).isFalse();
+        assertThat(err.toString()).isEmpty();
+        out.getBuffer().setLength(0);
+        assertThat(execute(("compare" + both).split(" "))).isZero();
+        // Exact on both: big 0 everywhere, small 1 but on q1: +5/6.
+        assertThat(out.toString()).contains("(scoring 2, exact) with run " + b + " of " + db + " (scoring 1, exact)")
+                .doesNotContain("scorers differ").contains("small (run " + b + ") - big (run " + a + "): +0.833");
+
+        // --scoring once is every side's; the way out is now the scoring that exists.
+        out.getBuffer().setLength(0);
+        assertThat(execute(("compare --scoring 1" + both).split(" "))).isZero();
+        assertThat(out.toString()).contains("(scoring 1, numeric) with run " + b + " of " + db + " (scoring 1, exact)")
+                .contains(line + "run " + a + "'s scoring 2 used exact: compare with --scoring 2 --scoring 1\n")
+                .contains("small (run " + b + ") - big (run " + a + "): -0.167");
+
+        // Twice: in the order of the runs; one run at two scorings names its sides by scoring.
+        out.getBuffer().setLength(0);
+        assertThat(execute("compare", "--db", db.toString(), "--run", a, "--run", a, "--scoring", "1", "--scoring",
+                "2")).isZero();
+        assertThat(out.toString()).contains("on one run it is the scorers' difference\n")
+                .contains("big (run " + a + ", scoring 2) - big (run " + a + ", scoring 1): -1.000");
+
+        // A scoring the run does not have: the message results gives, word for word.
+        err.getBuffer().setLength(0);
+        assertThat(execute(("compare --scoring 0 --scoring 3" + both).split(" "))).isEqualTo(2);
+        String compared = err.toString().lines().findFirst().orElseThrow();
+        err.getBuffer().setLength(0);
+        assertThat(execute("results", "--db", db.toString(), "--run", b, "--scoring", "3")).isEqualTo(2);
+        assertThat(compared).isEqualTo(err.toString().lines().findFirst().orElseThrow())
+                .startsWith("Invalid value for option '--scoring': run " + b + " has no scoring 3; it has scoring 1"
+                        + " (exact, run, ");
+
+        err.getBuffer().setLength(0);
+        assertThat(execute(("compare --scoring 1 --scoring 1 --scoring 1" + both).split(" "))).isEqualTo(2);
+        assertThat(err.toString()).contains("give it once (for every run compared) or once per run, in the order of"
+                + " the runs; got 3 for 2 runs");
+        err.getBuffer().setLength(0);
+        assertThat(execute("compare", "--db", db.toString(), "--scoring", "-1")).isEqualTo(2);
+        assertThat(err.toString()).contains("-1 is not a scoring number; scorings are numbered from 1");
+    }
+
+    @Test
+    void aRunIdPrefixNamesItsRunInEveryCommandAndAnAmbiguousOneIsRefusedNamingTheCandidates() throws Exception {
+        String first = "d836ee8c00000001";
+        String second = "d836ee8c11111111";
+        Path db = store("p.db", RUN, Map.of("m", new String[][] {answers(3, "q0")}));
+        store("p.db", first, Map.of("m", new String[][] {answers(3, "")}), "What is q", "exact");
+        store("p.db", second, Map.of("m", new String[][] {answers(3, "q2")}), "What is q", "exact");
+
+        assertThat(execute("results", "--db", db.toString(), "--run", "01234567")).isZero();
+        assertThat(out.toString().lines()).hasSize(3).allMatch(l -> l.startsWith("{\"runId\":\"" + RUN + "\""));
+        out.getBuffer().setLength(0);
+        assertThat(execute("compare", "--db", db.toString(), "--run", "01234567", "--run", "D836EE8C0")).isZero();
+        assertThat(out.toString()).contains("Comparing run " + RUN + " of " + db + " (scoring 1, exact) with run "
+                + first + " of ").contains("m (run " + first + ") - m (run " + RUN + "): +0.333");
+        out.getBuffer().setLength(0);
+        Path html = dir.resolve("p.html");
+        assertThat(execute("report", "--db", db.toString(), "--run", "d836ee8c1", "--out", html.toString())).isZero();
+        assertThat(out.toString()).contains(": 1 run, 3 answers");
+        assertThat(Files.readString(html)).contains("data-run=\"" + second + "\"")
+                .doesNotContain("data-run=\"" + first + "\"").doesNotContain("data-run=\"" + RUN + "\"");
+        out.getBuffer().setLength(0);
+        assertThat(execute("rescore", "--db", db.toString(), "--run", "d836ee8c1", "--scorer", "includes")).isZero();
+        assertThat(out.toString()).startsWith("run " + second + ": scoring 2 made with includes");
+
+        assertThat(execute("compare", "--db", db.toString(), "--run", "d836ee8c", "--run", RUN)).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--run': 'd836ee8c' starts 2 runs of " + db
+                + ": " + first + ", " + second + "; give more of the id");
+        err.getBuffer().setLength(0);
+        assertThat(execute("results", "--db", db.toString(), "--run", "d836")).isEqualTo(2);
+        assertThat(err.toString()).contains("'d836' is too short to name a run: give the whole id or its first 8 or"
+                + " more characters (runs it starts: " + first + ", " + second + ")");
+        err.getBuffer().setLength(0);
+        assertThat(execute("report", "--db", db.toString(), "--run", "feedface")).isEqualTo(2);
+        assertThat(err.toString()).contains("the database holds no run 'feedface'; it holds ");
     }
 
     @Test
@@ -150,11 +273,20 @@ class CompareCommandTest {
 
     /** A run in a new SQLite database: per model, per epoch, the answers to q0.. ("What is qN?", expected 2N). */
     private Path store(String name, String run, Map<String, String[][]> epochsByModel, String prompt) {
+        return store(name, run, epochsByModel, prompt, "exact");
+    }
+
+    /**
+     * A run in a SQLite database (new, or one holding other runs), scored by {@code scorer}: per
+     * model, per epoch, the answers to q0.. ("What is qN?", expected 2N).
+     */
+    private Path store(String name, String run, Map<String, String[][]> epochsByModel, String prompt,
+                       String scorer) {
         Path db = dir.resolve(name);
         List<String> models = new ArrayList<>(new java.util.TreeMap<>(epochsByModel).keySet());
-        try (JdbcResultStore store = JdbcResultStore.openSqlite(db).withScoring(new RunScoring("exact"))) {
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db).withScoring(new RunScoring(scorer))) {
             int vignettes = epochsByModel.values().iterator().next()[0].length;
-            store.recordRun(new RunEntry(run, "s.jsonl", models, "exact", 2, vignettes, Instant.EPOCH));
+            store.recordRun(new RunEntry(run, "s.jsonl", models, scorer, 2, vignettes, Instant.EPOCH));
             for (String model : models) {
                 String[][] epochs = epochsByModel.get(model);
                 for (int e = 0; e < epochs.length; e++) {

@@ -5,6 +5,7 @@ import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.store.StoredRecord;
 import dev.panoptes.control.store.TestPostgres;
+import dev.panoptes.worker.report.Figures;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -12,6 +13,8 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -29,9 +32,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * A run is what its command says, with the built {@code worker.jar} as real coordinator and
  * worker processes against a stub model API on loopback: a command that asks another model of
  * the same suite is another run (naming the one it did not join) rather than merging into it; the
- * same command resumes its run, and another scorer adds a scoring; and two coordinators evaluating
- * two models of one suite on one PostgreSQL database run side by side. Runs in Maven's
- * integration-test phase, after {@code package}.
+ * same command resumes its run, and another scorer adds a scoring (and {@code compare} says when
+ * the scorings it pairs used different scorers); and two coordinators evaluating two models of
+ * one suite on one PostgreSQL database run side by side, and {@code compare} pairs them. Runs in
+ * Maven's integration-test phase, after {@code package}.
  */
 @Timeout(120)
 class RunIdentityIT {
@@ -90,7 +94,8 @@ class RunIdentityIT {
 
         jars.assertExitCode(pgBig, 0);
         jars.assertExitCode(pgSmall, 0);
-        checkSideBySide(pg, runId(pgBig), runId(pgSmall), pgBig, pgSmall);
+        List<StoredRecord> pgRecords = checkSideBySide(pg, runId(pgBig), runId(pgSmall), pgBig, pgSmall);
+        comparePairsThem(url, env, runId(pgBig), runId(pgSmall), pgRecords);
 
         jars.assertExitCode(small, 0);
         String runSmall = runId(small);
@@ -116,10 +121,59 @@ class RunIdentityIT {
             assertThat(store.scorings(runSmall)).extracting(Scoring::scorer).containsExactly("exact");
             assertThat(store.recordCount()).isEqualTo(2 * VIGNETTES);
         }
+
+        // compare shows the latest scorings (both exact); asked for scoring 1 of each, it says numeric is not exact.
+        StringWriter out = new StringWriter();
+        assertThat(compare(Map.of(), out, "--db", db, "--run", runBig, "--run", runSmall)).isZero();
+        assertThat(out.toString()).contains("run " + runBig + " of " + db + " (scoring 2, exact) with run " + runSmall)
+                .doesNotContain("scorers differ");
+        out.getBuffer().setLength(0);
+        assertThat(compare(Map.of(), out, "--db", db, "--run", runBig, "--run", runSmall, "--scoring", "1")).isZero();
+        assertThat(out.toString()).contains("\nscorers differ: run " + runBig + " (scoring 1) used numeric, run "
+                + runSmall + " (scoring 1) used exact, so the difference mixes models and scorers; run " + runBig
+                + "'s scoring 2 used exact: compare with --scoring 2 --scoring 1\n");
     }
 
-    private void checkSideBySide(TestPostgres.Database pg, String runBig, String runSmall, Process... coordinators)
-            throws IOException {
+    /**
+     * The done-when of issue 18: {@code compare} on the PostgreSQL database the two coordinators
+     * shared pairs their runs (the first named by the first 8 characters of its id, as a user
+     * copies it) on all the suite's vignettes, with the difference the stored scores give.
+     */
+    private void comparePairsThem(String url, Map<String, String> env, String runBig, String runSmall,
+                                  List<StoredRecord> records) {
+        double[] big = new double[VIGNETTES];
+        double[] small = new double[VIGNETTES];
+        for (StoredRecord r : records) {
+            int vignette = Integer.parseInt(r.record().vignetteId().substring(1));
+            (r.context().runId().equals(runBig) ? big : small)[vignette] = r.score().score();
+        }
+        double sum = 0;
+        for (int v = 0; v < VIGNETTES; v++) {
+            sum += small[v] - big[v];
+        }
+        StringWriter out = new StringWriter();
+        assertThat(compare(env, out, "--db", url, "--run", runBig.substring(0, 8), "--run", runSmall)).isZero();
+        assertThat(out.toString()).startsWith("Comparing run " + runBig + " of " + url + " (scoring 1, numeric) with"
+                        + " run " + runSmall + " of " + url + " (scoring 1, numeric); ")
+                .doesNotContain("scorers differ").doesNotContain(env.get("PANOPTES_DB_PASSWORD"))
+                .contains("\n  " + SMALL + " (run " + runSmall + ") - " + BIG + " (run " + runBig + "): "
+                        + Figures.difference(sum / VIGNETTES) + ", 95% CI ")
+                .contains(", " + VIGNETTES + " vignettes\n    shared: " + VIGNETTES + " vignettes; left out: 0\n");
+    }
+
+    /** {@code compare}, in this JVM (cheap; the runs it reads are what the processes wrote), its exit code. */
+    private static int compare(Map<String, String> env, StringWriter out, String... args) {
+        String[] command = new String[args.length + 1];
+        command[0] = "compare";
+        System.arraycopy(args, 0, command, 1, args.length);
+        StringWriter err = new StringWriter();
+        int code = WorkerMain.run(command, new PrintWriter(out, true), new PrintWriter(err, true), env);
+        assertThat(err.toString()).as("compare's errors").isEmpty();
+        return code;
+    }
+
+    private List<StoredRecord> checkSideBySide(TestPostgres.Database pg, String runBig, String runSmall,
+                                               Process... coordinators) throws IOException {
         assertThat(runBig).isNotEqualTo(runSmall);
         for (Process p : coordinators) {
             assertThat(jars.log(p)).contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 missing")
@@ -134,6 +188,7 @@ class RunIdentityIT {
                 .extracting(r -> r.context().model()).containsOnly(BIG);
         assertThat(records).filteredOn(r -> r.context().runId().equals(runSmall)).hasSize(VIGNETTES)
                 .extracting(r -> r.context().model()).containsOnly(SMALL);
+        return records;
     }
 
     private Path suite() throws IOException {

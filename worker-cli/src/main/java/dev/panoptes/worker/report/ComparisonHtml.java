@@ -22,8 +22,20 @@ final class ComparisonHtml {
 
     static void write(Writer out, List<ModelComparison.Result> comparisons) throws IOException {
         out.write("<section id=\"comparisons\">\n<h2>Comparison</h2>\n<p class=\"method\">"
-                + Html.escape(PairedDifference.METHOD) + "; 95% CI from Student's t</p>\n"
-                + "<div class=\"scroll\"><table class=\"compare\">\n<thead><tr><th>Baseline</th><th>Compared</th>"
+                + Html.escape(PairedDifference.METHOD) + "; 95% CI from Student's t</p>\n");
+        for (ModelComparison.Result c : comparisons) {
+            if (c.scorersDiffer()) {
+                // Before the figures, as on the console: they mix the models with the scorers.
+                out.write("<p class=\"method scorers-differ\">Scorers differ: " + Html.escape(c.baselineName())
+                        + " is scored by " + Html.escape(String.valueOf(c.baselineScorer())) + " (scoring "
+                        + c.baselineScoring() + "), " + Html.escape(c.name()) + " by "
+                        + Html.escape(String.valueOf(c.scorer())) + " (scoring " + c.scoring() + "), so the"
+                        + " difference mixes models and scorers; pick scorings with <code>compare --scoring</code>"
+                        + " or rescore one side.</p>\n");
+                break;
+            }
+        }
+        out.write("<div class=\"scroll\"><table class=\"compare\">\n<thead><tr><th>Baseline</th><th>Compared</th>"
                 + "<th>Shared vignettes</th><th>Left out</th><th>Difference</th><th>95% CI low</th>"
                 + "<th>95% CI high</th><th>SE</th><th>p</th><th>Changed</th></tr></thead>\n<tbody>\n");
         for (int i = 0; i < comparisons.size(); i++) {

@@ -67,11 +67,16 @@ public final class ModelComparison {
      * @param difference        the paired difference, other minus baseline
      * @param changed           the shared vignettes whose score changed, by vignette id
      * @param acrossRuns        true when the two sides are two runs (even two with one id, from two
-     *                          databases), false for two models of one run
+     *                          databases, or one run at two scorings), false for two models of one run
+     * @param baselineScoring   the number of the baseline's scoring, 0 when its run has none
+     * @param scoring           the other side's
+     * @param baselineScorer    the scorer of the baseline's scores (null when its run records none)
+     * @param scorer            the other side's
      */
     public record Result(String baselineRun, String baselineModel, String run, String model, int baselineVignettes,
                          int vignettes, int shared, int onlyBaseline, int onlyOther, int differing,
-                         PairedDifference difference, List<Changed> changed, boolean acrossRuns) {
+                         PairedDifference difference, List<Changed> changed, boolean acrossRuns,
+                         int baselineScoring, int scoring, String baselineScorer, String scorer) {
         /** Copies changed. */
         public Result {
             changed = List.copyOf(changed);
@@ -83,23 +88,34 @@ public final class ModelComparison {
         }
 
         /**
-         * How the baseline is named in text: "m-a" within one run, "m-a (run r-1)" across runs, and
-         * "m-a (run r-1, first)" when both runs have one id (two databases).
+         * True when the two sides were scored by different scorers: the difference then mixes the
+         * models with the scorers.
+         */
+        public boolean scorersDiffer() {
+            return !Objects.equals(baselineScorer, scorer);
+        }
+
+        /**
+         * How the baseline is named in text: "m-a" within one run, "m-a (run r-1)" across runs,
+         * "m-a (run r-1, scoring 1)" for one run at two scorings, and "m-a (run r-1, first)" when
+         * both sides have one id and one scoring (two databases).
          */
         public String baselineName() {
-            return name(baselineModel, baselineRun, "first");
+            return name(baselineModel, baselineRun, baselineScoring, "first");
         }
 
         /** As {@link #baselineName()}, for the other side. */
         public String name() {
-            return name(model, run, "second");
+            return name(model, run, scoring, "second");
         }
 
-        private String name(String model, String runId, String side) {
+        private String name(String model, String runId, int scoringNumber, String side) {
             if (!acrossRuns) {
                 return model;
             }
-            return model + " (run " + runId + (run.equals(baselineRun) ? ", " + side : "") + ")";
+            String which = !run.equals(baselineRun) ? ""
+                    : baselineScoring != scoring ? ", scoring " + scoringNumber : ", " + side;
+            return model + " (run " + runId + which + ")";
         }
     }
 
@@ -146,7 +162,20 @@ public final class ModelComparison {
         }
         return new Result(baselineRun.info().runId(), baselineModel, run.info().runId(), model, base.size(),
                 other.size(), differences.size(), onlyBaseline, onlyOther, differing,
-                PairedDifference.of(differences), changed, baselineRun != run);
+                PairedDifference.of(differences), changed, baselineRun != run, number(baselineRun), number(run),
+                baselineRun.info().scorer(), run.info().scorer());
+    }
+
+    /**
+     * True when the two runs' scores shown come from different scorers, so that a difference
+     * between them mixes models and scorers; false for one run (second null).
+     */
+    public static boolean scorersDiffer(RunData first, RunData second) {
+        return second != null && !Objects.equals(first.info().scorer(), second.info().scorer());
+    }
+
+    private static int number(RunData run) {
+        return run.scoring() == null ? 0 : run.scoring().number();
     }
 
     /**

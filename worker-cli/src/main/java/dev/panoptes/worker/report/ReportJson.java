@@ -241,13 +241,16 @@ final class ReportJson {
         g.writeObjectFieldStart("baseline");
         g.writeStringField("run", c.baselineRun());
         g.writeStringField("model", c.baselineModel());
+        writeScoring(g, c.baselineScoring(), c.baselineScorer());
         g.writeNumberField("vignettes", c.baselineVignettes());
         g.writeEndObject();
         g.writeObjectFieldStart("other");
         g.writeStringField("run", c.run());
         g.writeStringField("model", c.model());
+        writeScoring(g, c.scoring(), c.scorer());
         g.writeNumberField("vignettes", c.vignettes());
         g.writeEndObject();
+        g.writeBooleanField("scorersDiffer", c.scorersDiffer());
         g.writeNumberField("sharedVignettes", c.shared());
         g.writeObjectFieldStart("leftOut");
         g.writeNumberField("onlyBaseline", c.onlyBaseline());
@@ -267,6 +270,16 @@ final class ReportJson {
         }
         g.writeEndArray();
         g.writeEndObject();
+    }
+
+    /** A side's scoring number (null when its run has none) and scorer. */
+    private static void writeScoring(JsonGenerator g, int number, String scorer) throws IOException {
+        if (number == 0) {
+            g.writeNullField("scoring");
+        } else {
+            g.writeNumberField("scoring", number);
+        }
+        g.writeStringField("scorer", scorer);
     }
 
     /** JSON has no NaN; an undefined figure is null. */
