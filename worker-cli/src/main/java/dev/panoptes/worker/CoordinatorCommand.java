@@ -167,10 +167,11 @@ final class CoordinatorCommand implements Callable<Integer> {
     private double maxErrorRate;
 
     @Option(names = "--max-frame-bytes", order = 107, paramLabel = "BYTES", defaultValue = "16777216",
-            description = "The largest frame this side sends or accepts, in bytes (at least 65536). An assign frame holds a"
-                    + " job's vignettes, a result frame their answers: raise it on both sides (the coordinator and"
-                    + " every worker) for suites whose vignettes are bigger. A vignette too big for it is reported with its line before the run starts, and fails alone (its"
-                    + " job is recorded as failed, not sent). Default: ${DEFAULT-VALUE} (16 MiB).")
+            description = "The largest frame this side sends or accepts, in bytes (at least 65536). An assign frame"
+                    + " holds a job's vignettes, a result frame their answers: raise it on both sides (the coordinator"
+                    + " and every worker) for suites whose vignettes are bigger. A vignette too big for it is reported"
+                    + " with its line before the run starts, and fails alone (its job is recorded as failed, not"
+                    + " sent). Default: ${DEFAULT-VALUE} (16 MiB).")
     private int maxFrameBytes;
 
     @Option(names = "--wait-for-workers", order = 110, paramLabel = "DURATION", defaultValue = "5m",
