@@ -160,10 +160,11 @@ final class CoordinatorCommand implements Callable<Integer> {
     private int maxAttempts;
 
     @Option(names = "--max-error-rate", order = 105, paramLabel = "R", defaultValue = "0",
+            converter = ShareConverter.class,
             description = "A vignette the model API refuses for what it holds (HTTP 400 such as"
                     + " context_length_exceeded, 413, 422, a content filter) is stored as a failed answer with the"
                     + " API's error, and its neighbours are still asked. Exit 3 when failed answers are more than"
-                    + " this share (0 to 1) of the answers stored; 0 for any. Default: ${DEFAULT-VALUE}.")
+                    + " this share (0 to 1, or a percentage such as 5%) of the answers stored; 0 for any. Default: ${DEFAULT-VALUE}.")
     private double maxErrorRate;
 
     @Option(names = "--max-frame-bytes", order = 107, paramLabel = "BYTES", defaultValue = "16777216",
@@ -254,10 +255,6 @@ final class CoordinatorCommand implements Callable<Integer> {
         if (maxConcurrencyPerEndpoint < 0) {
             throw invalid("--max-concurrency-per-endpoint", "must be 0 (no ceiling) or more, got "
                     + maxConcurrencyPerEndpoint);
-        }
-        if (!(maxErrorRate >= 0 && maxErrorRate <= 1)) {
-            throw invalid("--max-error-rate", "must be from 0 to 1 (a share of the answers stored), got "
-                    + maxErrorRate);
         }
         if (maxFrameBytes < WorkerOptions.MIN_FRAME_BYTES) {
             throw invalid("--max-frame-bytes", "must be at least " + WorkerOptions.MIN_FRAME_BYTES + " (64 KiB), got "

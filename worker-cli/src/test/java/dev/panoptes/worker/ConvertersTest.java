@@ -132,4 +132,18 @@ class ConvertersTest {
         assertThat(WorkerIds.defaultId()).matches("[A-Za-z0-9._:@-]{1,128}")
                 .endsWith("-" + ProcessHandle.current().pid());
     }
+
+    @Test
+    void aShareIsADecimalFromZeroToOneOrAPercentageAndAnythingElseSaysWhatIsWanted() {
+        ShareConverter share = new ShareConverter();
+        assertThat(share.convert("0.05")).isEqualTo(0.05);
+        assertThat(share.convert(" 5% ")).isEqualTo(0.05);
+        assertThat(share.convert("0")).isEqualTo(0.0);
+        assertThat(share.convert("1")).isEqualTo(1.0);
+        assertThatThrownBy(() -> share.convert("abc")).hasMessage("must be a share from 0 to 1 (such as 0.05) or a"
+                + " percentage (5%), got 'abc'");
+        assertThatThrownBy(() -> share.convert("2")).hasMessageContaining("must be from 0 to 1");
+        assertThatThrownBy(() -> share.convert("150%")).hasMessageContaining("must be from 0 to 1");
+        assertThatThrownBy(() -> share.convert("NaN")).hasMessageContaining("must be from 0 to 1");
+    }
 }

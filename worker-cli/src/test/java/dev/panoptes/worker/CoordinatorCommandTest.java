@@ -143,6 +143,26 @@ class CoordinatorCommandTest {
     }
 
     @Test
+    void aBadMaxErrorRateOrFrameLimitIsRefusedSayingWhatIsWantedBeforeAnythingIsOpened() throws Exception {
+        Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
+        Path db = dir.resolve("r.db");
+        List<String> base = List.of("coordinator", "--suite", suite.toString(), "--model", "m", "--db", db.toString(),
+                "--listen", "127.0.0.1:0", "--wait-for-workers", "1ms");
+
+        assertThat(execute(with(base, "--max-error-rate", "abc"))).isEqualTo(2);
+        assertThat(err.toString()).startsWith("Invalid value for option '--max-error-rate': must be a share from 0 to 1"
+                + " (such as 0.05) or a percentage (5%), got 'abc'").doesNotContain("double");
+        err.getBuffer().setLength(0);
+        assertThat(execute(with(base, "--max-error-rate", "2"))).isEqualTo(2);
+        assertThat(err.toString()).contains("'--max-error-rate': must be from 0 to 1 (a share of the answers stored),"
+                + " got 2");
+        err.getBuffer().setLength(0);
+        assertThat(execute(with(base, "--max-frame-bytes", "1000"))).isEqualTo(2);
+        assertThat(err.toString()).contains("'--max-frame-bytes': must be at least 65536 (64 KiB), got 1000");
+        assertThat(db).as("refused before anything is opened").doesNotExist();
+    }
+
+    @Test
     void withoutATokenTheAdminEndpointStaysOnLoopbackUnlessToldOtherwise() throws Exception {
         Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
         Path db = dir.resolve("r.db");

@@ -97,7 +97,10 @@ class MetricsIT {
         assertThat(lingered).as("seconds between the summary and the exit").isGreaterThan(LINGER.toSeconds() - 1.0);
 
         InetSocketAddress secondAdmin = admin(second);
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+        // The worker's reconnect backoff (0.5 s doubling, jittered) kept running while no coordinator
+        // listened: its pauses after the first close add up to 31.5 s at most before one falls after
+        // the second coordinator's start, so that is how long this may take on a loaded machine.
+        await().atMost(Duration.ofSeconds(45)).untilAsserted(() -> {
             String scrape = Scrapes.metrics(workerAdmin);
             assertThat(value(scrape, "panoptes_worker_connected")).isEqualTo(1.0);
             assertThat(value(scrape, "panoptes_worker_reconnects_total")).isEqualTo(1.0);
