@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -89,22 +90,25 @@ class MetricsIT {
 
         // A second coordinator on the same address (the first one's worker server and database
         // lock are released before it lingers): the worker reconnects, and counts it.
-        Process second = jars.start(coordinator(suite, "second.db", address));
-
-        // The linger ends the first process, and not before its time.
-        jars.assertExitCode(first, 0);
-        double lingered = (System.nanoTime() - summarySeen) / 1e9;
-        assertThat(lingered).as("seconds between the summary and the exit").isGreaterThan(LINGER.toSeconds() - 1.0);
+        // Its run is long enough (64 vignettes, 32 rounds of 150 ms at capacity 2) that the worker
+        // is still connected when the test looks: a run of 16 can end between two scrapes.
+        Path longer = QuestionSuite.write(Files.createDirectories(dir.resolve("second")), 64);
+        Process second = jars.start(coordinator(longer, "second.db", address));
 
         InetSocketAddress secondAdmin = admin(second);
         // The worker's reconnect backoff (0.5 s doubling, jittered) kept running while no coordinator
         // listened: its pauses after the first close add up to 31.5 s at most before one falls after
         // the second coordinator's start, so that is how long this may take on a loaded machine.
-        await().atMost(Duration.ofSeconds(45)).untilAsserted(() -> {
+        await().atMost(Duration.ofSeconds(45)).pollInterval(Duration.ofMillis(50)).untilAsserted(() -> {
             String scrape = Scrapes.metrics(workerAdmin);
             assertThat(value(scrape, "panoptes_worker_connected")).isEqualTo(1.0);
             assertThat(value(scrape, "panoptes_worker_reconnects_total")).isEqualTo(1.0);
         });
+
+        // The linger ends the first process, and not before its time.
+        jars.assertExitCode(first, 0);
+        double lingered = (System.nanoTime() - summarySeen) / 1e9;
+        assertThat(lingered).as("seconds between the summary and the exit").isGreaterThan(LINGER.toSeconds() - 1.0);
 
         // At the default linger (35 s) a SIGTERM ends the wait at once.
         jars.awaitOutput(second, "stays up for 35s");
