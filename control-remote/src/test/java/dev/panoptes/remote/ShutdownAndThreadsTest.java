@@ -119,7 +119,11 @@ class ShutdownAndThreadsTest {
         int workers = 500;
         List<FakeWorker> fakes = new ArrayList<>();
         int threadsBefore = Thread.activeCount();
-        try (TestCoordinator coordinator = TestCoordinator.start(b -> b.selectorThreads(2).completionThreads(2))) {
+        // The fakes stand for 500 machines but all connect from 127.0.0.1 without waiting to be
+        // registered: the per-address cap on connections waiting to register (64) would refuse
+        // some whenever the selector falls behind the connects.
+        try (TestCoordinator coordinator = TestCoordinator.start(b -> b.selectorThreads(2).completionThreads(2)
+                .maxUnregisteredPerAddress(workers))) {
             String prefix = coordinator.server.threadNamePrefix();
             try {
                 for (int i = 0; i < workers; i++) {
