@@ -215,7 +215,8 @@ final class DemoCommand implements Callable<Integer> {
             RunData run = RunDataLoader.load(store, ids.get(0));
             out.printf("%n%s%n%s%s", kept ? Jars.selfCommand() + " compare --db " + results
                             : "compare of the two models (what 'compare --db FILE' prints for a kept --db):",
-                    CompareCommand.heading(List.of(run), List.of(kept ? results.toString() : "the demo's temporary database")),
+                    CompareCommand.heading(List.of(run),
+                            List.of(kept ? results.toString() : "the demo's temporary database")),
                     CompareCommand.render(ModelComparison.compareAll(run, null), 5));
         } catch (RuntimeException e) {
             spec.commandLine().getErr().println("demo: could not compare the models: " + e.getMessage());
