@@ -71,6 +71,24 @@ class FiguresAgreeTest {
         String summary = summaryOut.toString();
         String runId = runIdOf(summary);
 
+        // The run's record beside the export: every parameter that decided its answers, typed.
+        Path manifestFile = dir.resolve("manifest.json");
+        command("results", "--db", db.toString(), "--run", runId, "--manifest", manifestFile.toString());
+        JsonNode recorded = JSON.readTree(Files.readString(manifestFile)).get("runs").get(0);
+        JsonNode manifest = recorded.get("runManifest");
+        assertThat(manifest.get("temperature").asDouble()).isEqualTo(0.0);
+        assertThat(manifest.get("maxTokens").asInt()).isEqualTo(64);
+        // No --seed (the fake workers tell epochs apart by their seeds 0 and 1): recorded as null, the API's default.
+        assertThat(manifest.get("seed").isNull()).isTrue();
+        assertThat(manifest.get("systemPrompt").asText()).isEqualTo("Answer briefly.");
+        assertThat(manifest.get("epochs").asInt()).isEqualTo(2);
+        assertThat(manifest.get("jobSize").asInt()).isEqualTo(3);
+        assertThat(manifest.get("suiteSha256").asText()).hasSize(64);
+        assertThat(manifest.get("models").toString()).isEqualTo("[\"big\",\"small\"]");
+        assertThat(recorded.get("scoring").get("number").asInt()).isEqualTo(1);
+        assertThat(recorded.get("scoring").get("scorer").asText()).isEqualTo("normalized");
+        assertThat(recorded.get("manifest").get("finishedAt").isNull()).as("the run's end is recorded").isFalse();
+
         // The export: every answer, with its score; recompute the figures from it alone.
         List<JsonNode> rows = new ArrayList<>();
         for (String line : command("results", "--db", db.toString(), "--run", runId).split("\n")) {
@@ -236,7 +254,7 @@ class FiguresAgreeTest {
         }
         Path suite = Files.writeString(dir.resolve("suite.jsonl"), sb.toString());
         return new CoordinatorSettings(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), suite, db, 3, "",
-                null, SpecParams.NONE, 3, Duration.ofSeconds(30), Duration.ofMillis(200), Duration.ofSeconds(2), null,
+                null, new SpecParams("Answer briefly.", 0.0, 64, null), 3, Duration.ofSeconds(30), Duration.ofMillis(200), Duration.ofSeconds(2), null,
                 List.of("big", "small"), "normalized", 2, null, "topic");
     }
 }

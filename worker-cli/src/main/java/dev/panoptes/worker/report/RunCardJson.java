@@ -1,5 +1,6 @@
 package dev.panoptes.worker.report;
 
+import dev.panoptes.control.store.Scoring;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
@@ -10,9 +11,13 @@ import java.io.UncheckedIOException;
 import java.util.List;
 
 /**
- * The record of runs as a JSON document, {@code {"runs": [{"manifest": {...}}, ...]}}, written
- * next to an export by {@code results --manifest}: the same {@link RunCard} entries the HTML
- * report shows, null for what a run did not record. Stateless and thread-safe.
+ * The record of runs as a JSON document, {@code {"runs": [{"manifest": {...}, "runManifest": {...},
+ * "scoring": {...}}, ...]}}, written next to an export by {@code results --manifest}. {@code manifest}
+ * holds the same {@link RunCard} entries the HTML report shows, as people read them (null for what
+ * a run did not record); {@code runManifest} is the run's manifest as the store keeps it, typed
+ * (numbers as numbers, null for a parameter left to the model API), for programs that re-run or
+ * check a run (null for a legacy run); {@code scoring} is the scoring the export's scores come
+ * from (null when the run has none). Stateless and thread-safe.
  */
 public final class RunCardJson {
     private static final JsonFactory JSON = new JsonFactory();
@@ -30,6 +35,23 @@ public final class RunCardJson {
             for (RunData run : runs) {
                 g.writeStartObject();
                 ReportJson.writeCard(g, run.info());
+                g.writeFieldName("runManifest");
+                if (run.info().manifest() == null) {
+                    g.writeNull();
+                } else {
+                    g.writeRawValue(run.info().manifest().toJson());
+                }
+                Scoring scoring = run.scoring();
+                if (scoring == null) {
+                    g.writeNullField("scoring");
+                } else {
+                    g.writeObjectFieldStart("scoring");
+                    g.writeNumberField("number", scoring.number());
+                    g.writeStringField("scorer", scoring.scorer());
+                    g.writeStringField("createdAt", scoring.createdAt().toString());
+                    g.writeStringField("origin", scoring.origin());
+                    g.writeEndObject();
+                }
                 g.writeEndObject();
             }
             g.writeEndArray();
