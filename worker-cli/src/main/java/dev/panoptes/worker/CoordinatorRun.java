@@ -396,7 +396,7 @@ final class CoordinatorRun {
             progress.finish();
             fleet.quiet();
             store.finishRun(plan.runId());
-            summary = RunSummary.of(plan, report, RunDataLoader.load(store, plan.runId(), current.number()),
+            summary = RunSummary.of(plan, report, RunDataLoader.loadFigures(store, plan.runId(), current.number()),
                     settings.groupBy(), FailedAnswers.of(store, plan.runId()));
             if (adminNow != null) {
                 adminNow.finished();

@@ -80,6 +80,24 @@ public final class RunDataLoader {
      *                                  run has no such scoring (the message names those it has)
      */
     public static RunData load(JdbcResultStore store, String runId, int scoringNumber) {
+        return load(store, runId, scoringNumber, false);
+    }
+
+    /**
+     * One run as {@link #load(JdbcResultStore, String, int)} reads it, but each sample with only
+     * what the figures need (model, vignette, epoch, score, metadata, latency, tokens, error):
+     * no prompt, expected answer, response, explanation, job id, worker id or API model name (so
+     * no per-worker table either). For the summary
+     * at the end of a run, when the suite itself is still in memory: a million answers' texts
+     * read back once more would double the heap a run needs.
+     *
+     * @throws IllegalArgumentException as {@link #load(JdbcResultStore, String, int)} does
+     */
+    public static RunData loadFigures(JdbcResultStore store, String runId, int scoringNumber) {
+        return load(store, runId, scoringNumber, true);
+    }
+
+    private static RunData load(JdbcResultStore store, String runId, int scoringNumber, boolean figuresOnly) {
         List<Scoring> scorings = NO_RUN.equals(runId) ? List.of() : store.scorings(runId);
         Scoring shown = scorings.isEmpty() ? null : scorings.get(scorings.size() - 1);
         if (scoringNumber > 0) {
@@ -105,11 +123,11 @@ public final class RunDataLoader {
         if (NO_RUN.equals(runId)) {
             store.forEachRecord(null, r -> {
                 if (r.context().runId() == null) {
-                    samples.add(sample(runId, r));
+                    samples.add(sample(runId, r, figuresOnly));
                 }
             });
         } else {
-            store.forEachRecord(runId, number, r -> samples.add(sample(runId, r)));
+            store.forEachRecord(runId, number, r -> samples.add(sample(runId, r, figuresOnly)));
         }
         List<FailureRow> failures = new ArrayList<>();
         store.forEachFailure(f -> {
@@ -145,10 +163,17 @@ public final class RunDataLoader {
         return "it has " + (scorings.size() == 1 ? "scoring " : "scorings ") + String.join(", ", each);
     }
 
-    private static SampleRow sample(String runId, StoredRecord r) {
+    private static SampleRow sample(String runId, StoredRecord r, boolean figuresOnly) {
         ResponseRecord record = r.record();
         var c = r.context();
         var score = r.score();
+        if (figuresOnly) {
+            return new SampleRow(runId, c.model() == null ? UNNAMED_MODEL : c.model(), c.epoch(), record.vignetteId(),
+                    null, null, null, null, score == null ? null : score.score(), null, metadata(c.metadataJson()),
+                    null, null, record.latencyMs(),
+                    record.usage() == null ? null : record.usage().promptTokens(),
+                    record.usage() == null ? null : record.usage().completionTokens(), null, record.error());
+        }
         return new SampleRow(runId, c.model() == null ? UNNAMED_MODEL : c.model(), c.epoch(), record.vignetteId(),
                 r.jobId().value(), c.prompt(), c.expected(), record.response(),
                 score == null ? null : score.score(), score == null ? null : score.explanation(),
