@@ -168,6 +168,7 @@ final class CoordinatorCommand implements Callable<Integer> {
     private double maxErrorRate;
 
     @Option(names = "--max-frame-bytes", order = 107, paramLabel = "BYTES", defaultValue = "16777216",
+            converter = FrameBytesConverter.class,
             description = "The largest frame this side sends or accepts, in bytes (at least 65536). An assign frame"
                     + " holds a job's vignettes, a result frame their answers: raise it on both sides (the coordinator"
                     + " and every worker) for suites whose vignettes are bigger. A vignette too big for it is reported"
@@ -255,10 +256,6 @@ final class CoordinatorCommand implements Callable<Integer> {
         if (maxConcurrencyPerEndpoint < 0) {
             throw invalid("--max-concurrency-per-endpoint", "must be 0 (no ceiling) or more, got "
                     + maxConcurrencyPerEndpoint);
-        }
-        if (maxFrameBytes < WorkerOptions.MIN_FRAME_BYTES) {
-            throw invalid("--max-frame-bytes", "must be at least " + WorkerOptions.MIN_FRAME_BYTES + " (64 KiB), got "
-                    + maxFrameBytes);
         }
         checkMetrics(settings.token() != null);
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),

@@ -21,6 +21,7 @@ import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
 import dev.panoptes.control.wire.MessageCodec;
 import dev.panoptes.worker.admin.CoordinatorAdmin;
+import dev.panoptes.worker.report.RunData;
 import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.remote.ServerOptions;
 import dev.panoptes.remote.SharedPool;
@@ -396,8 +397,8 @@ final class CoordinatorRun {
             progress.finish();
             fleet.quiet();
             store.finishRun(plan.runId());
-            summary = RunSummary.of(plan, report, RunDataLoader.loadFigures(store, plan.runId(), current.number()),
-                    settings.groupBy(), FailedAnswers.of(store, plan.runId()));
+            RunData figures = RunDataLoader.loadFigures(store, plan.runId(), current.number());
+            summary = RunSummary.of(plan, report, figures, settings.groupBy(), FailedAnswers.of(figures));
             if (adminNow != null) {
                 adminNow.finished();
             }

@@ -1,8 +1,7 @@
 package dev.panoptes.worker;
 
-import dev.panoptes.control.store.JdbcResultStore;
-import dev.panoptes.control.store.StoredRecord;
-import dev.panoptes.worker.report.RunDataLoader;
+import dev.panoptes.worker.report.RunData;
+import dev.panoptes.worker.report.SampleRow;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -44,27 +43,25 @@ public record FailedAnswers(List<PerModel> models) {
     }
 
     /**
-     * Reads the run's records from the store. Any thread the store allows.
-     *
-     * @throws dev.panoptes.control.store.StoreException when the store cannot read
+     * Counts the failed answers among a run's rows, as read for its summary (storage order, so
+     * that "first" is the first stored). Any thread.
      */
-    public static FailedAnswers of(JdbcResultStore store, String runId) {
+    public static FailedAnswers of(RunData run) {
         Map<String, long[]> counts = new LinkedHashMap<>();
-        Map<String, StoredRecord> first = new LinkedHashMap<>();
-        store.forEachRecord(runId, r -> {
-            String model = r.context().model() == null ? RunDataLoader.UNNAMED_MODEL : r.context().model();
-            long[] c = counts.computeIfAbsent(model, m -> new long[2]);
+        Map<String, SampleRow> first = new LinkedHashMap<>();
+        for (SampleRow row : run.samples()) {
+            long[] c = counts.computeIfAbsent(row.model(), m -> new long[2]);
             c[1]++;
-            if (r.record().isFailed()) {
+            if (row.failed()) {
                 c[0]++;
-                first.putIfAbsent(model, r);
+                first.putIfAbsent(row.model(), row);
             }
-        });
+        }
         List<PerModel> models = new ArrayList<>();
         counts.forEach((model, c) -> {
-            StoredRecord f = first.get(model);
-            models.add(new PerModel(model, c[0], c[1], f == null ? null : f.record().vignetteId(),
-                    f == null ? null : f.record().error()));
+            SampleRow f = first.get(model);
+            models.add(new PerModel(model, c[0], c[1], f == null ? null : f.vignetteId(),
+                    f == null ? null : f.error()));
         });
         return new FailedAnswers(models);
     }

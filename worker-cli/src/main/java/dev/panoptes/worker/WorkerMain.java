@@ -167,6 +167,7 @@ public final class WorkerMain implements Callable<Integer> {
     private boolean metricsInsecure;
 
     @Option(names = "--max-frame-bytes", order = 135, paramLabel = "BYTES", defaultValue = "16777216",
+            converter = FrameBytesConverter.class,
             description = "The largest frame this side sends or accepts, in bytes (at least 65536). An assign frame holds a"
                     + " job's vignettes, a result frame their answers: raise it on both sides (the coordinator and"
                     + " every worker) for suites whose vignettes are bigger. Default: ${DEFAULT-VALUE} (16 MiB).")
@@ -276,10 +277,6 @@ public final class WorkerMain implements Callable<Integer> {
                 .withHeartbeat(heartbeat)
                 .withToken(firstSet(token, env.get(TOKEN_ENV)))
                 .withLabels(labels());
-        if (maxFrameBytes < WorkerOptions.MIN_FRAME_BYTES) {
-            throw new ParameterException(spec.commandLine(), "Invalid value for option '--max-frame-bytes': must be"
-                    + " at least " + WorkerOptions.MIN_FRAME_BYTES + " (64 KiB), got " + maxFrameBytes);
-        }
         options = options.withMaxFrameBytes(maxFrameBytes);
         checkMetrics(options.token() != null);
         if (heartbeatTimeout != null) {

@@ -146,4 +146,14 @@ class ConvertersTest {
         assertThatThrownBy(() -> share.convert("150%")).hasMessageContaining("must be from 0 to 1");
         assertThatThrownBy(() -> share.convert("NaN")).hasMessageContaining("must be from 0 to 1");
     }
+
+    @Test
+    void aFrameLimitIsAWholeNumberOfBytesOfAtLeast64KiBOnEitherSide() {
+        FrameBytesConverter frames = new FrameBytesConverter();
+        assertThat(frames.convert("65536")).isEqualTo(65536);
+        assertThat(frames.convert(" 33554432 ")).isEqualTo(33554432);
+        assertThatThrownBy(() -> frames.convert("65535")).hasMessage("must be at least 65536 (64 KiB), got 65535");
+        assertThatThrownBy(() -> frames.convert("16MiB")).hasMessage("must be a whole number of bytes, such as"
+                + " 33554432 (32 MiB), got '16MiB'");
+    }
 }
