@@ -48,22 +48,22 @@ public final class UnsendableJobs {
         MessageCodec codec = new MessageCodec(Integer.MAX_VALUE);
         List<Unsendable> found = new ArrayList<>();
         Map<String, Integer> indexOf = null;
+        // Only jobs over the cheap bound are encoded, and remembered: the other models and epochs
+        // of the same vignettes need not be encoded again.
         Map<List<Vignette>, Long> measured = new HashMap<>();
         for (Job job : plan.jobs()) {
             List<Vignette> vignettes = job.spec().vignettes();
-            Long known = measured.get(vignettes);
-            long bytes;
-            if (known != null) {
-                bytes = known;
-            } else {
-                long bound = FRAME_OVERHEAD_BOUND + 6L * (length(job.spec().params().system())
-                        + length(job.spec().params().model()));
-                for (Vignette v : vignettes) {
-                    bound += JobPlan.upperBound(v);
-                }
-                bytes = bound <= maxFrameBytes ? -1 : codec.encode(new Message.Assign(job)).length;
-                measured.put(vignettes, bytes);
+            long bound = FRAME_OVERHEAD_BOUND + 6L * (length(job.spec().params().system())
+                    + length(job.spec().params().model()));
+            for (Vignette v : vignettes) {
+                bound += JobPlan.upperBound(v);
             }
+            if (bound <= maxFrameBytes) {
+                continue;
+            }
+            Long known = measured.get(vignettes);
+            long bytes = known != null ? known : codec.encode(new Message.Assign(job)).length;
+            measured.putIfAbsent(vignettes, bytes);
             if (bytes <= maxFrameBytes) {
                 continue;
             }
