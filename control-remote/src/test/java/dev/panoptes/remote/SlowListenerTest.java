@@ -69,6 +69,10 @@ class SlowListenerTest {
             }
             fake.send(new Message.Heartbeat("w1"));
             eventually().until(() -> pool.size() == 1 && server.unregisteredConnections() == 0);
+            // Every throttled frame read while the listener still blocks, so that they all wait
+            // for it in one report: a frame read after it is free is a report of its own.
+            RemoteWorker worker = (RemoteWorker) pool.snapshot().get(0);
+            eventually().until(() -> worker.throttledUntold.get() == 1_000);
 
             unblock.countDown();
 
