@@ -1,0 +1,85 @@
+package dev.panoptes.control.schedule;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.Set;
+
+/**
+ * The jobs of one run that wait to be sent: those ready now, in the order they are to go, and
+ * those held back until a time (a retry's backoff, a pause after refusals), in due order.
+ *
+ * <p>Owned by the thread running the scheduler's {@code run}; not thread-safe. A job is in at
+ * most one of the two queues, and in neither while it is in flight or settled.
+ */
+final class WaitingJobs {
+    private final ArrayDeque<JobState> ready = new ArrayDeque<>();
+    private final PriorityQueue<JobState> delayed = new PriorityQueue<>((a, b) -> Long.compare(a.dueNanos, b.dueNanos));
+
+    /** Queues the job behind the ready ones. */
+    void add(JobState state) {
+        ready.add(state);
+    }
+
+    /** Queues the job ahead of the ready ones: it goes next. */
+    void addFirst(JobState state) {
+        ready.addFirst(state);
+    }
+
+    /** Holds the job back until {@code dueNanos} (the run's clock). */
+    void delay(JobState state, long dueNanos) {
+        state.dueNanos = dueNanos;
+        delayed.add(state);
+    }
+
+    /** Makes every held-back job that is due by {@code now} ready, behind those ready already. */
+    void promoteDue(long now) {
+        while (!delayed.isEmpty() && delayed.peek().dueNanos - now <= 0) {
+            ready.add(delayed.poll());
+        }
+    }
+
+    /** Nanoseconds until the next held-back job is due (0 when one is overdue), or {@link Long#MAX_VALUE}. */
+    long nanosToNextDue(long now) {
+        return delayed.isEmpty() ? Long.MAX_VALUE : Math.max(0, delayed.peek().dueNanos - now);
+    }
+
+    /** True when no job is ready now (some may be held back). */
+    boolean noneReady() {
+        return ready.isEmpty();
+    }
+
+    /** The number of jobs ready now. */
+    int readyCount() {
+        return ready.size();
+    }
+
+    /** The ready jobs in sending order; {@link Iterator#remove()} takes the one sent. */
+    Iterator<JobState> ready() {
+        return ready.iterator();
+    }
+
+    /** Takes every waiting job out, ready ones first. */
+    List<JobState> drain() {
+        List<JobState> all = new ArrayList<>(ready);
+        all.addAll(delayed);
+        ready.clear();
+        delayed.clear();
+        return all;
+    }
+
+    /** The models the waiting jobs ask for (null among them for "any"). */
+    Set<String> wantedModels() {
+        Set<String> models = new LinkedHashSet<>();
+        for (JobState state : ready) {
+            models.add(state.job.model());
+        }
+        for (JobState state : delayed) {
+            models.add(state.job.model());
+        }
+        return models;
+    }
+}
