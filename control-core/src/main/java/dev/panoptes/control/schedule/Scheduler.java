@@ -53,8 +53,9 @@ import java.util.function.LongSupplier;
  * </ul>
  *
  * <p>All decisions are made on the thread that calls {@link #run}; answers arrive on the
- * workers' threads and are handed to it through a queue. One run at a time per instance. The
- * bookkeeping of one run lives in {@link SchedulerRun}; quarantines in {@link Quarantine}.
+ * workers' threads and are handed to it through a queue. One run at a time per instance. One
+ * run's loop lives in {@link SchedulerRun}, which drives {@link WaitingJobs}, {@link Dispatcher},
+ * {@link Retries} and {@link RunLedger}; quarantines live in {@link Quarantine}.
  */
 public final class Scheduler {
     private final WorkerSource source;
