@@ -15,13 +15,11 @@ final class ChoiceScorer extends SpecScorer {
         super(SPEC);
     }
 
-
     @Override
     Score compare(String answer, String expected) {
         Optional<Character> want = ChoiceExtraction.expectedLetter(expected);
         if (want.isEmpty()) {
-            return new Score(0, "expected answer '" + Texts.clip(expected, 100)
-                    + "' is not a choice letter A-J");
+            return unusableExpected(expected, "is not a choice letter A-J");
         }
         Optional<Character> got = ChoiceExtraction.chosenLetter(answer);
         if (got.isEmpty()) {
@@ -30,5 +28,4 @@ final class ChoiceScorer extends SpecScorer {
         boolean correct = got.get().equals(want.get());
         return new Score(correct ? 1 : 0, "chose " + got.get() + (correct ? "" : ", expected " + want.get()));
     }
-
 }

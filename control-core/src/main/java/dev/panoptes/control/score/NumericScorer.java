@@ -59,7 +59,7 @@ final class NumericScorer extends SpecScorer {
     Score compare(String answer, String expected) {
         OptionalDouble want = NumberExtraction.lastNumber(expected);
         if (want.isEmpty()) {
-            return new Score(0, "expected answer '" + Texts.clip(expected, 100) + "' holds no number");
+            return unusableExpected(expected, "holds no number");
         }
         OptionalDouble got = NumberExtraction.lastNumber(answer);
         if (got.isEmpty()) {
@@ -72,5 +72,4 @@ final class NumericScorer extends SpecScorer {
                 : read + ", expected " + NumberExtraction.format(want.getAsDouble())
                 + " within " + toleranceText);
     }
-
 }
