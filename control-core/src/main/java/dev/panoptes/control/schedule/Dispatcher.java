@@ -21,8 +21,8 @@ import java.util.function.LongSupplier;
  *
  * <p>Owned by the thread running the scheduler's {@code run}; not thread-safe. A worker's reply
  * may complete on any thread: it is handed to {@link Answers} there, which must only queue it for
- * the run's thread, and that thread reports it back with {@link #answered}. Every attempt sent is
- * answered exactly once (its future completes once; a deadline only cancels it).
+ * the run's thread, and that thread reports it back with {@link #answered}. Each attempt's answer
+ * arrives once (its future completes once; a deadline only cancels it, which is that answer).
  */
 final class Dispatcher {
     private static final Logger log = LoggerFactory.getLogger(Dispatcher.class);

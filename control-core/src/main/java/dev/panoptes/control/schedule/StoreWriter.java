@@ -20,7 +20,9 @@ import java.util.function.Consumer;
 /**
  * Writes one run's answers and final failures to its {@link ResultStore}, in the order they were
  * decided, on a thread of its own ({@code result-store}), so that the scheduler never waits for
- * the store and a store that fails for a while costs no answer.
+ * the store and a store that fails for a while costs no answer. It owns the writes not yet done,
+ * the store's up or down state and the retries; the run owns what the writes mean
+ * ({@link RunLedger}).
  *
  * <p>A write that fails with a {@link StoreException} is tried again, after a backoff that
  * doubles up to a cap ({@link SchedulerOptions.StoreRetry}), and the writes behind it wait: the
@@ -31,11 +33,15 @@ import java.util.function.Consumer;
  * {@link StoreException} (a closed store, a bug), the writer gives up and tells the run, which
  * stops. A {@link RecordRejectedException} is not an outage: it is the job's own failure.
  *
- * <p>Threads: {@link #submit}, {@link #accepting}, {@link #finish}, {@link #working} and
- * {@link #abandon} are called on the scheduler's thread; the writes run on the writer's thread;
- * what became of each write reaches the scheduler's thread as an event, through {@code post},
- * in the order of the writes: at most one event per batch of writes, plus one per change between
- * down and up, so no more than two per write waiting.
+ * <p><b>Threads.</b> The scheduler's thread calls {@link #submit}, {@link #accepting},
+ * {@link #finish}, {@link #working}, {@link #abandon} and, for an inline writer,
+ * {@link #writeQueuedHere}; {@link #held} may be read on any thread. The writes run on the
+ * writer's thread, started by the first write after none was on and ended by {@link #finish}
+ * (once every write is done) or {@link #abandon}; an inline writer starts no thread and writes on
+ * the scheduler's thread, inside {@link #writeQueuedHere}. What became of each write reaches the
+ * scheduler's thread as an event, through {@code post}, in the order of the writes, so
+ * {@link Outcomes} is only ever called there: at most one event per batch of writes, plus one per
+ * change between down and up and one as the thread stops, so no more than two per write waiting.
  */
 final class StoreWriter {
     private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);

@@ -84,7 +84,7 @@ public record PairedDifference(int vignettes, double difference, double standard
     }
 
     /**
-     * "+0.250, 95% CI -0.120 to +0.620, SE 0.180, p=0.172, 12 vignettes" ("p<0.001" below that);
+     * "+0.250, 95% CI -0.120 to +0.620, SE 0.180, p=0.172, 12 vignettes" ({@code "p<0.001"} below that);
      * locale-independent.
      */
     public String format() {
@@ -100,7 +100,7 @@ public record PairedDifference(int vignettes, double difference, double standard
                 + ", " + size;
     }
 
-    /** A p-value with three significant places, and "<0.001" below that. */
+    /** A p-value with three significant places, and {@code "<0.001"} below that. */
     public static String p(double p) {
         if (Double.isNaN(p)) {
             return "n/a";

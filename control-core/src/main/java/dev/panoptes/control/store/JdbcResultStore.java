@@ -67,7 +67,13 @@ import java.util.function.Consumer;
  * <p>Credentials are never printed: {@link #toString()} and every error message name the
  * database without its password.
  *
- * <p>Thread-safe: operations are serialised on one connection at a time.
+ * <p><b>Threads.</b> Any thread may call any method. Each operation holds the store's monitor
+ * for the whole of its transaction, so operations run one at a time on the one connection: a
+ * scheduler's writer thread and any reader take turns. The consumers given to the
+ * {@code forEach...} methods, and the {@link RecordScoring} as records are stored, run on the
+ * calling thread inside that lock and transaction: a slow one holds up every other caller, and one
+ * that waits for another thread using this store never returns. {@link #withScoring} is set once,
+ * before storing.
  */
 public final class JdbcResultStore implements ResultStore {
     /** The schema version this code writes and reads. */
@@ -461,7 +467,6 @@ public final class JdbcResultStore implements ResultStore {
     public String toString() {
         return "JdbcResultStore[" + db.description() + "]";
     }
-
 
     @Override
     public synchronized void close() {

@@ -17,7 +17,9 @@ import java.util.Properties;
  * {@link RecordRejectedException} when the data is what the database refuses), and the password
  * scrubbed out of every message.
  *
- * <p>Not thread-safe: its store calls it under its own lock.
+ * <p><b>Threads.</b> Not thread-safe: only its store calls it, under the store's lock, and the
+ * connection and statements it hands out are used within that same call, never kept. Once
+ * {@link #close closed}, every operation fails with an {@link IllegalStateException}.
  */
 final class StoreConnection {
     /** Logged under the store's name: what a user configures and tests capture. */

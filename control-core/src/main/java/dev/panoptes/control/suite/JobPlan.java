@@ -35,6 +35,8 @@ import java.util.Objects;
  * <p>A job holds up to the job size of vignettes, fewer when they are big (see
  * {@link #MAX_JOB_VIGNETTE_BYTES}).
  *
+ * <p>Immutable (the job list is copied), and planning reads nothing but its arguments: any thread.
+ *
  * @param runId the run's id, 16 hex characters
  * @param jobs  the jobs, model by model, epoch by epoch, in suite order
  */

@@ -35,7 +35,7 @@ import java.util.TreeSet;
  * but do not change its id. Neither does the scorer: scoring is not part of the answers' identity,
  * and a run's answers may carry several scorings.
  *
- * <p>Immutable; {@code models} is copied.
+ * <p>Immutable ({@code models} is copied): any thread.
  *
  * @param format        the manifest format, {@value #FORMAT} for manifests this code writes
  * @param toolVersion   the Panoptes version that planned the run ("development build" when unknown)
