@@ -9,9 +9,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * A job assigned to this worker and not yet answered, as {@link HeldJobs} keeps it.
  *
- * <p><b>Threads.</b> The session's I/O thread alone reads and writes the fields; the runner's
- * threads only complete {@link #future}, and a job handed to them in a {@link FinishedJobs}
- * answer is read again on the I/O thread alone.
+ * <p><b>Threads.</b> The session's I/O thread alone reads and writes the fields. The runner's
+ * threads only complete {@link #future} and hand the job back, unread, through
+ * {@link FinishedJobs}.
  */
 final class HeldJob {
     final JobId id;

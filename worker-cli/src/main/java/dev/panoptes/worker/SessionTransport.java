@@ -32,8 +32,8 @@ import java.util.function.Consumer;
  * session that never served.
  *
  * <p><b>Promises.</b> Writes never block: what the socket does not take waits in the outbound
- * buffer, with write interest on, for the next pass. Each read pass reads at most
- * {@link #MAX_READS_PER_PASS} buffers and hands every whole frame they hold to the caller, in
+ * buffer, with write interest on, for the next pass. Each readiness event reads at most 16
+ * buffers (bounding a pass's latency) and hands every whole frame they hold to the caller, in
  * order. A write that fails in the middle of a pass is thrown by the next {@link #flush()}, so
  * that one place ends the session. With TLS, plaintext leaves only as fast as its ciphertext does,
  * and a handshake's delegated tasks run inline: the I/O thread has nothing else to serve until it
