@@ -1,4 +1,7 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
+
+import dev.panoptes.eval.ModelRequest;
+import dev.panoptes.eval.ModelResponse;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;

@@ -1,4 +1,8 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
+
+import dev.panoptes.eval.ModelClient;
+import dev.panoptes.eval.ModelRequest;
+import dev.panoptes.eval.ModelResponse;
 
 import dev.panoptes.control.Plural;
 import com.fasterxml.jackson.databind.DeserializationFeature;

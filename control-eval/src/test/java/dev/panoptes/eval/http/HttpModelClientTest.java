@@ -1,4 +1,8 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
+
+import dev.panoptes.eval.ModelRequest;
+import dev.panoptes.eval.ModelResponse;
+import dev.panoptes.eval.EvalJobRunner;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.panoptes.control.ControlException;
@@ -9,8 +13,8 @@ import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
-import dev.panoptes.eval.FakeOpenAiServer.Recorded;
-import dev.panoptes.eval.FakeOpenAiServer.Reply;
+import dev.panoptes.eval.http.FakeOpenAiServer.Recorded;
+import dev.panoptes.eval.http.FakeOpenAiServer.Reply;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Nested;
