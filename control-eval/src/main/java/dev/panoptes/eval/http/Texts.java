@@ -5,6 +5,9 @@ import java.util.Locale;
 
 /** Formatting helpers for messages. */
 final class Texts {
+    /** What a secret prints as. */
+    static final String MASK = "[REDACTED]";
+
     private Texts() {
     }
 

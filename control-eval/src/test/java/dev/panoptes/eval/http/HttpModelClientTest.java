@@ -1221,7 +1221,7 @@ class HttpModelClientTest {
             build(fast().apiKey(key)).complete(prompt("p"));
 
             assertThat(server.onlyRequest().header("Authorization")).isEqualTo("Bearer " + key);
-            assertThat(new HttpModelClient.AuthorizationHeader(key).toString())
+            assertThat(new AuthorizationHeader(key).toString())
                     .isEqualTo("Authorization: Bearer [REDACTED]").doesNotContain(key);
         }
     }
