@@ -15,7 +15,8 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * One HTTP exchange with Apache HttpClient, bounded by its timeout on the timer thread: Apache's
- * callback completes it, on an I/O thread (or on the timer thread when a new connection fails).
+ * callback completes it, usually on an I/O thread (on the timer thread when a new connection
+ * fails to open); the timeout completes it on the timer thread, a cancel on the cancelling one.
  * Whichever comes first of the answer, a failure, the timeout and a cancel settles it, and a
  * settled exchange stops its timer and, unless it was answered, aborts the exchange: its
  * connection, if it has one, is closed at once and leaves the pool, and the exchange goes no

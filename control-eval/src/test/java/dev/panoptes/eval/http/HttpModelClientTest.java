@@ -1,9 +1,5 @@
 package dev.panoptes.eval.http;
 
-import dev.panoptes.eval.ModelRequest;
-import dev.panoptes.eval.ModelResponse;
-import dev.panoptes.eval.EvalJobRunner;
-
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.panoptes.control.ControlException;
 import dev.panoptes.control.FailureScope;
@@ -13,6 +9,9 @@ import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
+import dev.panoptes.eval.EvalJobRunner;
+import dev.panoptes.eval.ModelRequest;
+import dev.panoptes.eval.ModelResponse;
 import dev.panoptes.eval.http.FakeOpenAiServer.Recorded;
 import dev.panoptes.eval.http.FakeOpenAiServer.Reply;
 import org.junit.jupiter.api.AfterEach;
