@@ -321,15 +321,15 @@ abstract class ModelClientKinds implements AutoCloseable {
         private final dev.panoptes.eval.ModelRequest request = new dev.panoptes.eval.ModelRequest("What is 2 + 2?",
                 dev.panoptes.control.SpecParams.NONE);
         /** The client of the endpoint called last; a worker has one, for one endpoint. */
-        private volatile dev.panoptes.eval.HttpModelClient client;
+        private volatile dev.panoptes.eval.http.HttpModelClient client;
 
         Product(URI baseUrl, int maxConnections) {
             this.maxConnections = maxConnections;
             this.client = build(baseUrl);
         }
 
-        private dev.panoptes.eval.HttpModelClient build(URI baseUrl) {
-            return dev.panoptes.eval.HttpModelClient.builder(baseUrl, "bench-model")
+        private dev.panoptes.eval.http.HttpModelClient build(URI baseUrl) {
+            return dev.panoptes.eval.http.HttpModelClient.builder(baseUrl, "bench-model")
                     .apiKey(KEY)
                     .maxConnections(maxConnections)
                     .build();
@@ -337,7 +337,7 @@ abstract class ModelClientKinds implements AutoCloseable {
 
         @Override
         CompletableFuture<Integer> call(URI endpoint) {
-            dev.panoptes.eval.HttpModelClient c = client;
+            dev.panoptes.eval.http.HttpModelClient c = client;
             if (!c.endpoint().equals(endpoint)) {
                 // A batch against the other server: only between batches, on the driving thread.
                 synchronized (this) {

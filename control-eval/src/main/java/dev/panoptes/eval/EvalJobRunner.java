@@ -49,8 +49,8 @@ import java.util.concurrent.TimeUnit;
  * the one before, on the client's own threads (for an {@link AsyncJobRunner} worker, no thread
  * per job). Both answer and fail alike.
  *
- * <p>Thread-safe when its client is, as {@link HttpModelClient} is: a worker runs several jobs
- * through one runner at once.
+ * <p>Thread-safe when its client is, as {@link dev.panoptes.eval.http.HttpModelClient} is: a
+ * worker runs several jobs through one runner at once.
  */
 public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     private static final Logger log = LoggerFactory.getLogger(EvalJobRunner.class);
@@ -111,13 +111,13 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     /**
      * Starts the job's vignettes in spec order, each once the one before has answered, and
      * returns at once. Any thread; never blocks, provided the client's
-     * {@link ModelClient#completeAsync} does not ({@link HttpModelClient}'s does not). Nothing runs
-     * on the common pool: the stages are chained without an executor, so each vignette starts on
-     * the thread that completed the one before (the client's), and the returned future completes
-     * there too.
+     * {@link ModelClient#completeAsync} does not ({@link dev.panoptes.eval.http.HttpModelClient}'s
+     * does not). Nothing runs on the common pool: the stages are chained without an executor, so
+     * each vignette starts on the thread that completed the one before (the client's), and the
+     * returned future completes there too.
      *
      * <p>Cancelling the returned future cancels the vignette's call in flight, which
-     * {@link HttpModelClient} aborts, and no further vignette is sent.
+     * {@link dev.panoptes.eval.http.HttpModelClient} aborts, and no further vignette is sent.
      *
      * @return completes with one record per vignette, in spec order; or exceptionally with a
      *         {@link WorkerFaultException} or {@link WorkerException} naming the job and

@@ -4,8 +4,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * One call to a chat model per prompt. Implementations are thread-safe: a worker shares one
- * client among all the jobs it runs at once. {@link HttpModelClient} is the implementation for
- * OpenAI-compatible HTTP APIs; {@link EvalJobRunner} runs a job's vignettes through one.
+ * client among all the jobs it runs at once. {@link dev.panoptes.eval.http.HttpModelClient} is the
+ * implementation for OpenAI-compatible HTTP APIs; {@link EvalJobRunner} runs a job's vignettes through one.
  *
  * <p>Implementations retry transient failures themselves, so a failure that reaches the caller
  * is final for this call, and its {@link dev.panoptes.control.ControlException#scope() scope}
@@ -14,8 +14,8 @@ import java.util.concurrent.CompletableFuture;
  * <p>Two ways to call: {@link #complete} blocks the calling thread until the answer;
  * {@link #completeAsync} returns at once, for callers that may not block (an
  * {@link dev.panoptes.control.AsyncJobRunner}). Only the second is worth having for
- * implementations that can call without a thread per call, as {@link HttpModelClient} does; the
- * default {@link #completeAsync} runs {@link #complete} on the calling thread.
+ * implementations that can call without a thread per call, as
+ * {@link dev.panoptes.eval.http.HttpModelClient} does; the default {@link #completeAsync} runs {@link #complete} on the calling thread.
  */
 public interface ModelClient {
     /**

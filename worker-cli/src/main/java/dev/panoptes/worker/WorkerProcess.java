@@ -2,8 +2,8 @@ package dev.panoptes.worker;
 
 import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.eval.EvalJobRunner;
-import dev.panoptes.eval.HttpModelClient;
-import dev.panoptes.eval.ModelApiCheck;
+import dev.panoptes.eval.http.HttpModelClient;
+import dev.panoptes.eval.http.ModelApiCheck;
 import dev.panoptes.worker.admin.AdminServer;
 import dev.panoptes.worker.admin.WorkerMetrics;
 import org.slf4j.Logger;

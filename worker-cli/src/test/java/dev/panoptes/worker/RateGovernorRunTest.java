@@ -3,7 +3,7 @@ package dev.panoptes.worker;
 import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.eval.EvalJobRunner;
-import dev.panoptes.eval.HttpModelClient;
+import dev.panoptes.eval.http.HttpModelClient;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

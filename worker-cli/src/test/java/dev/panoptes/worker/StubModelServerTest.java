@@ -1,7 +1,7 @@
 package dev.panoptes.worker;
 
 import dev.panoptes.control.SpecParams;
-import dev.panoptes.eval.HttpModelClient;
+import dev.panoptes.eval.http.HttpModelClient;
 import dev.panoptes.eval.ModelRequest;
 import dev.panoptes.eval.ModelResponse;
 import org.junit.jupiter.api.Test;

@@ -1,10 +1,10 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.panoptes.eval.FakeOpenAiServer.Recorded;
-import dev.panoptes.eval.FakeOpenAiServer.Reply;
-import dev.panoptes.eval.ModelApiCheck.Result;
-import dev.panoptes.eval.ModelApiCheck.Verdict;
+import dev.panoptes.eval.http.FakeOpenAiServer.Recorded;
+import dev.panoptes.eval.http.FakeOpenAiServer.Reply;
+import dev.panoptes.eval.http.ModelApiCheck.Result;
+import dev.panoptes.eval.http.ModelApiCheck.Verdict;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import dev.panoptes.control.FailureScope;
 import org.junit.jupiter.api.Test;

@@ -1,10 +1,16 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import java.time.Duration;
 import java.util.Locale;
 
-/** Formatting helpers for messages. */
+/**
+ * Formatting helpers for the messages of this package: body excerpts, durations, and the mask
+ * secrets print as. Static and stateless: any thread.
+ */
 final class Texts {
+    /** What a secret prints as. */
+    static final String MASK = "[REDACTED]";
+
     private Texts() {
     }
 

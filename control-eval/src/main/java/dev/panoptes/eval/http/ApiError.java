@@ -1,4 +1,4 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -8,7 +8,7 @@ import java.util.Optional;
 
 /**
  * The error a model server put in a response body, in whichever of the common envelopes it
- * uses. Every part may be null.
+ * uses. Every part may be null. Immutable; parsed on whichever thread reads the answer.
  *
  * <ul>
  *   <li>OpenAI, and llama.cpp's server: {@code {"error":{"message","type","code"}}} (llama.cpp

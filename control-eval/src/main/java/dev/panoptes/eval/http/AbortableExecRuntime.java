@@ -1,4 +1,4 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import org.apache.hc.client5.http.EndpointInfo;
 import org.apache.hc.client5.http.HttpRoute;

@@ -1,4 +1,4 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import dev.panoptes.control.FailureScope;
 
@@ -20,7 +20,8 @@ import java.util.regex.Pattern;
 
 /**
  * The pure parts of the failure policy: whose fault a status or a transport failure is (and so
- * whether to retry it), how long to wait.
+ * whether to retry it), how long to wait. Static and stateless: any thread; {@link Diagnosis}
+ * and {@link RetryPolicy} apply it to a call's attempts, {@link ModelApiCheck} to its probes.
  */
 final class Retries {
     /** A non-negative decimal number: what delta-seconds and milliseconds headers look like. */

@@ -1,4 +1,4 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -61,6 +61,8 @@ public final class ModelApiCheck {
     public static final int MAX_LISTED = 10;
 
     private final HttpModelClient client;
+    /** The client's reading of answers and failures, in its words. */
+    private final Diagnosis diagnosis;
     private final Duration timeout;
     /** The models the worker was told to serve; empty to serve whatever the API lists. */
     private final List<String> wanted;
@@ -100,6 +102,7 @@ public final class ModelApiCheck {
      */
     public ModelApiCheck(HttpModelClient client, List<String> models, Duration timeout) {
         this.client = Objects.requireNonNull(client, "client");
+        this.diagnosis = client.diagnosis();
         this.wanted = List.copyOf(models);
         if (timeout == null || timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be a positive duration, got " + timeout);
@@ -130,7 +133,7 @@ public final class ModelApiCheck {
                 return judgeListing(ids.get());
             }
         } else if (status == 401 || status == 403) {
-            return fatal(client.workerFaultText(status, listing.response::header, serverSaid(listing.response)));
+            return fatal(diagnosis.workerFaultText(status, listing.response::header, serverSaid(listing.response)));
         } else if (status >= 500 && status <= 599) {
             return transientResult("the model API at " + client.baseUrl() + " answered GET /models with HTTP " + status
                     + ": " + serverSaid(listing.response));
@@ -197,7 +200,7 @@ public final class ModelApiCheck {
                     + " or the server does not serve model '" + model + "' (check --model)");
         }
         if (status == 401 || status == 403 || status == 405 || (status >= 300 && status <= 399)) {
-            return fatal(client.workerFaultText(status, model, probe.response::header, serverSaid(probe.response)));
+            return fatal(diagnosis.workerFaultText(status, model, probe.response::header, serverSaid(probe.response)));
         }
         return new Result(Verdict.OK, "model API at " + client.baseUrl() + " " + listingProblem + "; its chat"
                 + " completions endpoint answered a probe with HTTP " + status + ", so " + (wanted.size() == 1 ? "model "
@@ -238,16 +241,16 @@ public final class ModelApiCheck {
     /** DNS and TLS failures are the configuration's; anything else may pass. */
     private Result withoutAnswer(Throwable failure) {
         if (Retries.isDnsFailure(failure) || Retries.isTlsFailure(failure)) {
-            return fatal(client.transportText(failure, timeout));
+            return fatal(diagnosis.transportText(failure, timeout));
         }
         if (failure instanceof ConnectTimeoutException) {
-            return transientResult("the model API at " + client.baseUrl() + ": " + client.transportText(failure, timeout));
+            return transientResult("the model API at " + client.baseUrl() + ": " + diagnosis.transportText(failure, timeout));
         }
         if (failure instanceof TimeoutException) {
             return transientResult("the model API at " + client.baseUrl() + " did not answer within "
                     + Texts.duration(timeout));
         }
-        return transientResult(client.transportText(failure, timeout));
+        return transientResult(diagnosis.transportText(failure, timeout));
     }
 
     /** The ids of an OpenAI model list, {@code {"data": [{"id": ...}, ...]}}, or empty when it is not one. */
@@ -273,8 +276,8 @@ public final class ModelApiCheck {
         return Optional.of(ids);
     }
 
-    private String serverSaid(HttpModelClient.Answer response) {
-        return HttpModelClient.serverSaid(ApiError.parse(client.mapper(), response.body()), response.body());
+    private String serverSaid(Answer response) {
+        return Diagnosis.serverSaid(ApiError.parse(client.mapper(), response.body()), response.body());
     }
 
     /**
@@ -282,7 +285,7 @@ public final class ModelApiCheck {
      * {@link TimeoutException} when the timeout passed).
      */
     private Reply exchange(String method, URI uri, byte[] body) throws InterruptedException {
-        CompletableFuture<HttpModelClient.Answer> future = client.send(method, uri, body, timeout);
+        CompletableFuture<Answer> future = client.send(method, uri, body, timeout);
         try {
             // The exchange ends itself at the timeout; the margin only guards against a client
             // closed under it.
@@ -299,11 +302,11 @@ public final class ModelApiCheck {
     }
 
     private Result fatal(String line) {
-        return new Result(Verdict.FATAL, client.redact(line));
+        return new Result(Verdict.FATAL, diagnosis.redact(line));
     }
 
     private Result transientResult(String line) {
-        return new Result(Verdict.TRANSIENT, client.redact(line));
+        return new Result(Verdict.TRANSIENT, diagnosis.redact(line));
     }
 
     private static Duration shorter(Duration a, Duration b) {
@@ -316,7 +319,7 @@ public final class ModelApiCheck {
     }
 
     /** One exchange: a response, or what the exchange failed with. */
-    private record Reply(HttpModelClient.Answer response, Throwable failure) {
+    private record Reply(Answer response, Throwable failure) {
     }
 
     /** What the check concluded. */

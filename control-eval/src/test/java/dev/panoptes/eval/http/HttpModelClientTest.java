@@ -1,4 +1,4 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.panoptes.control.ControlException;
@@ -9,8 +9,11 @@ import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
-import dev.panoptes.eval.FakeOpenAiServer.Recorded;
-import dev.panoptes.eval.FakeOpenAiServer.Reply;
+import dev.panoptes.eval.EvalJobRunner;
+import dev.panoptes.eval.ModelRequest;
+import dev.panoptes.eval.ModelResponse;
+import dev.panoptes.eval.http.FakeOpenAiServer.Recorded;
+import dev.panoptes.eval.http.FakeOpenAiServer.Reply;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Nested;
@@ -1217,7 +1220,7 @@ class HttpModelClientTest {
             build(fast().apiKey(key)).complete(prompt("p"));
 
             assertThat(server.onlyRequest().header("Authorization")).isEqualTo("Bearer " + key);
-            assertThat(new HttpModelClient.AuthorizationHeader(key).toString())
+            assertThat(new AuthorizationHeader(key).toString())
                     .isEqualTo("Authorization: Bearer [REDACTED]").doesNotContain(key);
         }
     }

@@ -1,4 +1,4 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;

@@ -1,4 +1,4 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -9,13 +9,17 @@ import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
+import dev.panoptes.eval.ModelRequest;
+import dev.panoptes.eval.ModelResponse;
 
 import java.io.IOException;
 import java.util.Optional;
 
 /**
  * The JSON of OpenAI's {@code POST /chat/completions}: builds request bodies and reads response
- * bodies, tolerating unknown fields, null content and absent usage.
+ * bodies, tolerating unknown fields, null content and absent usage. Thread-safe (its one
+ * state is the client's shared {@link ObjectMapper}): a request body is built on the thread
+ * that calls the client, an answer read on the thread that ends the attempt.
  */
 final class ChatCompletions {
     private final ObjectMapper mapper;

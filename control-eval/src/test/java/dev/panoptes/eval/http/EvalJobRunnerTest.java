@@ -1,4 +1,4 @@
-package dev.panoptes.eval;
+package dev.panoptes.eval.http;
 
 import dev.panoptes.control.ControlException;
 import dev.panoptes.control.EvalSpec;
@@ -15,7 +15,11 @@ import dev.panoptes.control.Vignette;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.local.LocalWorker;
-import dev.panoptes.eval.FakeOpenAiServer.Reply;
+import dev.panoptes.eval.EvalJobRunner;
+import dev.panoptes.eval.ModelClient;
+import dev.panoptes.eval.ModelRequest;
+import dev.panoptes.eval.ModelResponse;
+import dev.panoptes.eval.http.FakeOpenAiServer.Reply;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

@@ -1,0 +1,6 @@
+/**
+ * Runs evaluation jobs against a chat model, whatever carries the calls: the {@link
+ * dev.panoptes.eval.ModelClient} contract with its request and response, and the
+ * {@link dev.panoptes.eval.EvalJobRunner} that sends a job's vignettes through one.
+ */
+package dev.panoptes.eval;
