@@ -28,11 +28,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * thread only, called by the {@link ConnectionActor}.
  *
  * <p><b>Promises.</b> At most {@code capacity} assigns are ever unanswered: queued dispatches are
- * drained only while a slot is free, which also bounds the outgoing buffer. Every future is
- * completed exactly once, by whoever settled its {@link DispatchFuture}: the selector thread
- * (through {@link SelectorLoop#complete} / {@link SelectorLoop#fail}: on the completion executor,
- * or with {@link ServerOptions#directCompletions()} on the selector thread itself) or, for a
- * dispatch that never reached the table or raced the close, the caller's own thread.
+ * drained only while a slot is free, which also bounds the outgoing buffer. Every future ends
+ * exactly once, decided by its {@link DispatchFuture} claim: a cancel that won ends it on the
+ * cancelling thread; otherwise the selector thread settles it and completes it through
+ * {@link SelectorLoop#complete} / {@link SelectorLoop#fail} (on the completion executor, or with
+ * {@link ServerOptions#directCompletions()} on the selector thread itself), or, for a dispatch
+ * that never reached the table or raced the close, the caller's own thread fails it. When the
+ * connection ends, every pending future fails with a retryable
+ * {@link dev.panoptes.control.WorkerException} and every queued one as never sent.
  */
 final class JobAssignments {
     private static final Logger log = LoggerFactory.getLogger(JobAssignments.class);
