@@ -27,12 +27,12 @@ final class DispatchFuture extends CompletableFuture<JobOutcome> {
     private static final int SETTLED = 1;
     private static final int CANCELLED = 2;
 
-    private final ConnectionActor actor;
+    private final JobAssignments assignments;
     private final JobId jobId;
     private final AtomicInteger claim = new AtomicInteger(LIVE);
 
-    DispatchFuture(ConnectionActor actor, JobId jobId) {
-        this.actor = actor;
+    DispatchFuture(JobAssignments assignments, JobId jobId) {
+        this.assignments = assignments;
         this.jobId = jobId;
     }
 
@@ -67,7 +67,7 @@ final class DispatchFuture extends CompletableFuture<JobOutcome> {
      */
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
-        PendingJobs jobs = actor.jobs();
+        PendingJobs jobs = assignments.jobs();
         // Counted before the claim is visible, so that whoever sees the claim sees it counted.
         jobs.cancelStarting();
         if (!claim.compareAndSet(LIVE, CANCELLED)) {
@@ -75,7 +75,7 @@ final class DispatchFuture extends CompletableFuture<JobOutcome> {
             return false;
         }
         super.cancel(mayInterruptIfRunning);
-        actor.onCancelRequested(this);
+        assignments.onCancelRequested(this);
         return true;
     }
 }

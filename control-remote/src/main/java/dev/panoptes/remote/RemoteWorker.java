@@ -89,7 +89,8 @@ public final class RemoteWorker implements WorkerHandle {
      * {@link #unavailableSlots()} until the worker answers it, and a worker that does not within
      * the heartbeat timeout is disconnected. A future that is already failed when returned
      * completes dependent actions on the caller's thread. Callbacks should not block: a blocked
-     * callback holds one completion thread, though never the I/O of any worker.
+     * callback holds one completion thread, though never the I/O of any worker; with direct
+     * completions it holds the selector thread, and with it every worker on that thread.
      *
      * @throws NullPointerException when job is null
      */

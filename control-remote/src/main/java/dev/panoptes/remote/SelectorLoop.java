@@ -16,12 +16,10 @@ import java.nio.channels.SocketChannel;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.PriorityQueue;
 import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
@@ -31,24 +29,31 @@ import java.util.function.LongSupplier;
  * A server runs a small fixed number of these, however many workers connect.
  *
  * <p><b>Threads.</b> Other threads only enqueue (a channel to adopt, an actor with new
- * dispatches, the stop flag) and {@link #wakeup()} the selector, and only when it may be
+ * dispatches, a task, the stop flag) and {@link #wakeup()} the selector, and only when it may be
  * sleeping. Everything under "owner thread only" is touched by the loop's thread alone, and
- * so is every {@link ConnectionActor} it hosts. A test may instead {@link #bindToCurrentThread()}
- * and drive {@link #doWork(long)} itself, with its own clock.
+ * so is every {@link ConnectionActor} it hosts, its {@link LoopTimers} and its
+ * {@link PassCompletions}. A test may instead {@link #bindToCurrentThread()} and drive
+ * {@link #doWork(long)} itself, with its own clock.
  *
- * <p><b>One pass</b> ({@link #doWork(long)}): adopt new channels, collect ready keys and act on
- * them, hand queued dispatches to their actors, check timers, flush every connection that has
- * bytes to send (so all frames of a pass leave in one write), and give the pass's future
- * completions to the completion executor as one task: a user callback never runs here, and a
- * slow one never delays I/O. With {@link ServerOptions#directCompletions()}, the caller has
- * promised callbacks that never block, and the pass completes its futures itself, right after
- * reading, so that a callback that dispatches the next job has it written in the same pass.
+ * <p><b>One pass</b> ({@link #doWork(long)}): run posted tasks, adopt new channels, collect ready
+ * keys and act on them, hand queued dispatches to their actors, run due deadlines, flush every
+ * connection that has bytes to send (so all frames of a pass leave in one write), and hand the
+ * pass's future completions over. By default they go to the completion executor as one task, so
+ * a callback never runs here and a slow one never delays I/O. With
+ * {@link ServerOptions#directCompletions()} (as the coordinator command runs) the caller has
+ * promised callbacks that never block, and the pass completes the futures on this thread, callbacks
+ * included, right after reading, so that a callback that dispatches the next job has it written
+ * in the same pass.
  *
  * <p>One bad connection closes that connection, whatever it throws (an {@link Error} too); the
  * loop goes on. An {@link Error} outside any one connection's handling ends the loop: every
  * connection it hosts is closed (its jobs fail retryably), channels still waiting to be adopted
  * are closed, and the loop's death handler is told, so that the server closes rather than keep
  * a port that nobody serves. Work queued for a dead loop is failed, never dropped.
+ *
+ * <p>Past 500 lines because the loop is one idea whose parts share its thread and its pass:
+ * the cross-thread front door, the pass, the sleep with its lost-wakeup check, and the ordered
+ * shutdown that fails rather than drops; timers and completions are in their own classes.
  */
 final class SelectorLoop implements Runnable {
     private static final Logger log = LoggerFactory.getLogger(SelectorLoop.class);
@@ -66,7 +71,6 @@ final class SelectorLoop implements Runnable {
     private final String name;
     private final ServerContext context;
     private final Selector selector;
-    private final Executor completionExecutor;
     private final LongSupplier clockMs;
     private final Consumer<Throwable> onDeath;
 
@@ -82,34 +86,12 @@ final class SelectorLoop implements Runnable {
     // ---- owner thread only
     private final List<ConnectionActor> actors = new ArrayList<>();
     private final List<ConnectionActor> toFlush = new ArrayList<>();
-    private final List<Dispatch> scratch = new ArrayList<>();
     private final ByteBuffer readBuffer = ByteBuffer.allocate(READ_BUFFER_BYTES);
-    private final PriorityQueue<Timer> timers = new PriorityQueue<>((a, b) -> Long.compare(a.atMs, b.atMs));
-    /**
-     * Each actor's next deadline, earliest first, so that a due deadline visits its own actor
-     * only, not every actor of the loop. An entry that a later call superseded (its time is no
-     * longer the actor's {@link ConnectionActor#timerMs}) is skipped when it comes up.
-     */
-    private final PriorityQueue<ActorTimer> actorTimers = new PriorityQueue<>((a, b) -> Long.compare(a.atMs, b.atMs));
-    private List<Completion> completions = new ArrayList<>();
+    private final LoopTimers timers;
+    private final PassCompletions completions;
     private long nowMs;
-    private long nextTimerMs = Long.MAX_VALUE;
-    /** Calls of {@link ConnectionActor#onTimer} so far, for tests of what a due deadline costs. */
-    private long timerVisits;
     /** True when the last sleep's select filled the selected keys, so the next pass need not select again. */
     private boolean selectedBySleep;
-
-    /** A future to complete, and with what: exactly one of outcome and failure is set. */
-    private record Completion(CompletableFuture<JobOutcome> future, JobOutcome outcome, Throwable failure) {
-    }
-
-    /** A task to run on the loop's thread once the loop's clock reaches {@code atMs}. */
-    private record Timer(long atMs, Runnable task) {
-    }
-
-    /** An actor to check once the loop's clock reaches {@code atMs}. */
-    private record ActorTimer(long atMs, ConnectionActor actor) {
-    }
 
     /**
      * A loop whose death goes unreported, for tests that drive it by hand.
@@ -133,7 +115,8 @@ final class SelectorLoop implements Runnable {
                  Consumer<Throwable> onDeath) throws IOException {
         this.name = name;
         this.context = context;
-        this.completionExecutor = completionExecutor;
+        this.completions = new PassCompletions(completionExecutor, context.options.directCompletions());
+        this.timers = new LoopTimers(name);
         this.clockMs = clockMs;
         this.onDeath = onDeath;
         this.selector = Selector.open();
@@ -285,11 +268,9 @@ final class SelectorLoop implements Runnable {
         // The keys a sleep just selected are handled now; a second select would only cost a syscall.
         selectedBySleep = false;
         work += handleSelectedKeys();
-        if (context.options.directCompletions()) {
-            // Before the ready actors: a callback that dispatches the next job has it assigned,
-            // and flushed, in this same pass.
-            completeAll(takeCompletions());
-        }
+        // Direct completions before the ready actors: a callback that dispatches the next job
+        // has it assigned, and flushed, in this same pass.
+        completions.completeIfDirect();
         ConnectionActor actor;
         while ((actor = ready.poll()) != null) {
             actor.clearSignal();
@@ -300,9 +281,9 @@ final class SelectorLoop implements Runnable {
             }
             work++;
         }
-        checkTimers(now);
+        timers.runDue(now, this::closeBroken);
         work += flushPending();
-        submitCompletions();
+        completions.handOver(stopping);
         return work;
     }
 
@@ -318,45 +299,37 @@ final class SelectorLoop implements Runnable {
         return readBuffer;
     }
 
-    /** An empty list for one actor to drain its queue into, and clear again. */
-    List<Dispatch> scratch() {
-        assert isOwnerThread() && scratch.isEmpty();
-        return scratch;
-    }
-
     /** Queues the connection to be flushed at the end of this pass. */
     void flushAtEndOfPass(ConnectionActor actor) {
         assert isOwnerThread();
         toFlush.add(actor);
     }
 
-    /** Completes a future with an outcome, off this thread, after the pass. */
+    /**
+     * Completes a future with an outcome when the pass hands its completions over: on the
+     * completion executor, or with direct completions on this thread (see {@link PassCompletions}).
+     */
     void complete(CompletableFuture<JobOutcome> future, JobOutcome outcome) {
         assert isOwnerThread();
-        completions.add(new Completion(future, outcome, null));
+        completions.complete(future, outcome);
     }
 
-    /** Fails a future, off this thread, after the pass. */
+    /** Fails a future when the pass hands its completions over; as {@link #complete}. */
     void fail(CompletableFuture<JobOutcome> future, Throwable failure) {
         assert isOwnerThread();
-        completions.add(new Completion(future, null, failure));
+        completions.fail(future, failure);
     }
 
     /** Makes sure {@code actor}'s {@link ConnectionActor#onTimer} runs no later than {@code deadlineMs}. */
     void timerAt(ConnectionActor actor, long deadlineMs) {
         assert isOwnerThread();
-        if (deadlineMs < actor.timerMs) {
-            actor.timerMs = deadlineMs;
-            actorTimers.add(new ActorTimer(deadlineMs, actor));
-        }
-        nextTimerMs = Math.min(nextTimerMs, deadlineMs);
+        timers.at(actor, deadlineMs);
     }
 
     /** Runs {@code task} on this thread once the loop's clock reaches {@code atMs}; as {@link #execute}. */
     void schedule(long atMs, Runnable task) {
         assert isOwnerThread();
-        timers.add(new Timer(atMs, task));
-        nextTimerMs = Math.min(nextTimerMs, atMs);
+        timers.schedule(atMs, task);
     }
 
     /** Forgets a closed actor. */
@@ -378,7 +351,7 @@ final class SelectorLoop implements Runnable {
     /** Actor timer checks made so far; owner thread only (tests). */
     long timerVisits() {
         assert isOwnerThread();
-        return timerVisits;
+        return timers.visits();
     }
 
     /** Connections hosted now; owner thread only (tests). */
@@ -457,46 +430,6 @@ final class SelectorLoop implements Runnable {
         return ran;
     }
 
-    private void checkTimers(long now) {
-        if (now < nextTimerMs) {
-            return;
-        }
-        while (!timers.isEmpty() && timers.peek().atMs() <= now) {
-            try {
-                timers.poll().task().run();
-            } catch (RuntimeException e) {
-                log.error("worker=- job=- - a timer on selector loop {} failed; carrying on", name, e);
-            }
-        }
-        ActorTimer due;
-        while ((due = actorTimers.peek()) != null && due.atMs() <= now) {
-            actorTimers.poll();
-            ConnectionActor actor = due.actor();
-            if (actor.slot < 0 || due.atMs() != actor.timerMs) {
-                // Closed, or superseded by an earlier deadline whose check has run already.
-                continue;
-            }
-            actor.timerMs = Long.MAX_VALUE;
-            timerVisits++;
-            long next;
-            try {
-                next = actor.onTimer(now);
-            } catch (Throwable e) {
-                closeBroken(actor, e);
-                continue;
-            }
-            if (next != Long.MAX_VALUE && actor.slot >= 0) {
-                // Never again at this instant: a deadline is checked once per pass at most.
-                timerAt(actor, Math.max(next, now + 1));
-            }
-        }
-        long next = timers.isEmpty() ? Long.MAX_VALUE : timers.peek().atMs();
-        if (!actorTimers.isEmpty()) {
-            next = Math.min(next, actorTimers.peek().atMs());
-        }
-        nextTimerMs = next;
-    }
-
     private int flushPending() {
         int flushed = toFlush.size();
         // Indexed: a flush that closes its actor does not touch this list.
@@ -510,44 +443,6 @@ final class SelectorLoop implements Runnable {
         }
         toFlush.clear();
         return flushed;
-    }
-
-    private List<Completion> takeCompletions() {
-        if (completions.isEmpty()) {
-            return List.of();
-        }
-        List<Completion> batch = completions;
-        completions = new ArrayList<>(Math.max(16, batch.size()));
-        return batch;
-    }
-
-    private void submitCompletions() {
-        if (completions.isEmpty()) {
-            return;
-        }
-        List<Completion> batch = takeCompletions();
-        if (context.options.directCompletions() && !stopping) {
-            completeAll(batch);
-            return;
-        }
-        try {
-            completionExecutor.execute(() -> completeAll(batch));
-        } catch (RejectedExecutionException e) {
-            // Only after the server's executor is shut down, when this loop is the last one
-            // still failing work: completing here is better than leaving a future hanging.
-            completeAll(batch);
-        }
-    }
-
-    private static void completeAll(List<Completion> batch) {
-        for (int i = 0; i < batch.size(); i++) {
-            Completion c = batch.get(i);
-            if (c.failure() != null) {
-                c.future().completeExceptionally(c.failure());
-            } else {
-                c.future().complete(c.outcome());
-            }
-        }
     }
 
     /**
@@ -576,6 +471,7 @@ final class SelectorLoop implements Runnable {
             wakeupPending.set(true);
             return;
         }
+        long nextTimerMs = timers.nextMs();
         long timeoutMs = nextTimerMs == Long.MAX_VALUE ? 0 : Math.max(1, nextTimerMs - now);
         selector.select(timeoutMs);
         selectedBySleep = true;
@@ -603,8 +499,7 @@ final class SelectorLoop implements Runnable {
         ready.clear();
         tasks.clear();
         timers.clear();
-        actorTimers.clear();
-        submitCompletions();
+        completions.handOver(true);
         try {
             selector.close();
         } catch (IOException e) {

@@ -15,13 +15,11 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
@@ -32,13 +30,16 @@ import java.util.function.LongSupplier;
  * connection ends or it drains.
  *
  * <p><b>Threads.</b> {@link ServerOptions#selectorThreads()} selector threads host every
- * connection, each connection pinned to one of them for its life (the first also accepts),
- * {@link ServerOptions#completionThreads()} threads complete dispatch futures, and one thread
- * tells the {@link Listener}, so that neither a slow callback nor a slow listener ever stalls
- * I/O. Threads do not grow with the number of workers. All are daemon threads named
- * {@code panoptes-remote-<n>-io-<i>}, {@code panoptes-remote-<n>-completion-<i>} and
- * {@code panoptes-remote-<n>-events-0}, and with TLS up to two {@code panoptes-remote-<n>-tls-<i>}
- * for handshakes ({@link HandshakeTasks}), which end when idle.
+ * connection, each connection pinned to one of them for its life (the first also accepts), and
+ * one thread tells the {@link Listener} ({@link ServerEvents}), so that a slow listener never
+ * stalls I/O. Dispatch futures are completed by {@link ServerOptions#completionThreads()}
+ * completion threads, so that a slow callback never stalls I/O either; or, with
+ * {@link ServerOptions#directCompletions()}, on the selector thread that read the answer, for
+ * callers whose callbacks never block (the coordinator command's scheduler). Threads do not grow
+ * with the number of workers. All are daemon threads named {@code panoptes-remote-<n>-io-<i>},
+ * {@code panoptes-remote-<n>-completion-<i>} and {@code panoptes-remote-<n>-events-0}, and with
+ * TLS up to two {@code panoptes-remote-<n>-tls-<i>} for handshakes ({@link HandshakeTasks}), which
+ * end when idle.
  *
  * <p><b>Failure.</b> If a selector thread dies of an {@link Error} outside any one connection's
  * handling, the server fails as a whole rather than keep a port that nobody serves: it closes
@@ -56,9 +57,9 @@ public final class WorkerServer implements AutoCloseable {
     private static final int ACCEPT_BACKLOG = 1024;
     /** How long close() waits for each step (loops, then callbacks) before warning and going on. */
     private static final long SHUTDOWN_STEP_TIMEOUT_MS = 5_000;
-    /** Threads for TLS handshake tasks: handshakes are CPU work, so no more than the cores, and two at most. */
     /** Rejection reports that may wait for a slow listener at once; later ones are counted, not queued. */
     static final int MAX_WAITING_REJECTIONS = 1_024;
+    /** Threads for TLS handshake tasks: handshakes are CPU work, so no more than the cores, and two at most. */
     private static final int TLS_THREADS = Math.max(1, Math.min(2, Runtime.getRuntime().availableProcessors()));
 
     /**
@@ -121,7 +122,6 @@ public final class WorkerServer implements AutoCloseable {
 
     private final ServerOptions options;
     private final SharedPool pool;
-    private final Listener listener;
     private final String threadPrefix;
     private final ServerSocketChannel serverChannel;
     private final InetSocketAddress address;
@@ -130,16 +130,8 @@ public final class WorkerServer implements AutoCloseable {
     private final ThreadPoolExecutor completions;
     /** Every completion thread started, so that close() can see them end, not only go idle. */
     private final List<Thread> completionThreads = new CopyOnWriteArrayList<>();
-    /** The one thread that tells the listener, in order. */
-    private final ThreadPoolExecutor events;
-    private final List<Thread> eventThreads = new CopyOnWriteArrayList<>();
-    /**
-     * Rejection reports waiting for the listener. A flood of peers that never register must not
-     * grow the events queue without bound while the listener is slow: past
-     * {@link #MAX_WAITING_REJECTIONS} they are counted instead, and the count is logged.
-     */
-    private final AtomicInteger rejectionsWaiting = new AtomicInteger();
-    private final AtomicLong rejectionsDropped = new AtomicLong();
+    /** The pool kept in step, and the one thread that tells the listener, in order. */
+    private final ServerEvents serverEvents;
     /**
      * Where TLS handshakes run their delegated tasks, so that a slow certificate check or key
      * agreement never holds a selector thread: bounded, in turns by peer address; null without
@@ -158,7 +150,7 @@ public final class WorkerServer implements AutoCloseable {
      *
      * @param options  how to listen; see {@link ServerOptions}
      * @param pool     the pool to keep in step with the registered workers
-     * @param listener told of registrations, rejections and losses; on selector threads
+     * @param listener told of registrations, rejections and losses, on the server's events thread
      * @return the running server; close it to stop
      * @throws IOException when the address cannot be bound (in use, not local) or a selector
      *                     cannot be opened; the message names the address
@@ -190,18 +182,14 @@ public final class WorkerServer implements AutoCloseable {
             throws IOException {
         this.options = Objects.requireNonNull(options, "options");
         this.pool = Objects.requireNonNull(pool, "pool");
-        this.listener = Objects.requireNonNull(listener, "listener");
         this.threadPrefix = "panoptes-remote-" + SERVERS.incrementAndGet() + "-";
         this.tlsTasks = options.tls() ? new HandshakeTasks(TLS_THREADS, options.maxUnregisteredConnections(),
                 threadPrefix + "tls-") : null;
-        ServerContext context = new ServerContext(options, new PoolKeeper(), tlsTasks);
+        this.serverEvents = new ServerEvents(pool, Objects.requireNonNull(listener, "listener"), threadPrefix);
+        ServerContext context = new ServerContext(options, serverEvents, tlsTasks);
         this.completions = new ThreadPoolExecutor(options.completionThreads(), options.completionThreads(),
                 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
                 daemonThreads(threadPrefix + "completion-", completionThreads));
-        this.events = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
-                daemonThreads(threadPrefix + "events-", eventThreads));
-        // Started now, not with the first worker: the server's threads are the same from start to end.
-        events.prestartAllCoreThreads();
         this.loops = new SelectorLoop[options.selectorThreads()];
         this.loopThreads = new Thread[loops.length];
         ServerSocketChannel channel = null;
@@ -227,7 +215,7 @@ public final class WorkerServer implements AutoCloseable {
             acceptor.attach(channel.register(loops[0].selector(), SelectionKey.OP_ACCEPT, acceptor));
         } catch (IOException | RuntimeException e) {
             completions.shutdownNow();
-            events.shutdownNow();
+            serverEvents.shutdownNow();
             if (tlsTasks != null) {
                 tlsTasks.shutdownNow();
             }
@@ -353,14 +341,14 @@ public final class WorkerServer implements AutoCloseable {
         // Channels a loop closed before they became connections were never counted out by one.
         unregistered.releaseClosed();
         completions.shutdown();
-        events.shutdown();
+        serverEvents.shutdown();
         // From a callback or a listener, that thread would wait for itself: skip its wait.
         if (!interrupted) {
             interrupted = !awaitEnd(completions, completionThreads, "future callbacks",
                     "callbacks on dispatch futures must not block");
         }
         if (!interrupted) {
-            interrupted = !awaitEnd(events, eventThreads, "server listener calls", "a Listener must not block");
+            interrupted = !serverEvents.awaitEnd();
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
@@ -375,7 +363,7 @@ public final class WorkerServer implements AutoCloseable {
      *
      * @return false when interrupted (the flag is then for the caller to restore)
      */
-    private static boolean awaitEnd(ThreadPoolExecutor executor, List<Thread> threads, String what, String advice) {
+    static boolean awaitEnd(ThreadPoolExecutor executor, List<Thread> threads, String what, String advice) {
         if (threads.contains(Thread.currentThread())) {
             return true;
         }
@@ -420,26 +408,11 @@ public final class WorkerServer implements AutoCloseable {
                 + " every run over its pool stops", address, cause.toString());
         pool.fail(new IllegalStateException("the worker server on " + address + " failed: a selector thread died of "
                 + cause, cause));
-        tell(() -> listener.onFailed(cause), "onFailed", "-");
+        serverEvents.failed(cause);
         close();
     }
 
-    /** Runs a listener call on the events thread; a throw is logged and forgotten. */
-    private void tell(Runnable call, String what, String workerId) {
-        try {
-            events.execute(() -> {
-                try {
-                    call.run();
-                } catch (RuntimeException e) {
-                    log.warn("worker={} job=- - the server listener's {} failed; carrying on", workerId, what, e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            log.debug("worker={} job=- - not telling the listener {}: the server is closed", workerId, what);
-        }
-    }
-
-    private static ThreadFactory daemonThreads(String prefix, List<Thread> started) {
+    static ThreadFactory daemonThreads(String prefix, List<Thread> started) {
         AtomicInteger count = new AtomicInteger();
         return r -> {
             Thread t = new Thread(r, prefix + count.getAndIncrement());
@@ -447,61 +420,5 @@ public final class WorkerServer implements AutoCloseable {
             started.add(t);
             return t;
         };
-    }
-
-    /**
-     * Keeps the pool in step with the connections at once, on the selector thread (so that a
-     * worker leaves the pool before its jobs fail), and tells the listener later, on the events
-     * thread.
-     */
-    private final class PoolKeeper implements ServerContext.Events {
-        @Override
-        public void onRegistered(RemoteWorker worker) {
-            pool.add(worker);
-            tell(() -> listener.onRegistered(worker), "onRegistered", worker.id());
-        }
-
-        @Override
-        public void onRejected(SocketAddress remote, String reason) {
-            if (rejectionsWaiting.incrementAndGet() > MAX_WAITING_REJECTIONS) {
-                rejectionsWaiting.decrementAndGet();
-                if (rejectionsDropped.getAndIncrement() == 0) {
-                    log.warn("worker=- job=- - the server listener is {} rejection reports behind; not telling it of"
-                            + " more until it catches up (a flood of connections that never register?)",
-                            MAX_WAITING_REJECTIONS);
-                }
-                return;
-            }
-            tell(() -> {
-                rejectionsWaiting.decrementAndGet();
-                long dropped = rejectionsDropped.getAndSet(0);
-                if (dropped > 0) {
-                    log.warn("worker=- job=- - the server listener was not told of {} rejected connections while it"
-                            + " was behind", dropped);
-                }
-                listener.onRejected(remote, reason);
-            }, "onRejected", "-");
-        }
-
-        @Override
-        public void onDraining(RemoteWorker worker) {
-            pool.remove(worker);
-        }
-
-        @Override
-        public void onLost(RemoteWorker worker, Throwable cause) {
-            pool.remove(worker);
-            tell(() -> listener.onLost(worker, cause), "onLost", worker.id());
-        }
-
-        @Override
-        public void onThrottled(RemoteWorker worker, long count) {
-            // Coalesced per worker: however many frames arrive while the listener is behind, one
-            // call waits, and it reports them all.
-            if (worker.throttledUntold.getAndAdd(count) == 0) {
-                tell(() -> listener.onThrottled(worker, worker.throttledUntold.getAndSet(0)), "onThrottled",
-                        worker.id());
-            }
-        }
     }
 }

@@ -8,9 +8,14 @@
  * ({@code SelectorLoop}); only that thread touches its socket, its job table
  * ({@code PendingJobs}) and its clocks ({@code Liveness}). Callers reach it through
  * {@link dev.panoptes.remote.RemoteWorker#dispatch}, which encodes the job on the caller's thread,
- * puts it on the actor's bounded queue and wakes the selector. Answers complete the callers'
- * futures on a separate completion executor, and the server's listener hears of workers on its
- * own thread, so that no callback runs on, or stalls, a selector thread.
+ * puts it on the actor's bounded queue and wakes the selector. An actor's work is split three
+ * ways: its bytes ({@code ConnectionTransport}, plain or TLS), its {@code register} handshake
+ * ({@code RegistrationHandshake}) and its job traffic ({@code JobAssignments}). Answers complete
+ * the callers' futures on a separate completion executor by default, so that no callback runs on,
+ * or stalls, a selector thread; with {@link dev.panoptes.remote.ServerOptions#directCompletions()}
+ * (for callers whose callbacks never block, as the coordinator command's scheduler) they are
+ * completed on the selector thread that read them. The server's listener always hears of workers
+ * on its own events thread.
  *
  * <p>Every way a connection can end (end of stream, I/O error, protocol error, heartbeat or
  * write-stall timeout, a cancelled job never let go of, server close) removes the worker from the

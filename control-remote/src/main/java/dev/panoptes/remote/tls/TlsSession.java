@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
 /**
  * TLS over one non-blocking {@link SocketChannel}, through the JDK's {@link SSLEngine}: the
  * ciphertext and plaintext buffers and the handshake's state machine, so that an event loop
- * (the coordinator's {@code ConnectionActor}, the worker's {@code WorkerSession}) keeps its own
+ * (the coordinator's {@code ConnectionTransport}, the worker's {@code WorkerSession}) keeps its own
  * framing, clocks and buffers, and only swaps {@code channel.read}/{@code channel.write} for
  * {@link #readNet()} + {@link #unwrap()} and {@link #write(ByteBuffer)} + {@link #flush()}.
  *
@@ -69,7 +69,13 @@ import java.util.regex.Pattern;
  * 1.3 has no renegotiation; its key updates go through.
  *
  * <p><b>Threads.</b> Not thread-safe: one owner thread (a selector thread) calls everything,
- * except that {@link #isTaskRunning()} may be read anywhere.
+ * except that {@link #isTaskRunning()} may be read anywhere; delegated tasks and
+ * {@code onTasksDone} run on the task executor's thread.
+ *
+ * <p>Past 500 lines because the {@link SSLEngine} is one state machine: reading, unwrapping,
+ * wrapping, delegated tasks, the renegotiation guard and closing all move the same engine and the
+ * same three buffers, and splitting them would spread that state over classes that must change
+ * together.
  */
 public final class TlsSession implements WritableByteChannel {
     private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);

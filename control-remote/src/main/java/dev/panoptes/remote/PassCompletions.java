@@ -1,0 +1,104 @@
+package dev.panoptes.remote;
+
+import dev.panoptes.control.JobOutcome;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * The dispatch futures one pass of a {@link SelectorLoop} decided, and where they are completed.
+ * The selector thread only decides (an answer read, a job failed, a connection closed); it
+ * completes nothing while an actor is in the middle of its work, so no callback runs while a
+ * job table is being walked.
+ *
+ * <p><b>Two modes.</b> By default the pass's completions go to the server's completion executor
+ * as one task, so callbacks never run on the selector thread and a slow one never delays I/O.
+ * With {@link ServerOptions#directCompletions()} (the coordinator command and the scheduling
+ * benchmark run so) they are completed on the selector thread itself, callbacks included: right
+ * after the pass's reads, so that a callback that dispatches the next job has it assigned and
+ * written in the same pass, and again at the end of the pass. The caller then promised callbacks
+ * that never block; one that does stalls every connection of that thread.
+ *
+ * <p><b>Threads.</b> Not thread-safe: the loop's owner thread only.
+ */
+final class PassCompletions {
+    /** A future to complete, and with what: exactly one of outcome and failure is set. */
+    private record Completion(CompletableFuture<JobOutcome> future, JobOutcome outcome, Throwable failure) {
+    }
+
+    private final Executor executor;
+    private final boolean direct;
+    private List<Completion> batch = new ArrayList<>();
+
+    /**
+     * @param executor where completions run in the default mode; must not run them inline
+     * @param direct   whether to complete on the selector thread instead
+     */
+    PassCompletions(Executor executor, boolean direct) {
+        this.executor = executor;
+        this.direct = direct;
+    }
+
+    /** Completes a future with an outcome once the pass hands its completions over. */
+    void complete(CompletableFuture<JobOutcome> future, JobOutcome outcome) {
+        batch.add(new Completion(future, outcome, null));
+    }
+
+    /** Fails a future once the pass hands its completions over. */
+    void fail(CompletableFuture<JobOutcome> future, Throwable failure) {
+        batch.add(new Completion(future, null, failure));
+    }
+
+    /** In direct mode, completes here and now what the pass decided so far; otherwise does nothing. */
+    void completeIfDirect() {
+        if (direct) {
+            completeAll(take());
+        }
+    }
+
+    /**
+     * Hands the pass's completions over: to the executor, or in direct mode to this thread while
+     * the loop is not stopping. A loop stopping after the server's executor shut down completes
+     * them here, which is better than leaving a future hanging.
+     */
+    void handOver(boolean stopping) {
+        if (batch.isEmpty()) {
+            return;
+        }
+        List<Completion> taken = take();
+        if (direct && !stopping) {
+            completeAll(taken);
+            return;
+        }
+        try {
+            executor.execute(() -> completeAll(taken));
+        } catch (RejectedExecutionException e) {
+            // Only after the server's executor is shut down, when this loop is the last one
+            // still failing work: completing here is better than leaving a future hanging.
+            completeAll(taken);
+        }
+    }
+
+    private List<Completion> take() {
+        if (batch.isEmpty()) {
+            return List.of();
+        }
+        List<Completion> taken = batch;
+        batch = new ArrayList<>(Math.max(16, taken.size()));
+        return taken;
+    }
+
+    private static void completeAll(List<Completion> taken) {
+        for (int i = 0; i < taken.size(); i++) {
+            Completion c = taken.get(i);
+            if (c.failure() != null) {
+                c.future().completeExceptionally(c.failure());
+            } else {
+                c.future().complete(c.outcome());
+            }
+        }
+    }
+}
