@@ -236,18 +236,20 @@ final class FakeWorker implements AutoCloseable {
     }
 
     /**
-     * Reads up to the next coordinator heartbeat, which a coordinator sends only after an
-     * interval without sending anything else: every assign it meant to send by then has
-     * arrived before it.
+     * Reads the next assign and everything up to the coordinator heartbeat after it, which a
+     * coordinator sends only after an interval without sending anything else: every assign it
+     * meant to send by then has arrived before it. Heartbeats before the first assign are
+     * skipped: one may cross an answer the coordinator has not read yet, and says nothing
+     * about what it will send once it has.
      *
-     * @return the assigns received on the way
+     * @return the assigns received on the way, at least one
      */
     List<Job> assignsUntilHeartbeat() throws IOException {
         List<Job> jobs = new java.util.ArrayList<>();
         while (true) {
             Message m = recv().orElseThrow(() -> new IOException("the coordinator closed the connection of "
                     + workerId + " while the test waited for a heartbeat"));
-            if (m instanceof Message.Heartbeat) {
+            if (m instanceof Message.Heartbeat && !jobs.isEmpty()) {
                 return jobs;
             }
             if (m instanceof Message.Assign assign) {
