@@ -30,12 +30,12 @@ import static dev.panoptes.control.wire.FieldReader.text;
  * Decodes frame bodies into {@link Message}s from Jackson's token stream: the one place that
  * knows each message's fields when reading (the payloads' are in {@link PayloadReader}).
  *
- * <p>A frame in normal form (valid JSON, {@code type} its first field and only once, no field
- * repeated with a value that fails) is read in a single pass over its bytes, without a tree;
- * that is every frame this codec writes, and the coordinator decodes one {@code result} per
- * job. Anything else is read again by the same field readers from the frame's tree, with
- * {@code type} moved first and repeated fields resolved as JSON trees resolve them (the last
- * wins); that second reading gives the precise error ("frame of 12 bytes is not valid JSON",
+ * <p>A valid frame whose {@code type} is its first field, and its only one, is read in a single
+ * pass over its bytes, without a tree: that is every frame this codec writes, and the
+ * coordinator decodes one {@code result} per job. Anything else ({@code type} elsewhere or
+ * twice, invalid JSON, a wrong field) is read again by the same field readers from the frame's
+ * tree, with {@code type} moved first and a repeated field's last value kept, as in the single
+ * pass; that second reading gives the precise error ("frame of 12 bytes is not valid JSON",
  * "register.capacity must be an integer, got a string"). When a frame has several faults, the
  * first in the document is the one named.
  *
