@@ -29,7 +29,8 @@ class ChatVignetteCodecTest {
             ChatMessage.user("sure?")), "numeric:0.01");
 
     private final MessageCodec codec = new MessageCodec();
-    private final FastPath fastPath = new FastPath(codec.mapper());
+    private final MessageDecoder decoder = new MessageDecoder(codec.mapper());
+    private final VignetteLineDecoder lines = new VignetteLineDecoder(codec.mapper(), decoder.payloads());
 
     private static Job chatJob() {
         return new Job(JobId.of("run1-gpt-4o-e0-0000"), new EvalSpec("chat", List.of(
@@ -44,14 +45,14 @@ class ChatVignetteCodecTest {
     }
 
     @Test
-    void anAssignWithChatVignettesScorersAndAModelSurvivesTheFastPathAndTheCarefulDecoder() {
+    void anAssignWithChatVignettesScorersAndAModelSurvivesTheOnePassAndTheCarefulReading() throws Exception {
         Message.Assign assign = new Message.Assign(chatJob());
         byte[] frame = codec.encodeFrame(assign);
         byte[] body = Arrays.copyOfRange(frame, MessageCodec.LENGTH_PREFIX_BYTES, frame.length);
 
         assertThat(codec.decode(frame, MessageCodec.LENGTH_PREFIX_BYTES, body.length)).contains(assign);
-        // The fast path takes the frame itself (null would mean it handed it to the careful decoder).
-        assertThat(fastPath.decode(body, 0, body.length)).isEqualTo(assign);
+        // The frame is read in one pass (an exception would mean it must be read again from its tree).
+        assertThat(decoder.readInOnePass(body, 0, body.length)).isEqualTo(assign);
         assertThat(codec.decodeCarefully(body, 0, body.length)).contains(assign);
         Job decoded = ((Message.Assign) codec.decode(body).orElseThrow()).job();
         assertThat(decoded.model()).isEqualTo("meta-llama/Llama-3.1-8B");
@@ -82,8 +83,8 @@ class ChatVignetteCodecTest {
     @Test
     void aSuiteLineWithMessagesDecodesAlikeThroughEveryPath() throws Exception {
         assertThat(codec.vignette(CHAT_LINE, "vignette")).isEqualTo(CHAT);
-        assertThat(fastPath.decodeVignette(CHAT_LINE)).isEqualTo(CHAT);
-        assertThat(codec.vignette(codec.fields(codec.mapper().readTree(CHAT_LINE), "vignette"))).isEqualTo(CHAT);
+        assertThat(lines.lineInOnePass(CHAT_LINE)).isEqualTo(CHAT);
+        assertThat(lines.lineCarefully(CHAT_LINE, "vignette")).isEqualTo(CHAT);
     }
 
     @Test

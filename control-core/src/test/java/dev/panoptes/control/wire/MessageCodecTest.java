@@ -87,7 +87,7 @@ class MessageCodecTest {
         Message.Failed m = (Message.Failed) codec.decode(("{\"type\":\"failed\",\"jobId\":\"j1\",\"error\":\"x\","
                 + "\"retryable\":true,\"scope\":\"cosmic-rays\"}").getBytes(StandardCharsets.UTF_8)).orElseThrow();
         assertThat(m.effectiveScope()).isEqualTo(FailureScope.TRANSIENT);
-        // The careful decoder agrees with the fast path.
+        // Read from its tree, as a frame out of normal form is, it decodes alike.
         assertThat(codec.decodeCarefully(codec.encode(m), 0, codec.encode(m).length)).contains(m);
     }
 

@@ -1,0 +1,213 @@
+package dev.panoptes.control.wire;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
+import dev.panoptes.control.ChatMessage;
+import dev.panoptes.control.EvalSpec;
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.Usage;
+import dev.panoptes.control.Vignette;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import static dev.panoptes.control.wire.FieldReader.clampToInt;
+import static dev.panoptes.control.wire.FieldReader.integer;
+import static dev.panoptes.control.wire.FieldReader.nextObject;
+import static dev.panoptes.control.wire.FieldReader.require;
+import static dev.panoptes.control.wire.FieldReader.skip;
+import static dev.panoptes.control.wire.FieldReader.text;
+
+/**
+ * Reads the payload objects of PROTOCOL.md (a job with its spec, vignettes and params; an outcome
+ * with its records) from a token stream: the one place that knows their fields when reading.
+ * Every reader is called with the parser on the object's start and leaves it on the object's
+ * end; unknown fields are skipped, JSON null reads as absent, a field of the wrong type or a
+ * required one missing is a {@link FieldReader.Fault}, and what the records' constructors refuse
+ * is their {@link IllegalArgumentException}.
+ *
+ * <p>Thread-safe: it holds only Jackson's immutable reader for metadata.
+ */
+final class PayloadReader {
+    /** Reads one nested value; must not insist that nothing follows it, as the codec's mapper does. */
+    private final ObjectReader metadataReader;
+
+    PayloadReader(ObjectMapper mapper) {
+        this.metadataReader = mapper.readerFor(LinkedHashMap.class)
+                .without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    }
+
+    /** A Job object: its id and its spec. */
+    Job job(JsonParser p) throws IOException {
+        String id = null;
+        EvalSpec spec = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            switch (p.currentName()) {
+                case "id" -> id = text(p);
+                case "spec" -> spec = FieldReader.object(p) ? spec(p) : null;
+                default -> skip(p);
+            }
+        }
+        require(p, spec, "spec");
+        return new Job(new JobId(require(p, id, "id")), spec);
+    }
+
+    private EvalSpec spec(JsonParser p) throws IOException {
+        String name = null;
+        List<Vignette> vignettes = null;
+        SpecParams params = SpecParams.NONE;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            switch (p.currentName()) {
+                case "name" -> name = text(p);
+                case "vignettes" -> vignettes = FieldReader.array(p, "an array") ? vignettes(p) : null;
+                case "params" -> params = FieldReader.object(p) ? params(p) : SpecParams.NONE;
+                default -> skip(p);
+            }
+        }
+        require(p, vignettes, "vignettes");
+        return new EvalSpec(require(p, name, "name"), vignettes, params);
+    }
+
+    private List<Vignette> vignettes(JsonParser p) throws IOException {
+        List<Vignette> vignettes = new ArrayList<>();
+        while (nextObject(p)) {
+            vignettes.add(vignette(p));
+        }
+        return vignettes;
+    }
+
+    private static SpecParams params(JsonParser p) throws IOException {
+        String system = null;
+        Double temperature = null;
+        Long maxTokens = null;
+        Long seed = null;
+        String model = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            switch (p.currentName()) {
+                case "system" -> system = text(p);
+                case "temperature" -> temperature = FieldReader.number(p);
+                case "maxTokens" -> maxTokens = integer(p);
+                case "seed" -> seed = integer(p);
+                case "model" -> model = text(p);
+                default -> skip(p);
+            }
+        }
+        return new SpecParams(system, temperature, maxTokens == null ? null : clampToInt(maxTokens), seed, model);
+    }
+
+    /**
+     * A Vignette object: a prompt, or a chat of messages (then a prompt is not required), with
+     * its optional expected answer, scorer and metadata.
+     */
+    Vignette vignette(JsonParser p) throws IOException {
+        String id = null;
+        String prompt = null;
+        String expected = null;
+        Map<String, Object> metadata = null;
+        List<ChatMessage> messages = null;
+        String scorer = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            switch (p.currentName()) {
+                case "id" -> id = text(p);
+                case "prompt" -> prompt = text(p);
+                case "expected" -> expected = text(p);
+                case "metadata" -> metadata = FieldReader.object(p) ? metadataReader.readValue(p) : null;
+                case "messages" -> messages = FieldReader.array(p, "an array") ? messages(p) : null;
+                case "scorer" -> scorer = text(p);
+                default -> skip(p);
+            }
+        }
+        if (messages == null || messages.isEmpty()) {
+            require(p, prompt, "prompt");
+            messages = List.of();
+        }
+        return new Vignette(require(p, id, "id"), prompt, expected, metadata, messages, scorer);
+    }
+
+    private static List<ChatMessage> messages(JsonParser p) throws IOException {
+        List<ChatMessage> messages = new ArrayList<>();
+        while (nextObject(p)) {
+            String role = null;
+            String content = null;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                switch (p.currentName()) {
+                    case "role" -> role = text(p);
+                    case "content" -> content = text(p);
+                    default -> skip(p);
+                }
+            }
+            messages.add(new ChatMessage(require(p, role, "role"), require(p, content, "content")));
+        }
+        return messages;
+    }
+
+    /** A JobOutcome object: the job's id and one record per vignette. */
+    JobOutcome outcome(JsonParser p) throws IOException {
+        String jobId = null;
+        List<ResponseRecord> records = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            switch (p.currentName()) {
+                case "jobId" -> jobId = text(p);
+                case "records" -> records = FieldReader.array(p, "an array") ? records(p) : null;
+                default -> skip(p);
+            }
+        }
+        require(p, records, "records");
+        return new JobOutcome(new JobId(require(p, jobId, "jobId")), records);
+    }
+
+    private static List<ResponseRecord> records(JsonParser p) throws IOException {
+        List<ResponseRecord> records = new ArrayList<>();
+        while (nextObject(p)) {
+            records.add(record(p));
+        }
+        return records;
+    }
+
+    private static ResponseRecord record(JsonParser p) throws IOException {
+        String vignetteId = null;
+        String response = null;
+        String model = null;
+        String finishReason = null;
+        Long latencyMs = null;
+        Usage usage = null;
+        String error = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            switch (p.currentName()) {
+                case "vignetteId" -> vignetteId = text(p);
+                case "response" -> response = text(p);
+                case "model" -> model = text(p);
+                case "finishReason" -> finishReason = text(p);
+                case "latencyMs" -> latencyMs = integer(p);
+                case "usage" -> usage = FieldReader.object(p) ? usage(p) : null;
+                case "error" -> error = text(p);
+                default -> skip(p);
+            }
+        }
+        return new ResponseRecord(require(p, vignetteId, "vignetteId"), require(p, response, "response"), model,
+                finishReason, latencyMs, usage, error);
+    }
+
+    private static Usage usage(JsonParser p) throws IOException {
+        Long prompt = null;
+        Long completion = null;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            switch (p.currentName()) {
+                case "promptTokens" -> prompt = integer(p);
+                case "completionTokens" -> completion = integer(p);
+                default -> skip(p);
+            }
+        }
+        return new Usage(require(p, prompt, "promptTokens"), require(p, completion, "completionTokens"));
+    }
+}
