@@ -44,7 +44,7 @@ final class DispatchBench {
         }
     }
 
-    /** How to run it; see {@link BenchMain}'s options. */
+    /** How to run it; see {@link AbstractDispatchCommand}'s options. */
     record Options(Mode mode, List<Integer> ks, int runs, long warmupMs, long measureMs, long jitWarmupMs,
                    boolean profile, int profileK, long profileMs, int selectorThreads, int completionThreads,
                    boolean directCompletions, boolean tls) {

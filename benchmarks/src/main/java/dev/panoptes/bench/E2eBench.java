@@ -29,7 +29,7 @@ import java.util.stream.Stream;
  * reconnect to it. Then the store's own rate ({@link StoreBench}) is measured directly.
  */
 final class E2eBench {
-    /** How to run it; see {@link BenchMain}. */
+    /** How to run it; see {@link E2eCommand}'s options. */
     record Options(int runs, int vignettes, int workers, int capacity, long latencyMs, int jobSize, Path workerJar,
                    int storeOutcomes, boolean stubNoDelay, boolean profile) {
     }

@@ -16,7 +16,7 @@ import java.util.Locale;
  * reaped within the heartbeat timeout + 10 %.
  */
 final class FailureBench {
-    /** How to run it; see {@link BenchMain}. */
+    /** How to run it; see {@link FailureCommand}'s options. */
     record Options(int killRuns, int stopRuns, long heartbeatMs, long heartbeatTimeoutMs, int capacity) {
     }
 

@@ -21,7 +21,7 @@ import java.util.function.ToDoubleFunction;
  * are medians over the runs, with the min-max spread.
  */
 final class ModelClientBench {
-    /** How to run it; see {@link BenchMain}. */
+    /** How to run it; see {@link ModelClientCommand}'s options. */
     record Options(List<String> kinds, List<Integer> ns, int slowN, long slowMs, int runs, int jitWarmupCalls,
                    int warmupCalls, int calls, int maxConnections) {
     }

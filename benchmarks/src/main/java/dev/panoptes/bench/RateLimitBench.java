@@ -17,7 +17,7 @@ import java.util.stream.Stream;
  * answered 429 and the answers per second against the threshold's ideal (threshold / latency).
  */
 final class RateLimitBench {
-    /** How to run it; see {@link BenchMain}. */
+    /** How to run it; see {@link RateLimitCommand}'s options. */
     record Options(int runs, int vignettes, int workers, int capacity, long latencyMs, int threshold, int jobSize,
                    Path workerJar) {
     }

@@ -18,7 +18,7 @@ import java.util.Locale;
  * heartbeats back), and a check that no worker was lost.
  */
 final class ScaleBench {
-    /** How to run it; see {@link BenchMain}. */
+    /** How to run it; see {@link ScaleCommand}'s options. */
     record Options(List<Integer> ns, int runs, long heartbeatMs, long heartbeatTimeoutMs, long settleMs,
                    long cpuWindowMs, int connectParallel, boolean profile) {
     }

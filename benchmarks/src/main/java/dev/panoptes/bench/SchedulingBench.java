@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
  * to separate what the scheduler decides from what the network adds.
  */
 final class SchedulingBench {
-    /** How to run it; see {@link BenchMain}. */
+    /** How to run it; see {@link SchedulingCommand}'s options. */
     record Options(int runs, int jobs, List<Long> serviceMicros, int capacity, boolean profile, int warmupRuns,
                    boolean rawTimer) {
     }

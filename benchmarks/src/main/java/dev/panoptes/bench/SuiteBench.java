@@ -23,7 +23,7 @@ import java.util.stream.Stream;
  * over the whole run (bounded by {@code maxRunSeconds}).
  */
 final class SuiteBench {
-    /** How to run it; see {@link BenchMain}. */
+    /** How to run it; see {@link SuiteCommand}'s options. */
     record Options(int runs, int vignettes, List<Integer> promptChars, int jobSize, double heapFactor,
                    long maxRunSeconds, Path workerJar, int workerCapacity) {
     }
