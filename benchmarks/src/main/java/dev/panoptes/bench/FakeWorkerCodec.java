@@ -32,6 +32,10 @@ final class FakeWorkerCodec {
     private final List<String> prompts = new ArrayList<>();
     private String type;
     private String jobId;
+    // Held once, so that reading a frame allocates no reader.
+    private final FieldReader frameField = this::readFrameField;
+    private final FieldReader jobField = this::readJobField;
+    private final FieldReader specField = this::readSpecField;
 
     private byte[] out = new byte[64 * 1024];
     private int outLength;
@@ -49,18 +53,8 @@ final class FakeWorkerCodec {
         vignetteIds.clear();
         prompts.clear();
         try (JsonParser p = json.createParser(body, offset, length)) {
-            expect(p.nextToken(), JsonToken.START_OBJECT);
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                String field = p.currentName();
-                p.nextToken();
-                if (field.equals("type")) {
-                    type = p.getText();
-                } else if (field.equals("job")) {
-                    readJob(p);
-                } else {
-                    p.skipChildren();
-                }
-            }
+            p.nextToken();
+            readObject(p, frameField);
         }
         if (!"assign".equals(type)) {
             return false;
@@ -77,52 +71,72 @@ final class FakeWorkerCodec {
         return type;
     }
 
-    private void readJob(JsonParser p) throws IOException {
+    /** One field of an object, the parser on its value; false to have the value skipped. */
+    @FunctionalInterface
+    private interface FieldReader {
+        boolean read(String field, JsonParser p) throws IOException;
+    }
+
+    /** Reads the object the parser stands on, handing each field to {@code reader}. */
+    private static void readObject(JsonParser p, FieldReader reader) throws IOException {
         expect(p.currentToken(), JsonToken.START_OBJECT);
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             p.nextToken();
-            if (field.equals("id")) {
-                jobId = p.getText();
-            } else if (field.equals("spec")) {
-                readSpec(p);
-            } else {
+            if (!reader.read(field, p)) {
                 p.skipChildren();
             }
         }
     }
 
-    private void readSpec(JsonParser p) throws IOException {
-        expect(p.currentToken(), JsonToken.START_OBJECT);
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            p.nextToken();
-            if (field.equals("vignettes")) {
-                expect(p.currentToken(), JsonToken.START_ARRAY);
-                while (p.nextToken() == JsonToken.START_OBJECT) {
-                    String id = null;
-                    String prompt = null;
-                    while (p.nextToken() == JsonToken.FIELD_NAME) {
-                        String f = p.currentName();
-                        p.nextToken();
-                        if (f.equals("id")) {
-                            id = p.getText();
-                        } else if (f.equals("prompt")) {
-                            prompt = p.getText();
-                        } else {
-                            p.skipChildren();
-                        }
-                    }
-                    if (id == null || prompt == null) {
-                        throw new IOException("vignette without id or prompt");
-                    }
-                    vignetteIds.add(id);
-                    prompts.add(prompt);
-                }
-            } else {
-                p.skipChildren();
-            }
+    private boolean readFrameField(String field, JsonParser p) throws IOException {
+        if (field.equals("type")) {
+            type = p.getText();
+        } else if (field.equals("job")) {
+            readObject(p, jobField);
+        } else {
+            return false;
         }
+        return true;
+    }
+
+    private boolean readJobField(String field, JsonParser p) throws IOException {
+        if (field.equals("id")) {
+            jobId = p.getText();
+        } else if (field.equals("spec")) {
+            readObject(p, specField);
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    private boolean readSpecField(String field, JsonParser p) throws IOException {
+        if (!field.equals("vignettes")) {
+            return false;
+        }
+        expect(p.currentToken(), JsonToken.START_ARRAY);
+        while (p.nextToken() == JsonToken.START_OBJECT) {
+            String id = null;
+            String prompt = null;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String f = p.currentName();
+                p.nextToken();
+                if (f.equals("id")) {
+                    id = p.getText();
+                } else if (f.equals("prompt")) {
+                    prompt = p.getText();
+                } else {
+                    p.skipChildren();
+                }
+            }
+            if (id == null || prompt == null) {
+                throw new IOException("vignette without id or prompt");
+            }
+            vignetteIds.add(id);
+            prompts.add(prompt);
+        }
+        return true;
     }
 
     private static void expect(JsonToken actual, JsonToken expected) throws IOException {
