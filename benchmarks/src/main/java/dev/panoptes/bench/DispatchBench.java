@@ -22,10 +22,17 @@ import java.util.Map;
  * ({@link EchoCoordinator} and {@link EchoWorker}) measured in the same run, round for round, so
  * that every figure is also a fraction of the ceiling on this machine at this moment.
  *
- * <p>Method: one JIT warm-up round per system, then for each K, {@code runs} pairs of rounds
- * (floor, then Panoptes, alternating so that a noisy moment hits both), each round a short
- * warm-up then a measured window. Figures are the median of the runs with the min-max spread.
- * The process CPU of both JVMs is read from /proc at the window's edges, giving CPU per job.
+ * <p>Method: one JIT warm-up round per system at K=64 (so the worker's capacity, the largest K,
+ * must be at least 64), then for each K, {@code runs} times a round of each system in turn
+ * (floor, then Panoptes, then Panoptes over TLS with {@code --tls}), so that a noisy moment hits
+ * all of them; each round is a short warm-up then a measured window. Figures are the median of
+ * the runs with the min-max spread. The process CPU of both JVMs is read from /proc at the
+ * window's edges, giving CPU per job. {@code --profile} then hands the same JVMs to
+ * {@link DispatchProfile}.
+ *
+ * <p>The parent's main thread drives every child; the children start in {@link #run} and die with
+ * the {@link BenchContext}. The table's columns are parsed by {@code benchmarks/compare-commits.sh}:
+ * keep their order.
  */
 final class DispatchBench {
     /** Which worker answers the coordinator. */
@@ -55,7 +62,7 @@ final class DispatchBench {
                  double driverSysUsPerJob, double workerSysUsPerJob, String threads) {
     }
 
-    private static final Duration ROUND_TIMEOUT = Duration.ofSeconds(120);
+    static final Duration ROUND_TIMEOUT = Duration.ofSeconds(120);
     /** Peers' figures on a machine like this one (issue 7): Netty 4.2 + Jackson. */
     static final double NETTY_K64 = 133_000;
     static final double NETTY_K256 = 205_000;
@@ -212,7 +219,7 @@ final class DispatchBench {
         }
 
         if (o.profile() && driver != null) {
-            profile(ctx, report, o, driver, worker);
+            DispatchProfile.run(ctx, report, o, driver, worker);
         }
         return 0;
     }
@@ -272,112 +279,6 @@ final class DispatchBench {
                     m <= NETTY_P50_K1_US ? "met" : "not met"));
         }
         report.table(List.of("target", "measured (median)", "goal", "verdict"), rows);
-    }
-
-    private static void profile(BenchContext ctx, Report report, Options o, Child driver, Child worker)
-            throws Exception {
-        report.progress("profiling: a " + o.profileMs() + " ms round at K=" + o.profileK() + " under JFR");
-        Jcmd.startRecording(driver.pid());
-        Jcmd.startRecording(worker.pid());
-        Round r = round(driver, worker, o.profileK(), 1000, o.profileMs());
-        Path coordinatorJfr = ctx.logDir().resolve("coordinator.jfr");
-        Path workerJfr = ctx.logDir().resolve("worker.jfr");
-        Jcmd.stopRecording(driver.pid(), coordinatorJfr);
-        Jcmd.stopRecording(worker.pid(), workerJfr);
-        report.line("");
-        report.line(String.format(Locale.ROOT, "Profiled round (K=%d, %s): %,.0f jobs/s under JFR; recordings: %s, %s",
-                o.profileK(), o.mode().label, r.jobsPerSecond(), coordinatorJfr, workerJfr));
-        JfrSummary.print(report, coordinatorJfr, "coordinator JVM, K=" + o.profileK(), 25);
-        JfrSummary.print(report, workerJfr, o.mode().label + " JVM, K=" + o.profileK(), 15);
-        if (!Perf.available()) {
-            report.line("(perf is not available here: no CPU samples with kernel time, no syscall counts.)");
-            return;
-        }
-        cpuProfile(ctx, report, o, driver, worker);
-        List<List<String>> rows = new ArrayList<>();
-        for (int k : o.ks()) {
-            rows.add(perfRound(report, driver, worker, k));
-        }
-        report.line("");
-        report.line("Syscalls and context switches per job (perf stat over 4 s of a 6 s round at each K, outside"
-                + " JFR; jobs counted from the round's rate):");
-        report.line("");
-        report.table(List.of("K", "jobs/s", "coordinator syscalls/job", "coordinator context switches/job",
-                "worker syscalls/job", "worker context switches/job"), rows);
-        report.line("");
-        report.line("Coordinator syscall mix at K=" + o.profileK() + " (perf trace -s over 2 s; tracing slows the"
-                + " run, so read the shares, not the rate):");
-        report.line("");
-        driver.send(Kv.line("run", "k", o.profileK(), "warmupMs", 500, "measureMs", 4000));
-        driver.expect("MEASURE-START", ROUND_TIMEOUT);
-        Perf.Session trace = Perf.trace(driver.pid(), 2);
-        Map<String, Long> calls = Perf.syscalls(trace.output());
-        driver.expect("RESULT", ROUND_TIMEOUT);
-        long total = calls.values().stream().mapToLong(Long::longValue).sum();
-        List<List<String>> mix = new ArrayList<>();
-        for (Map.Entry<String, Long> e : calls.entrySet()) {
-            if (mix.size() == 10) {
-                break;
-            }
-            mix.add(List.of(e.getKey(), String.format(Locale.ROOT, "%,d", e.getValue()),
-                    String.format(Locale.ROOT, "%.1f%%", 100.0 * e.getValue() / Math.max(1, total))));
-        }
-        report.table(List.of("syscall", "calls", "share"), mix);
-    }
-
-    /**
-     * A round with perf record sampling both JVMs' CPU, user and kernel, every thread (JFR sees
-     * only threads running Java code; a selector thread's time in syscalls is invisible to it).
-     */
-    private static void cpuProfile(BenchContext ctx, Report report, Options o, Child driver, Child worker)
-            throws Exception {
-        Path coordinatorData = ctx.logDir().resolve("coordinator.perf.data");
-        Path workerData = ctx.logDir().resolve("worker.perf.data");
-        driver.send(Kv.line("run", "k", o.profileK(), "warmupMs", 1000, "measureMs", 6000));
-        driver.expect("MEASURE-START", ROUND_TIMEOUT);
-        Perf.Session c = Perf.record(driver.pid(), 4, coordinatorData);
-        Perf.Session w = Perf.record(worker.pid(), 4, workerData);
-        c.output();
-        w.output();
-        driver.expect("MEASURE-END", ROUND_TIMEOUT);
-        Kv r = driver.expect("RESULT", ROUND_TIMEOUT);
-        Jcmd.run(driver.pid(), "Compiler.perfmap");
-        Jcmd.run(worker.pid(), "Compiler.perfmap");
-        report.line("");
-        report.line(String.format(Locale.ROOT, "CPU samples (perf record -F 999, user + kernel, all threads, 4 s"
-                + " of a round at K=%d, %,.0f jobs/s; JIT frames named from the JVM's perf map):",
-                o.profileK(), r.longValue("jobs") * 1e9 / r.longValue("nanos")));
-        report.line("");
-        report.line("Coordinator JVM:");
-        report.line("");
-        report.table(List.of("self", "object", "symbol"), Perf.report(coordinatorData, 30));
-        report.line("");
-        report.line(o.mode().label + " JVM:");
-        report.line("");
-        report.table(List.of("self", "object", "symbol"), Perf.report(workerData, 15));
-    }
-
-    /** A round with perf stat counting both JVMs' syscalls and context switches for 4 s of it. */
-    private static List<String> perfRound(Report report, Child driver, Child worker, int k) throws Exception {
-        driver.send(Kv.line("run", "k", k, "warmupMs", 1000, "measureMs", 6000));
-        driver.expect("MEASURE-START", ROUND_TIMEOUT);
-        Perf.Session cs = Perf.stat(driver.pid(), 4);
-        Perf.Session ws = Perf.stat(worker.pid(), 4);
-        Map<String, Long> c = Perf.counts(cs.output());
-        Map<String, Long> w = Perf.counts(ws.output());
-        driver.expect("MEASURE-END", ROUND_TIMEOUT);
-        Kv r = driver.expect("RESULT", ROUND_TIMEOUT);
-        double rate = r.longValue("jobs") * 1e9 / r.longValue("nanos");
-        double jobs = rate * 4;
-        report.progress(String.format(Locale.ROOT, "perf K=%d: %,.0f jobs/s, coordinator %s, worker %s", k, rate, c, w));
-        return List.of(Integer.toString(k), String.format(Locale.ROOT, "%,.0f", rate),
-                perJob(c, "raw_syscalls:sys_enter", jobs), perJob(c, "context-switches", jobs),
-                perJob(w, "raw_syscalls:sys_enter", jobs), perJob(w, "context-switches", jobs));
-    }
-
-    private static String perJob(Map<String, Long> counts, String event, double jobs) {
-        Long n = counts.get(event);
-        return n == null ? "-" : String.format(Locale.ROOT, "%.2f", n / jobs);
     }
 
     /** One round on a driver (Panoptes or echo) and its worker; CPU of both read at the window's edges. */
