@@ -15,9 +15,9 @@ import java.util.Locale;
 import java.util.stream.Stream;
 
 /**
- * Measurement 5, end to end: the real {@code coordinator} command and 4 real worker processes
- * ({@code java -jar worker.jar --coordinator ...}, capacity 8 each) against the product's stub
- * model ({@link StubModelNode}) with a fixed latency, each in its own JVM. The ceiling is
+ * Measurement 5, end to end: the real {@code coordinator} command and real worker processes
+ * ({@code java -jar worker.jar --coordinator ...}; 4 of capacity 8 by default) against the
+ * product's stub model ({@link StubModelNode}) with a fixed latency, each in its own JVM. The ceiling is
  * workers x capacity / latency vignettes per second (every slot always waiting on a model call).
  *
  * <p>The rate is read from outside, without trusting the product's own figures: the parent
@@ -26,7 +26,11 @@ import java.util.stream.Stream;
  * registered (the steady state), and also the whole run, from the moment the coordinator listens
  * to the last record. The workers are started once and kept across runs, as long-lived workers
  * are in production: each run is a new {@code coordinator} command on the same port, and they
- * reconnect to it. Then the store's own rate ({@link StoreBench}) is measured directly.
+ * reconnect to it; a first run of a quarter of the vignettes warms them up and is not counted.
+ * Then the store's own rate ({@link StoreBench}) is measured directly, and reported by
+ * {@link #reportStore}, which the {@code store} command shares.
+ *
+ * <p>The parent's main thread starts, polls and stops every process; nothing here is shared.
  */
 final class E2eBench {
     /** How to run it; see {@link E2eCommand}'s options. */
