@@ -1,5 +1,9 @@
 package dev.panoptes.bench;
 
+import dev.panoptes.bench.dispatch.DispatchBench;
+import dev.panoptes.bench.harness.BenchContext;
+import dev.panoptes.bench.harness.Report;
+
 import picocli.CommandLine.Option;
 
 import java.util.List;

@@ -1,5 +1,9 @@
 package dev.panoptes.bench;
 
+import dev.panoptes.bench.harness.BenchContext;
+import dev.panoptes.bench.harness.Machine;
+import dev.panoptes.bench.harness.Report;
+
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

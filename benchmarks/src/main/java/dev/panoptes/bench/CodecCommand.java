@@ -1,5 +1,9 @@
 package dev.panoptes.bench;
 
+import dev.panoptes.bench.dispatch.CodecBench;
+import dev.panoptes.bench.harness.BenchContext;
+import dev.panoptes.bench.harness.Report;
+
 import picocli.CommandLine.Command;
 
 /** {@code codec}: the per-frame cost of the wire work, in one thread of this JVM ({@link CodecBench}). */

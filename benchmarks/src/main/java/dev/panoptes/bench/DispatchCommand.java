@@ -1,5 +1,7 @@
 package dev.panoptes.bench;
 
+import dev.panoptes.bench.dispatch.DispatchBench;
+
 import picocli.CommandLine.Command;
 
 /** {@code dispatch}: measurement 1a, the coordinator against the minimal fast fake worker. */

@@ -1,5 +1,7 @@
 package dev.panoptes.bench;
 
+import dev.panoptes.bench.dispatch.DispatchBench;
+
 import picocli.CommandLine.Command;
 
 /** {@code dispatch-session}: measurement 1b, the coordinator against the real WorkerSession. */

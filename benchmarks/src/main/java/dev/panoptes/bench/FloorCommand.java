@@ -1,5 +1,7 @@
 package dev.panoptes.bench;
 
+import dev.panoptes.bench.dispatch.DispatchBench;
+
 import picocli.CommandLine.Command;
 
 /** {@code floor}: the raw-NIO echo floor of the dispatch measurements, alone. */

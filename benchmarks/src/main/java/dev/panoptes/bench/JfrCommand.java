@@ -1,5 +1,8 @@
 package dev.panoptes.bench;
 
+import dev.panoptes.bench.harness.JfrSummary;
+import dev.panoptes.bench.harness.Report;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;

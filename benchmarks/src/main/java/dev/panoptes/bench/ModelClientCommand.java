@@ -1,5 +1,10 @@
 package dev.panoptes.bench;
 
+import dev.panoptes.bench.harness.BenchContext;
+import dev.panoptes.bench.harness.Report;
+import dev.panoptes.bench.model.ModelClientBench;
+import dev.panoptes.bench.model.ModelClientKinds;
+
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

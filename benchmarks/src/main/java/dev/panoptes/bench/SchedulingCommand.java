@@ -1,5 +1,9 @@
 package dev.panoptes.bench;
 
+import dev.panoptes.bench.cluster.SchedulingBench;
+import dev.panoptes.bench.harness.BenchContext;
+import dev.panoptes.bench.harness.Report;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

@@ -1,5 +1,10 @@
 package dev.panoptes.bench;
 
+import dev.panoptes.bench.fleet.E2eBench;
+import dev.panoptes.bench.fleet.StoreBench;
+import dev.panoptes.bench.harness.BenchContext;
+import dev.panoptes.bench.harness.Report;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
