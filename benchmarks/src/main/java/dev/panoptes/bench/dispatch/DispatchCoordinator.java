@@ -33,15 +33,19 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * The coordinator of the dispatch measurement, in its own JVM: a real {@link WorkerServer} on
  * loopback and a driver that keeps exactly K jobs in flight through {@link RemoteWorker#dispatch}
- * on the one registered worker. Each completion (on the server's completion thread) records the
- * job's latency, from the {@code dispatch} call to the future's completion, and dispatches the next
- * job, so the number in flight never drops below K for longer than that hand-off.
+ * on the one registered worker. Each completion (on the server's completion threads, or on its
+ * selector thread with {@code directCompletions}) records the job's latency, from the
+ * {@code dispatch} call to the future's completion, and dispatches the next job, so the number in
+ * flight never drops below K for longer than that hand-off. The main thread only reads commands
+ * and waits for a run's window to end.
  *
  * <p>Commands: {@code await-worker}, then {@code run k=K warmupMs=W measureMs=M} as often as
- * wanted; replies {@code WORKER}, {@code MEASURE-START}, {@code MEASURE-END} and {@code RESULT}
- * (jobs, nanos, latency in microseconds, and the busiest threads of this JVM in the window).
+ * wanted, and {@code quit}; replies {@code WORKER}, {@code MEASURE-START}, {@code MEASURE-END} and
+ * {@code RESULT} (jobs, nanos, latency in microseconds, and the busiest threads of this JVM in the
+ * window).
  *
- * <p>Arguments: {@code selectorThreads completionThreads [directCompletions]}.
+ * <p>Arguments: {@code selectorThreads completionThreads [directCompletions]}; TLS when the system
+ * property {@link BenchTls#PROPERTY} names a key store.
  */
 public final class DispatchCoordinator {
     /** The 16-byte prompt of every job. */
