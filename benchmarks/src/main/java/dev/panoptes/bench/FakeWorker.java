@@ -2,8 +2,6 @@ package dev.panoptes.bench;
 
 import dev.panoptes.bench.fake.FastFakeWorker;
 
-import dev.panoptes.bench.fake.FastFakeWorker;
-
 /**
  * The stable entry point of the minimal fast fake worker,
  * {@code java -cp benchmarks.jar dev.panoptes.bench.FakeWorker port workerId capacity heartbeatMs

@@ -2,7 +2,6 @@ package dev.panoptes.bench.cluster;
 
 import dev.panoptes.bench.harness.ChildIo;
 import dev.panoptes.bench.harness.Kv;
-
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;

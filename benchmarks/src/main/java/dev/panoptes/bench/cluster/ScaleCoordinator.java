@@ -3,7 +3,6 @@ package dev.panoptes.bench.cluster;
 import dev.panoptes.bench.harness.ChildIo;
 import dev.panoptes.bench.harness.Kv;
 import dev.panoptes.bench.harness.Machine;
-
 import dev.panoptes.remote.RemoteWorker;
 import dev.panoptes.remote.ServerOptions;
 import dev.panoptes.remote.SharedPool;

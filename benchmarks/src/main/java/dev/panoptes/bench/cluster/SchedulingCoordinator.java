@@ -3,7 +3,6 @@ package dev.panoptes.bench.cluster;
 import dev.panoptes.bench.fake.BenchRunners;
 import dev.panoptes.bench.harness.ChildIo;
 import dev.panoptes.bench.harness.Kv;
-
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;

@@ -4,7 +4,6 @@ import dev.panoptes.bench.fake.BenchRunners;
 import dev.panoptes.bench.fake.FakeWorkerCodec;
 import dev.panoptes.bench.harness.Report;
 import dev.panoptes.bench.harness.Stats;
-
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;

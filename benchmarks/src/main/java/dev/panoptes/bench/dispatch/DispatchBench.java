@@ -11,7 +11,6 @@ import dev.panoptes.bench.harness.Latency;
 import dev.panoptes.bench.harness.Machine;
 import dev.panoptes.bench.harness.Report;
 import dev.panoptes.bench.harness.Stats;
-
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;

@@ -5,7 +5,6 @@ import dev.panoptes.bench.harness.ChildIo;
 import dev.panoptes.bench.harness.Kv;
 import dev.panoptes.bench.harness.Latency;
 import dev.panoptes.bench.harness.Machine;
-
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;

@@ -1,7 +1,6 @@
 package dev.panoptes.bench.fake;
 
 import dev.panoptes.bench.harness.ChildIo;
-
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
 

@@ -1,7 +1,6 @@
 package dev.panoptes.bench.fake;
 
 import dev.panoptes.bench.harness.ChildIo;
-
 import dev.panoptes.worker.WorkerOptions;
 import dev.panoptes.worker.Workers;
 

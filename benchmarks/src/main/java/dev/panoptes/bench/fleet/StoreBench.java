@@ -2,7 +2,6 @@ package dev.panoptes.bench.fleet;
 
 import dev.panoptes.bench.harness.Machine;
 import dev.panoptes.bench.harness.Report;
-
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;

@@ -2,7 +2,6 @@ package dev.panoptes.bench.model;
 
 import dev.panoptes.bench.harness.ChildIo;
 import dev.panoptes.bench.harness.Kv;
-
 import dev.panoptes.worker.StubModelServer;
 
 import java.io.BufferedReader;

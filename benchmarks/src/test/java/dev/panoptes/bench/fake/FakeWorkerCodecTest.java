@@ -1,7 +1,6 @@
 package dev.panoptes.bench.fake;
 
 import dev.panoptes.bench.dispatch.DispatchCoordinator;
-
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
