@@ -33,8 +33,8 @@ import java.util.Map;
  * ({@link EchoCoordinator} and {@link EchoWorker}) measured in the same run, round for round, so
  * that every figure is also a fraction of the ceiling on this machine at this moment.
  *
- * <p>Method: one JIT warm-up round per system at K=64 (so the worker's capacity, the largest K,
- * must be at least 64), then for each K, {@code runs} times a round of each system in turn
+ * <p>Method: one JIT warm-up round per system at K=64 (or at the largest K, the worker's
+ * capacity, when that is smaller), then for each K, {@code runs} times a round of each system in turn
  * (floor, then Panoptes, then Panoptes over TLS with {@code --tls}), so that a noisy moment hits
  * all of them; each round is a short warm-up then a measured window. Figures are the median of
  * the runs with the min-max spread. The process CPU of both JVMs is read from /proc at the
@@ -140,13 +140,16 @@ public final class DispatchBench {
             report.progress("TLS worker " + w.get("id") + " registered with capacity " + w.get("capacity"));
         }
 
-        report.progress("JIT warm-up: " + o.jitWarmupMs() + " ms per system at K=64");
-        round(echoDriver, echoWorker, 64, o.jitWarmupMs(), 1000);
+        // Never past the worker's capacity, the largest K: a warm-up at a K the worker cannot hold
+        // would wait for answers to jobs the coordinator is not allowed to send.
+        int warmK = Math.min(64, maxK);
+        report.progress("JIT warm-up: " + o.jitWarmupMs() + " ms per system at K=" + warmK);
+        round(echoDriver, echoWorker, warmK, o.jitWarmupMs(), 1000);
         if (driver != null) {
-            round(driver, worker, 64, o.jitWarmupMs(), 1000);
+            round(driver, worker, warmK, o.jitWarmupMs(), 1000);
         }
         if (tlsDriver != null) {
-            round(tlsDriver, tlsWorker, 64, o.jitWarmupMs(), 1000);
+            round(tlsDriver, tlsWorker, warmK, o.jitWarmupMs(), 1000);
         }
         Map<Integer, List<Round>> overTls = new LinkedHashMap<>();
 
