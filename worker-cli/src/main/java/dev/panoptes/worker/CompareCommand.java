@@ -2,12 +2,12 @@ package dev.panoptes.worker;
 
 import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.store.JdbcResultStore;
-import dev.panoptes.worker.report.ComparisonJson;
-import dev.panoptes.worker.report.Figures;
-import dev.panoptes.worker.report.HtmlReport;
-import dev.panoptes.worker.report.ModelComparison;
-import dev.panoptes.worker.report.RunData;
-import dev.panoptes.worker.report.RunDataLoader;
+import dev.panoptes.report.ComparisonJson;
+import dev.panoptes.report.Figures;
+import dev.panoptes.report.HtmlReport;
+import dev.panoptes.report.ModelComparison;
+import dev.panoptes.report.RunData;
+import dev.panoptes.report.RunDataLoader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;

@@ -1,11 +1,11 @@
 package dev.panoptes.worker;
 
-import dev.panoptes.remote.tls.PemFiles;
+import dev.panoptes.admin.AdminServer;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.suite.SuiteFormatException;
-import dev.panoptes.worker.admin.AdminServer;
+import dev.panoptes.remote.tls.PemFiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;

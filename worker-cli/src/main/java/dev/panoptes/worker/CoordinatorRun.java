@@ -1,9 +1,9 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.admin.CoordinatorAdmin;
 import dev.panoptes.control.Plural;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSourceFailedException;
-import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.schedule.DispatchGate;
 import dev.panoptes.control.schedule.EndpointGovernor;
 import dev.panoptes.control.schedule.ProgressListener;
@@ -11,6 +11,7 @@ import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.schedule.Scheduler;
 import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.schedule.StoreUnavailableException;
+import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.store.Scoring;
@@ -20,12 +21,11 @@ import dev.panoptes.control.suite.RunManifest;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
 import dev.panoptes.control.wire.MessageCodec;
-import dev.panoptes.worker.admin.CoordinatorAdmin;
-import dev.panoptes.worker.report.RunData;
-import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.remote.ServerOptions;
 import dev.panoptes.remote.SharedPool;
 import dev.panoptes.remote.WorkerServer;
+import dev.panoptes.report.RunData;
+import dev.panoptes.report.RunDataLoader;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -1,15 +1,15 @@
 package dev.panoptes.worker;
 
-import dev.panoptes.control.Plural;
 import dev.panoptes.control.Job;
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.SpecParams;
-import dev.panoptes.control.store.JdbcResultStore;
-import dev.panoptes.worker.report.HtmlReport;
-import dev.panoptes.worker.report.ModelComparison;
-import dev.panoptes.worker.report.RunData;
-import dev.panoptes.worker.report.RunDataLoader;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.schedule.ProgressListener;
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.report.HtmlReport;
+import dev.panoptes.report.ModelComparison;
+import dev.panoptes.report.RunData;
+import dev.panoptes.report.RunDataLoader;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;

@@ -1,7 +1,7 @@
 package dev.panoptes.worker;
 
-import dev.panoptes.worker.report.RunData;
-import dev.panoptes.worker.report.SampleRow;
+import dev.panoptes.report.RunData;
+import dev.panoptes.report.SampleRow;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

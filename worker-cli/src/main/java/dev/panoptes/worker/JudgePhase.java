@@ -1,11 +1,11 @@
 package dev.panoptes.worker;
 
-import dev.panoptes.control.Plural;
 import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Vignette;

@@ -1,8 +1,8 @@
 package dev.panoptes.worker;
 
-import dev.panoptes.control.Plural;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSet;
 import dev.panoptes.control.schedule.ProgressListener;

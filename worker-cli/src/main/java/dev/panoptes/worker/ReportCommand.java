@@ -2,8 +2,8 @@ package dev.panoptes.worker;
 
 import dev.panoptes.control.Plural;
 import dev.panoptes.control.store.JdbcResultStore;
-import dev.panoptes.worker.report.HtmlReport;
-import dev.panoptes.worker.report.RunData;
+import dev.panoptes.report.HtmlReport;
+import dev.panoptes.report.RunData;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;

@@ -7,10 +7,10 @@ import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.suite.JobPlan;
-import dev.panoptes.worker.report.Figures;
-import dev.panoptes.worker.report.RunData;
-import dev.panoptes.worker.report.RunStats;
-import dev.panoptes.worker.report.SampleRow;
+import dev.panoptes.report.Figures;
+import dev.panoptes.report.RunData;
+import dev.panoptes.report.RunStats;
+import dev.panoptes.report.SampleRow;
 
 import java.time.Duration;
 import java.util.List;

@@ -2,8 +2,8 @@ package dev.panoptes.worker;
 
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.store.Scoring;
-import dev.panoptes.worker.report.ModelComparison;
-import dev.panoptes.worker.report.RunData;
+import dev.panoptes.report.ModelComparison;
+import dev.panoptes.report.RunData;
 
 import java.util.List;
 import java.util.Objects;

@@ -1,8 +1,8 @@
 package dev.panoptes.worker;
 
 import dev.panoptes.control.store.JdbcResultStore;
-import dev.panoptes.worker.report.RunData;
-import dev.panoptes.worker.report.RunDataLoader;
+import dev.panoptes.report.RunData;
+import dev.panoptes.report.RunDataLoader;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 

@@ -1,8 +1,8 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.admin.AdminServer;
 import dev.panoptes.control.Redaction;
 import dev.panoptes.remote.tls.PemFiles;
-import dev.panoptes.worker.admin.AdminServer;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;

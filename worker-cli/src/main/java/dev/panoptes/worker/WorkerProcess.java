@@ -1,11 +1,11 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.admin.AdminServer;
+import dev.panoptes.admin.WorkerMetrics;
 import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.eval.EvalJobRunner;
 import dev.panoptes.eval.HttpModelClient;
 import dev.panoptes.eval.ModelApiCheck;
-import dev.panoptes.worker.admin.AdminServer;
-import dev.panoptes.worker.admin.WorkerMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

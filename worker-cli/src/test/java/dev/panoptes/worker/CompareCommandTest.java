@@ -12,7 +12,7 @@ import dev.panoptes.control.Vignette;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RunEntry;
-import dev.panoptes.worker.report.ReportPage;
+import dev.panoptes.report.ReportPage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 

@@ -1,14 +1,14 @@
 package dev.panoptes.worker;
 
-import dev.panoptes.control.JobId;
-import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
-import dev.panoptes.control.Vignette;
+import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
+import dev.panoptes.control.Vignette;
+import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

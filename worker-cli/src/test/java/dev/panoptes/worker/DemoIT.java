@@ -2,9 +2,9 @@ package dev.panoptes.worker;
 
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.StoredRecord;
-import dev.panoptes.worker.report.ReportPage;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteReader;
+import dev.panoptes.report.ReportPage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;

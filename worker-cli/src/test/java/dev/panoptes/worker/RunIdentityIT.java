@@ -5,7 +5,7 @@ import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.store.StoredRecord;
 import dev.panoptes.control.store.TestPostgres;
-import dev.panoptes.worker.report.Figures;
+import dev.panoptes.report.Figures;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;

@@ -6,10 +6,10 @@ import dev.panoptes.control.Vignette;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.Suite;
-import dev.panoptes.worker.report.FailureRow;
-import dev.panoptes.worker.report.RunData;
-import dev.panoptes.worker.report.RunInfo;
-import dev.panoptes.worker.report.SampleRow;
+import dev.panoptes.report.FailureRow;
+import dev.panoptes.report.RunData;
+import dev.panoptes.report.RunInfo;
+import dev.panoptes.report.SampleRow;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

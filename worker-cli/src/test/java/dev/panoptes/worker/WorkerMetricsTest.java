@@ -1,5 +1,7 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.admin.AdminServer;
+import dev.panoptes.admin.WorkerMetrics;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.JobRunner;
@@ -8,8 +10,6 @@ import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
-import dev.panoptes.worker.admin.AdminServer;
-import dev.panoptes.worker.admin.WorkerMetrics;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

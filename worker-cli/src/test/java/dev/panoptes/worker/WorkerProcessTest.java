@@ -1,11 +1,11 @@
 package dev.panoptes.worker;
 
 import ch.qos.logback.classic.spi.ILoggingEvent;
+import dev.panoptes.admin.AdminServer;
 import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.eval.ModelApiCheck.Result;
 import dev.panoptes.eval.ModelApiCheck.Verdict;
-import dev.panoptes.worker.admin.AdminServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
