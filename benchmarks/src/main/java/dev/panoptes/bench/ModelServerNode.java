@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * is a load generator's counterpart, not a server for anything else (no chunked bodies, no
  * {@code Expect}, no pipelining beyond answering requests in order).
  *
- * <p>Why not {@link dev.panoptes.worker.StubModelServer}: the JDK's HttpServer spends a thread
+ * <p>Why not {@link dev.panoptes.demo.StubModelServer}: the JDK's HttpServer spends a thread
  * hand-off and a good deal of CPU per request, and at 0 ms the server competes with the client
  * being measured for the machine's two cores; a lean server lets the client run faster, so that
  * a run takes seconds, without changing what is measured (the client JVM's CPU per call).

@@ -1,6 +1,6 @@
 package dev.panoptes.bench;
 
-import dev.panoptes.worker.StubModelServer;
+import dev.panoptes.demo.StubModelServer;
 
 import java.io.BufferedReader;
 import java.net.InetSocketAddress;
