@@ -1,6 +1,5 @@
 package dev.panoptes.cli;
 
-import dev.panoptes.admin.AdminServer;
 import dev.panoptes.console.Durations;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.score.RunScoring;
@@ -228,17 +227,8 @@ public final class CoordinatorCommand implements Callable<Integer> {
             description = "Do not govern the fleet's concurrency per model API: each worker backs off alone on 429.")
     private boolean noRateGovernor;
 
-    @Option(names = "--metrics", order = 143, paramLabel = "HOST:PORT", converter = HostPortConverter.Listen.class,
-            description = "Serve an admin endpoint here: GET /metrics (Prometheus text) and GET /status (the run and"
-                    + " its workers as JSON; see 'worker.jar status'). With a token (--token), both need"
-                    + " 'Authorization: Bearer TOKEN'; without one, only a loopback address such as 127.0.0.1 is"
-                    + " served (see --metrics-insecure). Port 0 picks a free one. Default: off.")
-    private InetSocketAddress metrics;
-
-    @Option(names = "--metrics-insecure", order = 144,
-            description = "Without a token, serve --metrics on an address other machines reach anyway, open to"
-                    + " anyone who reaches it (for a network only the scraper reaches).")
-    private boolean metricsInsecure;
+    @Mixin
+    private MetricsOptions admin;
 
     @Option(names = "--admin-linger", order = 145, paramLabel = "DURATION", defaultValue = "35s",
             converter = DurationConverter.OrZero.class,
@@ -269,7 +259,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
                 .withMaxErrorRate(maxErrorRate)
                 .withMaxFrameBytes(maxFrameBytes)
                 .withDatabase(database)
-                .withAdmin(metrics, metricsInsecure);
+                .withAdmin(admin.metrics, admin.insecure);
         configureTls(run);
         try {
             return runInterruptibly(run, adminLinger, spec.commandLine().getErr());
@@ -285,26 +275,13 @@ public final class CoordinatorCommand implements Callable<Integer> {
     }
 
     /**
-     * Checks --metrics and --metrics-insecure against the token (see {@link AdminServer#checkExposure});
-     * a problem is a usage error (exit 2) that says how to fix it.
+     * Checks --metrics, --metrics-insecure and --admin-linger against each other and the token; a
+     * problem is a usage error (exit 2) that says how to fix it.
      */
     private void checkMetrics(boolean hasToken) {
-        if (metricsInsecure && metrics == null) {
-            throw invalid("--metrics-insecure", "it loosens --metrics, which is not given");
-        }
-        if (metrics == null && spec.commandLine().getParseResult().hasMatchedOption("--admin-linger")) {
+        admin.check(spec, hasToken, "/metrics and /status then require wherever they are served");
+        if (admin.metrics == null && spec.commandLine().getParseResult().hasMatchedOption("--admin-linger")) {
             throw invalid("--admin-linger", "it keeps --metrics up after the run, and --metrics is not given");
-        }
-        if (metricsInsecure && hasToken) {
-            throw invalid("--metrics-insecure", "there is a token (--token or " + WorkerMain.TOKEN_ENV + "), which"
-                    + " /metrics and /status then require wherever they are served; leave --metrics-insecure out");
-        }
-        if (metrics != null) {
-            try {
-                AdminServer.checkExposure(metrics, hasToken, metricsInsecure);
-            } catch (IllegalArgumentException e) {
-                throw invalid("--metrics", e.getMessage());
-            }
         }
     }
 

@@ -6,11 +6,8 @@ import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.report.HtmlReport;
 import dev.panoptes.report.RunData;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -33,20 +30,10 @@ import java.util.concurrent.Callable;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:written", "1:the database could not be read or the file not written",
             "2:invalid command line, or no such run"})
-final class ReportCommand implements Callable<Integer> {
-    @Spec
-    private CommandSpec spec;
-
-    @Mixin
-    private VerboseMixin verbose;
-
-    @Mixin
-    private DatabaseOptions database;
-
+final class ReportCommand extends StoredRunsCommand implements Callable<Integer> {
     @Option(names = "--out", order = 20, paramLabel = "FILE", defaultValue = "panoptes-report.html",
             description = "The HTML file to write (replaced if it exists). Default: ${DEFAULT-VALUE}.")
     private Path outFile;
-
 
     @Option(names = "--scoring", order = 30, paramLabel = "N",
             description = "Show the scores of this scoring of each run (1 is the first; rescore adds more)."
@@ -59,8 +46,7 @@ final class ReportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        verbose.apply();
-        DatabaseTarget target = database.existing(spec);
+        DatabaseTarget target = existingDatabase();
         Path parent = outFile.toAbsolutePath().getParent();
         if (parent != null && !Files.isDirectory(parent)) {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--out': the folder " + parent

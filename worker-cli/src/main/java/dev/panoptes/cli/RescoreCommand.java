@@ -11,11 +11,8 @@ import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunDataLoader;
 import dev.panoptes.report.RunStats;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.util.List;
@@ -39,16 +36,7 @@ import java.util.concurrent.Callable;
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:rescored", "1:the database could not be read or written",
             "2:invalid command line, or no such run"})
-final class RescoreCommand implements Callable<Integer> {
-    @Spec
-    private CommandSpec spec;
-
-    @Mixin
-    private VerboseMixin verbose;
-
-    @Mixin
-    private DatabaseOptions database;
-
+final class RescoreCommand extends StoredRunsCommand implements Callable<Integer> {
     @Option(names = "--scorer", order = 20, paramLabel = "SCORER", required = true,
             description = "exact, normalized, includes, regex:PATTERN, numeric[:TOL|:TOL%%] or choice. Required.")
     private String scorer;
@@ -60,8 +48,7 @@ final class RescoreCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        verbose.apply();
-        DatabaseTarget target = database.existing(spec);
+        DatabaseTarget target = existingDatabase();
         if (Scorers.isJudge(scorer)) {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--scorer': " + scorer
                     + " is model-graded and needs the fleet; run the coordinator again with --scorer " + scorer

@@ -13,11 +13,9 @@ import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunDataLoader;
 import dev.panoptes.report.SampleRow;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
-import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -46,7 +44,7 @@ import java.util.concurrent.Callable;
                     + " (-24, +1, -3.5, 1e-3) is a number and is written as it is."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:exported", "1:the database could not be read", "2:invalid command line, or no such run"})
-public final class ResultsCommand implements Callable<Integer> {
+public final class ResultsCommand extends StoredRunsCommand implements Callable<Integer> {
     /** The export formats. */
     enum Format { jsonl, csv }
 
@@ -54,16 +52,6 @@ public final class ResultsCommand implements Callable<Integer> {
             "expected", "response", "score", "explanation", "metadata", "apiModel", "finishReason", "latencyMs",
             "promptTokens", "completionTokens", "workerId", "error", "scoring");
     private static final ObjectMapper JSON = new ObjectMapper();
-
-    @Spec
-    private CommandSpec spec;
-
-    @Mixin
-    private VerboseMixin verbose;
-
-    @Mixin
-    private DatabaseOptions database;
-
 
     @Option(names = "--format", order = 20, paramLabel = "FORMAT", defaultValue = "jsonl",
             description = "jsonl or csv. Default: ${DEFAULT-VALUE}.")
@@ -81,8 +69,7 @@ public final class ResultsCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        verbose.apply();
-        DatabaseTarget target = database.existing(spec);
+        DatabaseTarget target = existingDatabase();
         PrintWriter out = spec.commandLine().getOut();
         try (JdbcResultStore store = target.open()) {
             List<RunData> runs = load(spec, store, database.run, ScoringOption.check(spec, scoring));

@@ -1,6 +1,5 @@
 package dev.panoptes.cli;
 
-import dev.panoptes.admin.AdminServer;
 import dev.panoptes.console.Durations;
 import dev.panoptes.control.Redaction;
 import dev.panoptes.remote.tls.PemFiles;
@@ -159,17 +158,8 @@ public final class WorkerMain implements Callable<Integer> {
                     + " misjudges). Without the check, a wrong URL, key or model fails every job instead.")
     private boolean noModelCheck;
 
-    @Option(names = "--metrics", order = 130, paramLabel = "HOST:PORT", converter = HostPortConverter.Listen.class,
-            description = "Serve GET /metrics (Prometheus text: jobs running, completed and failed, model-call"
-                    + " latency and tokens per model, 429s, connection state) on this address. With a token"
-                    + " (--token), it needs 'Authorization: Bearer TOKEN', the coordinator's token; without one, only"
-                    + " a loopback address such as 127.0.0.1 is served (see --metrics-insecure). Default: off.")
-    private InetSocketAddress metrics;
-
-    @Option(names = "--metrics-insecure", order = 131,
-            description = "Without a token, serve --metrics on an address other machines reach anyway, open to"
-                    + " anyone who reaches it (for a network only the scraper reaches).")
-    private boolean metricsInsecure;
+    @Mixin
+    private MetricsOptions admin;
 
     @Option(names = "--max-frame-bytes", order = 135, paramLabel = "BYTES", defaultValue = "16777216",
             converter = FrameBytesConverter.class,
@@ -283,7 +273,7 @@ public final class WorkerMain implements Callable<Integer> {
                 .withToken(firstSet(token, env.get(TOKEN_ENV)))
                 .withLabels(labels());
         options = options.withMaxFrameBytes(maxFrameBytes);
-        checkMetrics(options.token() != null);
+        admin.check(spec, options.token() != null, "/metrics then requires wherever it is served");
         if (heartbeatTimeout != null) {
             if (heartbeatTimeout.compareTo(heartbeat) <= 0) {
                 throw new ParameterException(spec.commandLine(), "Invalid value for option '--heartbeat-timeout':"
@@ -300,32 +290,8 @@ public final class WorkerMain implements Callable<Integer> {
         }
         WorkerSettings settings = new WorkerSettings(coordinator, modelApi, List.copyOf(new LinkedHashSet<>(models)), key,
                 id == null ? WorkerIds.defaultId() : id, capacity, options, grace, requestTimeout, !noModelCheck,
-                verbose.isVerbose(), metrics, metricsInsecure);
+                verbose.isVerbose(), admin.metrics, admin.insecure);
         return starter.start(settings);
-    }
-
-    /**
-     * The worker's /metrics follows the coordinator's rule (see {@link AdminServer#checkExposure}):
-     * behind the token the worker registers with, or on loopback, or open on purpose.
-     */
-    private void checkMetrics(boolean hasToken) {
-        if (metricsInsecure && metrics == null) {
-            throw new ParameterException(spec.commandLine(), "Invalid value for option '--metrics-insecure': it"
-                    + " loosens --metrics, which is not given");
-        }
-        if (metricsInsecure && hasToken) {
-            throw new ParameterException(spec.commandLine(), "Invalid value for option '--metrics-insecure': there"
-                    + " is a token (--token or " + TOKEN_ENV + "), which /metrics then requires wherever it is served;"
-                    + " leave --metrics-insecure out");
-        }
-        if (metrics != null) {
-            try {
-                AdminServer.checkExposure(metrics, hasToken, metricsInsecure);
-            } catch (IllegalArgumentException e) {
-                throw new ParameterException(spec.commandLine(), "Invalid value for option '--metrics': "
-                        + e.getMessage());
-            }
-        }
     }
 
     /**
