@@ -5,8 +5,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.BufferedInputStream;
-import java.io.ByteArrayOutputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -16,12 +14,9 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -71,10 +66,6 @@ public final class AdminServer implements AutoCloseable {
     static final int QUEUE = 16;
     /** How long a connection may take, from accept to the last byte of the answer. */
     static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(10);
-    /** The request line and headers together; scrapers send a few hundred bytes. */
-    private static final int MAX_HEAD_BYTES = 8 * 1024;
-    /** A request body is read (and dropped) up to this size, so that its answer is not lost to a reset. */
-    private static final int MAX_BODY_BYTES = 64 * 1024;
 
     /** The sizes of the pool and the deadline of a connection; tests shrink them. */
     record Limits(int threads, int queue, Duration requestTimeout) {
@@ -296,22 +287,22 @@ public final class AdminServer implements AutoCloseable {
     // ------------------------------------------------------------------ pool threads
 
     private void serve(Socket socket, ScheduledFuture<?> deadline) {
-        Request request = null;
+        AdminRequest request = null;
         try {
             // Each read gives up by itself at the deadline too, should the deadline thread be late.
             socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutMs)));
             InputStream in = new BufferedInputStream(socket.getInputStream());
             OutputStream out = socket.getOutputStream();
             try {
-                request = Request.read(in);
-            } catch (BadRequest e) {
+                request = AdminRequest.read(in);
+            } catch (AdminRequest.BadRequest e) {
                 send(out, e.code, PLAIN, e.getMessage() + "\n", false, "");
                 // Part of the request is still unread: closing now would reset the connection, and
                 // the client could lose the answer. Let it read, and close its end, first.
                 try {
                     socket.shutdownOutput();
                     socket.setSoTimeout(1000);
-                    long left = MAX_BODY_BYTES;
+                    long left = AdminRequest.MAX_BODY_BYTES;
                     for (long n; left > 0 && (n = in.skip(left)) > 0; ) {
                         left -= n;
                     }
@@ -328,7 +319,7 @@ public final class AdminServer implements AutoCloseable {
         } catch (IOException e) {
             log.debug("the admin connection from {} ended early: {}", socket.getRemoteSocketAddress(), e.toString());
         } catch (RuntimeException e) {
-            String what = request == null ? "a request" : request.method + " " + request.path;
+            String what = request == null ? "a request" : request.method() + " " + request.path();
             if (closed) {
                 log.debug("the admin endpoint stopped while answering {}: {}", what, e.toString());
                 return;
@@ -348,18 +339,18 @@ public final class AdminServer implements AutoCloseable {
         }
     }
 
-    private void answer(Request request, OutputStream out) throws IOException {
-        boolean head = request.method.equals("HEAD");
-        boolean known = request.path.equals("/metrics") || (status != null && request.path.equals("/status"));
+    private void answer(AdminRequest request, OutputStream out) throws IOException {
+        boolean head = request.method().equals("HEAD");
+        boolean known = request.path().equals("/metrics") || (status != null && request.path().equals("/status"));
         if (!known) {
             send(out, 404, PLAIN, "not found: try /metrics" + (status == null ? "" : " or /status") + "\n", head, "");
-        } else if (!request.method.equals("GET") && !head) {
+        } else if (!request.method().equals("GET") && !head) {
             send(out, 405, PLAIN, "only GET (and HEAD)\n", false, "Allow: GET, HEAD\r\n");
-        } else if (!authorized(request.authorization)) {
+        } else if (!authorized(request.authorization())) {
             send(out, 401, PLAIN, "the admin endpoint needs the token: send 'Authorization: Bearer <token>' (in"
                     + " a Prometheus scrape config: authorization: {credentials_file: FILE})\n", head,
                     "WWW-Authenticate: Bearer realm=\"panoptes\"\r\n");
-        } else if (request.path.equals("/metrics")) {
+        } else if (request.path().equals("/metrics")) {
             send(out, 200, PROMETHEUS_TEXT, registry.scrape(), head, "");
         } else {
             send(out, 200, "application/json", status.get(), head, "");
@@ -455,134 +446,5 @@ public final class AdminServer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         };
-    }
-
-    /** A request that cannot be answered as asked, with the status that says why. */
-    private static final class BadRequest extends IOException {
-        private static final long serialVersionUID = 1L;
-        final int code;
-
-        BadRequest(int code, String message) {
-            super(message);
-            this.code = code;
-        }
-    }
-
-    /** The parts of an HTTP/1.x request this endpoint looks at. */
-    private record Request(String method, String path, String authorization) {
-        /**
-         * Reads the request line and headers, and drops a small body.
-         *
-         * @throws BadRequest  when the request is malformed, too large or not HTTP/1.x
-         * @throws EOFException when the client closed before the end of the headers
-         */
-        static Request read(InputStream in) throws IOException {
-            String[] lines = headLines(in);
-            String[] parts = lines[0].split(" ", -1);
-            if (parts.length != 3 || parts[0].isEmpty() || parts[1].isEmpty()) {
-                throw new BadRequest(400, "malformed request line; expected for example 'GET /metrics HTTP/1.1'");
-            }
-            if (!parts[2].startsWith("HTTP/")) {
-                throw new BadRequest(400, "malformed request line: no HTTP version");
-            }
-            if (!parts[2].equals("HTTP/1.1") && !parts[2].equals("HTTP/1.0")) {
-                throw new BadRequest(505, "only HTTP/1.0 and HTTP/1.1, got " + parts[2]);
-            }
-            String authorization = null;
-            long contentLength = 0;
-            for (int i = 1; i < lines.length; i++) {
-                String line = lines[i];
-                int colon = line.indexOf(':');
-                if (line.startsWith(" ") || line.startsWith("\t") || colon <= 0
-                        || line.substring(0, colon).chars().anyMatch(c -> c <= ' ')) {
-                    throw new BadRequest(400, "malformed header line " + i);
-                }
-                String name = line.substring(0, colon).toLowerCase(Locale.ROOT);
-                String value = line.substring(colon + 1).strip();
-                switch (name) {
-                    case "authorization" -> {
-                        if (authorization != null) {
-                            throw new BadRequest(400, "more than one Authorization header");
-                        }
-                        authorization = value;
-                    }
-                    case "content-length" -> contentLength = contentLength(value);
-                    case "transfer-encoding" -> throw new BadRequest(413, "a request body is not expected here");
-                    default -> {
-                        // Host, Accept, User-Agent...: nothing here depends on them.
-                    }
-                }
-            }
-            if (contentLength > MAX_BODY_BYTES) {
-                throw new BadRequest(413, "a request body is not expected here");
-            }
-            in.skipNBytes(contentLength);
-            return new Request(parts[0], path(parts[1]), authorization);
-        }
-
-        private static long contentLength(String value) throws BadRequest {
-            try {
-                long n = Long.parseLong(value);
-                if (n >= 0) {
-                    return n;
-                }
-            } catch (NumberFormatException e) {
-                // Falls through to the refusal.
-            }
-            throw new BadRequest(400, "malformed Content-Length");
-        }
-
-        /** The path of an origin-form ({@code /metrics?x}) or absolute-form target. */
-        private static String path(String target) throws BadRequest {
-            if (target.startsWith("/")) {
-                int end = target.length();
-                for (char c : new char[] {'?', '#'}) {
-                    int i = target.indexOf(c);
-                    if (i >= 0 && i < end) {
-                        end = i;
-                    }
-                }
-                return target.substring(0, end);
-            }
-            try {
-                URI uri = new URI(target);
-                if (uri.isAbsolute() && uri.getRawPath() != null) {
-                    return uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
-                }
-            } catch (URISyntaxException e) {
-                // Falls through to the refusal.
-            }
-            throw new BadRequest(400, "malformed request target; expected for example /metrics");
-        }
-
-        /** The request line and header lines, without the blank line that ends them. */
-        private static String[] headLines(InputStream in) throws IOException {
-            ByteArrayOutputStream head = new ByteArrayOutputStream(512);
-            int previous = -1;
-            boolean started = false;
-            while (true) {
-                int b = in.read();
-                if (b < 0) {
-                    throw new EOFException("the client closed the connection before the end of its request headers");
-                }
-                if (!started && (b == '\r' || b == '\n')) {
-                    // RFC 9112: blank lines before the request line are ignored.
-                    continue;
-                }
-                started = true;
-                if (b == '\n' && previous == '\n') {
-                    break;
-                }
-                if (b != '\r') {
-                    head.write(b);
-                    previous = b;
-                }
-                if (head.size() > MAX_HEAD_BYTES) {
-                    throw new BadRequest(431, "the request line and headers exceed " + MAX_HEAD_BYTES + " bytes");
-                }
-            }
-            String text = head.toString(StandardCharsets.ISO_8859_1);
-            return text.substring(0, text.length() - 1).split("\n", -1);
-        }
     }
 }

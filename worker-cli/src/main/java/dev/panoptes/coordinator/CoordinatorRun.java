@@ -32,24 +32,23 @@ import org.slf4j.LoggerFactory;
 
 import javax.net.ssl.SSLContext;
 import java.io.IOException;
-import java.math.BigDecimal;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
  * One run of the {@code coordinator} command: load and plan the suite, open the store, listen
  * for workers, schedule every job, print progress and the summary. Separate from the picocli
- * command so that the demo and the tests drive the same code.
+ * command so that the demo and the tests drive the same code; the words it prints are
+ * {@link RunLines}', the locks {@link StoreLock}'s, the grading {@link JudgePhase}'s.
  *
- * <p>Runs on the calling thread; interrupting that thread stops the run cleanly, keeping what
- * was stored.
+ * <p>Configured, then {@link #run()}, on one thread; interrupting it stops the run cleanly, keeping
+ * what was stored. {@link #say} may be called from any thread.
  */
 public final class CoordinatorRun {
     private static final Logger log = LoggerFactory.getLogger(CoordinatorRun.class);
@@ -300,8 +299,7 @@ public final class CoordinatorRun {
         frames.report(err);
         if (adminBind != null) {
             admin = CoordinatorAdmin.start(adminBind, settings.token(), adminOpenBeyondLoopback, plan.runId(),
-                    settings.suite().toString(),
-                    settings.models(), settings.scorer(), settings.epochs());
+                    settings.suite().toString(), settings.models(), settings.scorer(), settings.epochs());
         }
         SharedPool pool = new SharedPool();
         FleetReporter fleet;
@@ -328,31 +326,20 @@ public final class CoordinatorRun {
                     plan.vignetteCount()));
             store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
-            progress.message(String.format(Locale.ROOT, "suite %s: %s x %s x %s = %s in %s"
-                    + " of up to %d (run %s); scorer %s", settings.suite(),
-                    Plural.of(suite.vignettes().size(), "vignette"),
-                    Plural.of(settings.models().size(), "model"), Plural.of(settings.epochs(), "epoch"),
-                    Plural.of(plan.vignetteCount(), "answer"), Plural.of(plan.jobs().size(), "job"),
-                    settings.jobSize(), plan.runId(), settings.scorer()));
+            progress.message(RunLines.plan(settings, suite, plan));
             InetSocketAddress address = server.address();
             lock.listening(address);
             runLock.listening(address);
             progress.message("listening for workers on " + hostPort(address) + "; results go to " + target
                     + "; each attempt of a job may take " + Durations.format(settings.jobTimeout())
                     + " (--job-timeout)");
-            progress.message("start workers with:\n  " + workerCommand + " --coordinator " + hostPort(address)
-                    + " --model-api URL" + modelOptions()
-                    + (settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\"")
-                    + (tlsContext == null ? "" : " --tls --tls-ca " + tlsCaForWorkers)
-                    + (tlsClientCertificates ? " --tls-cert WORKER.crt --tls-key WORKER.key" : ""));
+            progress.message(RunLines.workerHint(workerCommand, address, settings,
+                    tlsContext == null ? null : tlsCaForWorkers, tlsClientCertificates));
             pool.addListener(new ModelWatcher(pool, settings.models(), RunScoring.judgeModelOf(settings.scorer()),
                     progress::message));
             CoordinatorAdmin adminNow = admin;
             if (adminNow != null) {
-                progress.message("admin endpoint on http://" + hostPort(adminNow.address()) + "/: /metrics, /status"
-                        + (settings.token() != null ? " (with the token)"
-                        : adminNow.address().getAddress().isLoopbackAddress() ? " (no token: this machine only)"
-                        : " (no token: open to anyone who can reach it, --metrics-insecure)"));
+                progress.message(RunLines.adminEndpoint(adminNow.address(), settings.token() != null));
             }
             onListening.accept(address);
             SchedulerOptions options = SchedulerOptions.defaults()
@@ -370,7 +357,7 @@ public final class CoordinatorRun {
                         current.number(), progress::message).run(pool, options);
             } catch (InterruptedException e) {
                 events.storeIn(store, plan.runId());
-                progress.message("interrupted: " + recordsKept(store.recordCount()) + " in " + target
+                progress.message("interrupted: " + RunLines.recordsKept(store.recordCount()) + " in " + target
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
             } catch (StoreUnavailableException e) {
@@ -384,7 +371,7 @@ public final class CoordinatorRun {
                 }
                 events.storeIn(store, plan.runId());
                 progress.message("the run stopped: " + e.getCause().getMessage() + "; "
-                        + recordsKept(store.recordCount())
+                        + RunLines.recordsKept(store.recordCount())
                         + " in " + target + "; run the same command again to resume");
                 log.debug("the worker server failed", e);
                 return EXIT_FAILED;
@@ -407,18 +394,12 @@ public final class CoordinatorRun {
             FailedAnswers failedAnswers = summary.failedAnswers();
             if (failedAnswers.exceed(maxErrorRate)) {
                 // Say why the exit code is 3 when every job completed: the failed answers are too many.
-                out.printf(Locale.ROOT, "  error rate:  %s of %s stored (%.1f %%) is more than --max-error-rate %s"
-                        + " allows: exit %d%n", Plural.of(failedAnswers.failed(), "failed answer"),
-                        Plural.of(failedAnswers.stored(), "answer"), 100.0 * failedAnswers.failed() / failedAnswers.stored(),
-                        BigDecimal.valueOf(maxErrorRate).stripTrailingZeros().toPlainString(), EXIT_INCOMPLETE);
+                out.print(RunLines.errorRate(failedAnswers, maxErrorRate, EXIT_INCOMPLETE));
             }
-            out.print(governorLines());
+            out.print(RunLines.governor(governor));
             boolean graded = grading == null || grading.failed().isEmpty();
             if (!graded) {
-                RunReport.FailedJob first = grading.failed().get(0);
-                out.printf("  grading:     %s failed, their answers are unscored (first: %s after %s: %s); run the"
-                        + " same command again to grade them%n", Plural.of(grading.failed().size(), "grading job"),
-                        first.jobId(), Plural.of(first.attempts(), "attempt"), first.reason());
+                out.print(RunLines.ungraded(grading));
             }
             out.flush();
             return summary.succeeded(maxErrorRate) && graded ? 0 : EXIT_INCOMPLETE;
@@ -447,40 +428,6 @@ public final class CoordinatorRun {
                 + " so this one stopped writing: " + kept + "; run the same command again to resume (it is refused,"
                 + " naming the holder, while another coordinator has the run)");
         return EXIT_LOCK_LOST;
-    }
-
-    /** "1 record is kept", "40 records are kept". */
-    private static String recordsKept(long n) {
-        return Plural.of(n, "record") + (n == 1 ? " is kept" : " are kept");
-    }
-
-    /** What the rate governor did, for the summary: one line per model API that answered 429. */
-    private String governorLines() {
-        if (governor == null) {
-            return "";
-        }
-        StringBuilder b = new StringBuilder();
-        governor.state().forEach((endpoint, st) -> {
-            if (st.throttled() > 0) {
-                b.append(String.format(Locale.ROOT, "  rate:        %s answered 429 %s; the fleet's limit on it was"
-                        + " cut %s and ended at %.1f jobs in flight%n", endpoint, Plural.of(st.throttled(), "time"),
-                        Plural.of(st.cuts(), "time"), st.limit()));
-            }
-        });
-        return b.toString();
-    }
-
-    /** " --model a --model b" for the hint that shows how to start a worker. */
-    private String modelOptions() {
-        StringBuilder b = new StringBuilder();
-        for (String m : settings.models()) {
-            b.append(" --model ").append(m.matches("[A-Za-z0-9._:/@-]+") ? m : "'" + m.replace("'", "'\\''") + "'");
-        }
-        String judge = RunScoring.judgeModelOf(settings.scorer());
-        if (judge != null && !settings.models().contains(judge)) {
-            b.append("  (and, on workers that serve the judge: --model ").append(judge).append(')');
-        }
-        return b.toString();
     }
 
     /**
@@ -522,7 +469,7 @@ public final class CoordinatorRun {
         all.add(new ProgressListener() {
             @Override
             public void onNoWorkerServes(Duration waited, java.util.Set<String> models, List<WorkerHandle> workers) {
-                progress.message("no connected worker serves " + describe(models) + " for " + waited.toSeconds()
+                progress.message("no connected worker serves " + RunLines.describe(models) + " for " + waited.toSeconds()
                         + " s; start workers whose model API serves it (connected: " + workers.size() + ")");
             }
 
@@ -546,14 +493,7 @@ public final class CoordinatorRun {
         return adminNow == null ? fleet : adminNow.alongside(fleet);
     }
 
-    private static String describe(java.util.Set<String> models) {
-        List<String> named = new ArrayList<>();
-        for (String m : models) {
-            named.add(m == null ? "(any model)" : "'" + m + "'");
-        }
-        return (named.size() == 1 ? "model " : "models ") + String.join(", ", named);
-    }
-
+    /** {@code host:port}, as the worker's {@code --coordinator} takes it. */
     public static String hostPort(InetSocketAddress address) {
         return address.getHostString() + ":" + address.getPort();
     }
