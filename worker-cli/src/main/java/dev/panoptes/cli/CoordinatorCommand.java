@@ -33,8 +33,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code java -jar worker.jar coordinator --suite FILE ...}: runs an eval suite over whatever
- * workers connect, storing every record exactly once in a SQLite database. Re-running the same
- * command against the same database resumes: complete jobs are not sent again.
+ * workers connect, storing every record exactly once in a SQLite or PostgreSQL database
+ * ({@code --db}). Re-running the same command against the same database resumes: complete jobs
+ * are not sent again. This class checks the options and turns them into a
+ * {@link CoordinatorRun}, which does the run on the command's thread.
  */
 @Command(name = "coordinator",
         sortOptions = false,

@@ -1,13 +1,11 @@
 package dev.panoptes.cli;
 
-import dev.panoptes.control.Job;
-import dev.panoptes.control.Plural;
 import dev.panoptes.control.SpecParams;
-import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.schedule.ProgressListener;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.coordinator.CoordinatorSettings;
+import dev.panoptes.demo.DemoFleet;
 import dev.panoptes.demo.DemoScratch;
 import dev.panoptes.demo.StubModelServer;
 import dev.panoptes.report.HtmlReport;
@@ -31,15 +29,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 
 /**
  * {@code java -jar worker.jar demo}: the whole system on one machine with nothing to set up. A
@@ -49,7 +40,8 @@ import java.util.function.Consumer;
  * scored by the normalized scorer; one worker is killed with SIGKILL mid-run so that its jobs are
  * visibly sent to the others; then the summary, with confidence intervals and the comparison of
  * the two models, an HTML report, and {@code compare} of the two models with the vignettes whose
- * score changed.
+ * score changed. The worker processes are {@link DemoFleet}'s; this command holds the options, the
+ * run and what it prints.
  */
 @Command(name = "demo",
         sortOptions = false,
@@ -126,20 +118,19 @@ public final class DemoCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--out': the folder "
                     + report.getParent() + " does not exist");
         }
-        // Written to from the coordinator's thread (startWorkers), read by the cleanup hook.
-        List<Process> processes = new CopyOnWriteArrayList<>();
+        DemoFleet fleet = new DemoFleet(Jars.javaCommand(), workers, capacity, !noMisconfigured);
         // The suite's copy, the workers' logs and a default database live here only while the demo runs.
-        try (DemoScratch scratch = DemoScratch.create(() -> stopWorkersNow(processes))) {
+        try (DemoScratch scratch = DemoScratch.create(fleet::stopNow)) {
             try {
-                return run(scratch.dir(), report, processes);
+                return run(scratch.dir(), report, fleet);
             } finally {
                 // Before the folder goes: the workers write their logs there.
-                stopWorkers(processes);
+                fleet.stop();
             }
         }
     }
 
-    private int run(Path dir, Path report, List<Process> processes) throws Exception {
+    private int run(Path dir, Path report, DemoFleet fleet) throws Exception {
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter out = spec.commandLine().getOut();
         Path suite = dir.resolve(SUITE_RESOURCE);
@@ -158,24 +149,11 @@ public final class DemoCommand implements Callable<Integer> {
             err.printf("demo: stub model API at %s (models %s and %s, %d ms per prompt)%n", model.baseUrl(), MODEL,
                     SMALL_MODEL, latency.toMillis());
             CoordinatorRun run = new CoordinatorRun(settings, out, err, System.console() != null, Jars.selfCommand());
-            Victim victim = new Victim(processes, run::say);
-            MisconfiguredWatch watch = new MisconfiguredWatch();
-            run.onListening(address -> startWorkers(address, model, dir, processes, err))
-                    .alsoNotify(noKill ? ProgressListener.NONE : victim)
-                    .alsoNotify(watch);
+            run.onListening(address -> fleet.start(address, model.baseUrl().toString(), dir, err))
+                    .alsoNotify(noKill ? ProgressListener.NONE : fleet.killer(run::say))
+                    .alsoNotify(fleet.misconfiguredWatch());
             int code = CoordinatorCommand.runInterruptibly(run);
-            if (victim.killed.get()) {
-                out.printf("  demo-worker-1 was killed with SIGKILL mid-run: the %s it held %s sent to other"
-                        + " workers%n", Plural.of(victim.redelivered.get(), "job"),
-                        victim.redelivered.get() == 1 ? "was" : "were");
-            }
-            if (!noMisconfigured) {
-                out.printf("  %s was started with a wrong --model-api (.../v2, and --no-model-check, without which it"
-                        + " would have refused to start): its model API answered 404, %s, and its %s cost"
-                        + " %s no attempt%n", MisconfiguredWatch.ID, watch.quarantined.get()
-                        ? "it was quarantined" : "it was never quarantined (the run ended first)",
-                        Plural.of(watch.failures.get(), "failed job"), watch.failures.get() == 1 ? "it" : "them");
-            }
+            out.print(fleet.closingLines());
             printComparison(results, db != null, out);
             writeReport(results, report);
             out.printf("%nReport:  %s (open it in a browser: xdg-open %s)%n", report.toUri(), report);
@@ -224,156 +202,6 @@ public final class DemoCommand implements Callable<Integer> {
                     CompareCommand.render(ModelComparison.compareAll(run, null), 5));
         } catch (RuntimeException e) {
             spec.commandLine().getErr().println("demo: could not compare the models: " + e.getMessage());
-        }
-    }
-
-    private void startWorkers(InetSocketAddress coordinator, StubModelServer model, Path dir, List<Process> processes,
-                              PrintWriter err) {
-        for (int i = 1; i <= workers; i++) {
-            startWorker("demo-worker-" + i, model.baseUrl().toString(), List.of(), coordinator, dir, processes, err);
-        }
-        if (!noMisconfigured) {
-            // The issue this shows: one typo on one box. The check at startup would catch it, so
-            // it is skipped here to show what the coordinator does when a model API breaks later.
-            String wrongApi = model.baseUrl().toString().replaceAll("/v1$", "/v2");
-            startWorker(MisconfiguredWatch.ID, wrongApi, List.of("--no-model-check", "--model", MODEL), coordinator, dir,
-                    processes, err);
-        }
-        err.flush();
-    }
-
-    private void startWorker(String id, String modelApi, List<String> extra, InetSocketAddress coordinator, Path dir,
-                             List<Process> processes, PrintWriter err) {
-        List<String> command = new ArrayList<>(Jars.javaCommand());
-        command.addAll(List.of("--coordinator", CoordinatorRun.hostPort(coordinator), "--model-api", modelApi,
-                "--id", id, "--capacity", Integer.toString(capacity), "--heartbeat", "1s",
-                "--grace", "5s"));
-        command.addAll(extra);
-        Path log = dir.resolve(id + ".log");
-        try {
-            Process p = new ProcessBuilder(command)
-                    .redirectErrorStream(true)
-                    .redirectOutput(log.toFile())
-                    .start();
-            processes.add(p);
-            err.printf("demo: started worker process %s (pid %d), log %s%n", id, p.pid(), log);
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot start worker process " + id + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** Notes what happened to the misconfigured worker, for the closing lines. Scheduler thread. */
-    private static final class MisconfiguredWatch implements ProgressListener {
-        static final String ID = "demo-worker-misconfigured";
-        final AtomicBoolean quarantined = new AtomicBoolean();
-        final AtomicInteger failures = new AtomicInteger();
-
-        @Override
-        public void onRetry(Job job, WorkerHandle worker, Throwable cause, int attempt, Duration delay) {
-            if (worker.id().equals(ID)) {
-                failures.incrementAndGet();
-            }
-        }
-
-        @Override
-        public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration duration) {
-            if (worker.id().equals(ID)) {
-                quarantined.set(true);
-            }
-        }
-    }
-
-    /**
-     * For the shutdown hook (Ctrl-C, SIGTERM): the workers get SIGTERM and a few seconds to go,
-     * then SIGKILL, so that none outlives the demo and their folder can be removed.
-     */
-    private static void stopWorkersNow(List<Process> processes) {
-        processes.forEach(Process::destroy);
-        try {
-            for (Process p : processes) {
-                if (!p.waitFor(3, TimeUnit.SECONDS)) {
-                    p.destroyForcibly().waitFor(2, TimeUnit.SECONDS);
-                }
-            }
-        } catch (InterruptedException e) {
-            processes.forEach(Process::destroyForcibly);
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void stopWorkers(List<Process> processes) throws InterruptedException {
-        for (Process p : processes) {
-            p.destroy();
-        }
-        for (Process p : processes) {
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-            }
-        }
-    }
-
-    /**
-     * Kills the first worker with SIGKILL once a quarter of the jobs are done and it holds at
-     * least one job, so that its jobs are redelivered. Runs on the scheduler thread: only
-     * counts and sends a signal.
-     */
-    private static final class Victim implements ProgressListener {
-        static final String VICTIM = "demo-worker-1";
-        final AtomicBoolean killed = new AtomicBoolean();
-        final AtomicInteger redelivered = new AtomicInteger();
-        private final List<Process> processes;
-        private final Consumer<String> console;
-        private final Map<String, Integer> held = new HashMap<>();
-        private int total;
-        private int done;
-
-        Victim(List<Process> processes, Consumer<String> console) {
-            this.processes = processes;
-            this.console = console;
-        }
-
-        @Override
-        public void onStart(int toRun, int skipped) {
-            total = toRun;
-        }
-
-        @Override
-        public void onDispatched(Job job, WorkerHandle worker, int attempt) {
-            held.merge(worker.id(), 1, Integer::sum);
-            maybeKill();
-        }
-
-        @Override
-        public void onCompleted(Job job, WorkerHandle worker, dev.panoptes.control.JobOutcome outcome,
-                                dev.panoptes.control.store.ResultStore.Receipt receipt) {
-            held.merge(worker.id(), -1, Integer::sum);
-            done++;
-            maybeKill();
-        }
-
-        @Override
-        public void onRetry(Job job, WorkerHandle worker, Throwable cause, int attempt, Duration delay) {
-            held.merge(worker.id(), -1, Integer::sum);
-            if (killed.get() && worker.id().equals(VICTIM)) {
-                redelivered.incrementAndGet();
-            }
-        }
-
-        @Override
-        public void onFailed(Job job, String reason, int attempts) {
-            done++;
-        }
-
-        private void maybeKill() {
-            int holding = held.getOrDefault(VICTIM, 0);
-            if (killed.get() || done * 4 < total || holding < 1 || processes.isEmpty()) {
-                return;
-            }
-            Process victim = processes.get(0);
-            killed.set(true);
-            victim.destroyForcibly();
-            console.accept("demo: killed " + VICTIM + " (pid " + victim.pid() + ") with SIGKILL while it was running"
-                    + " jobs");
         }
     }
 }

@@ -34,8 +34,8 @@ import java.util.function.Consumer;
 /**
  * Model-graded scoring: after a run's answers are stored, each answer waiting for a judge's
  * grade becomes one vignette of a grading job (its prompt, answer and expected answer put to the
- * judge model with the rubric) into the scoring it was made for, scheduled on the fleet like any job, to workers that serve the
- * judge model, with the same redelivery rules. A grade is stored once: the first verdict for an
+ * judge model with the rubric) into the scoring it was made for, scheduled on the fleet like any
+ * job, to workers that serve the judge model, with the same redelivery rules. A grade is stored once: the first verdict for an
  * answer stands. A verdict that is not readable JSON leaves the answer without a score and says
  * why in its explanation, so it counts as unscored rather than as wrong.
  *
