@@ -58,6 +58,7 @@ import java.util.concurrent.Callable;
         exitCodeList = {"0:every job completed", "1:failed at run time", "2:invalid command line",
             "3:some jobs failed"})
 public final class DemoCommand implements Callable<Integer> {
+    /** The bundled suite, which lives beside the stub model that answers it. */
     public static final String SUITE_RESOURCE = "/dev/panoptes/demo/demo-suite.jsonl";
     public static final String MODEL = StubModelServer.MODEL;
     /** The demo's second model: wrong more often, and it ends its answers with a full stop. */
@@ -133,7 +134,7 @@ public final class DemoCommand implements Callable<Integer> {
     private int run(Path dir, Path report, DemoFleet fleet) throws Exception {
         PrintWriter err = spec.commandLine().getErr();
         PrintWriter out = spec.commandLine().getOut();
-        Path suite = dir.resolve(SUITE_RESOURCE);
+        Path suite = dir.resolve("demo-suite.jsonl");
         try (InputStream in = DemoCommand.class.getResourceAsStream(SUITE_RESOURCE)) {
             if (in == null) {
                 throw new IllegalStateException("the bundled suite " + SUITE_RESOURCE + " is missing from this build");
