@@ -24,7 +24,10 @@ public final class Logging {
      */
     public static final String CONFIGURATION_FILE_PROPERTY = "logback.configurationFile";
 
-    /** The loggers whose lifecycle lines the console commands tell in their own words. */
+    /**
+     * The loggers whose lifecycle lines the console commands tell in their own words; the stub
+     * model's by name, so that this package imports nothing of the packages that use it.
+     */
     private static final String[] LIBRARY_LOGGERS = {"dev.panoptes.remote", "dev.panoptes.control",
         "dev.panoptes.demo.StubModelServer"};
 
