@@ -1,18 +1,18 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.control.Plural;
 import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.control.ControlException;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
-import dev.panoptes.control.Plural;
 import dev.panoptes.control.ProtocolException;
 import dev.panoptes.control.wire.FrameDecoder;
+import dev.panoptes.control.wire.PeerSpeaksTlsException;
 import dev.panoptes.control.wire.FrameEncoder;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
 import dev.panoptes.control.wire.OutboundBuffer;
-import dev.panoptes.control.wire.PeerSpeaksTlsException;
 import dev.panoptes.remote.tls.TlsSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
