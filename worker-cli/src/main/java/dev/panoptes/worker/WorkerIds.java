@@ -57,7 +57,7 @@ public final class WorkerIds {
     }
 
     /** {@code <host>-<pid>} made valid, as {@link #defaultId()} describes. */
-    static String fromHostAndPid(String host, long pid) {
+    public static String fromHostAndPid(String host, long pid) {
         String suffix = "-" + pid;
         String cleanHost = host == null ? "" : INVALID_CHARS.matcher(host).replaceAll("-");
         if (cleanHost.isEmpty() || cleanHost.chars().allMatch(c -> c == '-')) {

@@ -1,8 +1,8 @@
 package dev.panoptes.worker;
 
 import dev.panoptes.control.Redaction;
-
 import dev.panoptes.control.wire.MessageCodec;
+
 
 import javax.net.ssl.SSLContext;
 import java.time.Duration;

@@ -1,11 +1,13 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.admin.AdminServer;
+import dev.panoptes.admin.WorkerMetrics;
+import dev.panoptes.console.Durations;
+import dev.panoptes.console.Logging;
 import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.eval.EvalJobRunner;
 import dev.panoptes.eval.http.HttpModelClient;
 import dev.panoptes.eval.http.ModelApiCheck;
-import dev.panoptes.worker.admin.AdminServer;
-import dev.panoptes.worker.admin.WorkerMetrics;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,11 +32,16 @@ import java.util.concurrent.TimeUnit;
  * so that a signal while the worker waits for its model server also ends it with 0.
  *
  * <p>The two ways the worker ends on its own each print one line, through the logger at ERROR,
- * and return an exit code: {@value WorkerMain#EXIT_MODEL_API_UNUSABLE} when the model API check
- * finds the API unusable as configured, {@value WorkerMain#EXIT_REJECTED} when the coordinator
+ * and return an exit code: {@value #EXIT_MODEL_API_UNUSABLE} when the model API check
+ * finds the API unusable as configured, {@value #EXIT_REJECTED} when the coordinator
  * rejects the registration for good.
  */
-final class WorkerProcess {
+public final class WorkerProcess {
+    /** The exit code when the model API is unusable as configured (a wrong URL, key or model). */
+    public static final int EXIT_MODEL_API_UNUSABLE = 3;
+    /** The exit code when the coordinator rejects the registration for good (token, protocol, TLS). */
+    public static final int EXIT_REJECTED = 4;
+
     private static final Logger log = LoggerFactory.getLogger(WorkerProcess.class);
 
     private WorkerProcess() {
@@ -44,13 +51,13 @@ final class WorkerProcess {
      * Runs the worker until a shutdown signal, on the calling thread.
      *
      * @return 0 (after a signal the process halts with 0 from the shutdown hook before this
-     *         returns), {@value WorkerMain#EXIT_MODEL_API_UNUSABLE} when the model API is unusable
-     *         as configured, {@value WorkerMain#EXIT_REJECTED} when the coordinator rejected the
+     *         returns), {@value #EXIT_MODEL_API_UNUSABLE} when the model API is unusable
+     *         as configured, {@value #EXIT_REJECTED} when the coordinator rejected the
      *         registration for good
      * @throws IllegalArgumentException when the model client refuses a setting
      * @throws InterruptedException     when the calling thread is interrupted
      */
-    static int start(WorkerSettings settings) throws InterruptedException {
+    public static int start(WorkerSettings settings) throws InterruptedException {
         // One keep-alive connection per job the worker may run at once: no call waits for one.
         HttpModelClient.Builder builder = HttpModelClient.builder(settings.modelApi(), settings.model())
                 .apiKey(settings.apiKey())
@@ -70,7 +77,7 @@ final class WorkerProcess {
      * loop, with a draining shutdown hook installed throughout.
      *
      * @param probe the model API check, or null to skip it
-     * @return 0, {@value WorkerMain#EXIT_MODEL_API_UNUSABLE} or {@value WorkerMain#EXIT_REJECTED}
+     * @return 0, {@value #EXIT_MODEL_API_UNUSABLE} or {@value #EXIT_REJECTED}
      *         as for {@link #start(WorkerSettings)}
      * @throws InterruptedException when the calling thread is interrupted
      */
@@ -107,7 +114,7 @@ final class WorkerProcess {
                 ModelApiCheck.Result usable = awaitModelApi(settings.workerId(), probe,
                         new Backoff(settings.options().initialBackoff(), settings.options().maxBackoff()));
                 if (usable == null) {
-                    return WorkerMain.EXIT_MODEL_API_UNUSABLE;
+                    return EXIT_MODEL_API_UNUSABLE;
                 }
                 if (!usable.models().isEmpty()) {
                     models = usable.models();
@@ -123,12 +130,12 @@ final class WorkerProcess {
         } catch (RegistrationRejectedException e) {
             // The loop has stopped without a word: this is the one line about it.
             log.error("worker={} - coordinator {} rejected this worker for good: {}. Exiting with code {}",
-                    settings.workerId(), Workers.describe(settings.coordinator()), e.reason(), WorkerMain.EXIT_REJECTED);
-            return WorkerMain.EXIT_REJECTED;
+                    settings.workerId(), Workers.describe(settings.coordinator()), e.reason(), EXIT_REJECTED);
+            return EXIT_REJECTED;
         } catch (CoordinatorSpeaksTlsException e) {
             log.error("worker={} - {}. Exiting with code {}", settings.workerId(), e.getMessage(),
-                    WorkerMain.EXIT_REJECTED);
-            return WorkerMain.EXIT_REJECTED;
+                    EXIT_REJECTED);
+            return EXIT_REJECTED;
         } finally {
             try {
                 Runtime.getRuntime().removeShutdownHook(hook);
@@ -168,7 +175,7 @@ final class WorkerProcess {
                     // A line that ends in a question ("did you mean ...?") takes no full stop after it.
                     log.error("worker={} - the model API check failed: {}{} Exiting with code {} without registering",
                             workerId, result.message(), result.message().endsWith("?") ? "" : ".",
-                            WorkerMain.EXIT_MODEL_API_UNUSABLE);
+                            EXIT_MODEL_API_UNUSABLE);
                     return null;
                 default:
                     Duration delay = backoff.next();
@@ -189,7 +196,7 @@ final class WorkerProcess {
         }
         try {
             log.info("worker={} - shutdown signal received; draining (grace {})", loop.workerId(),
-                    DurationConverter.format(grace));
+                    Durations.format(grace));
             if (loop.drain(grace)) {
                 log.info("worker={} - stopped cleanly, no job left unanswered; exiting", loop.workerId());
             } else {

@@ -1,5 +1,6 @@
 package dev.panoptes.worker;
 
+import dev.panoptes.console.Durations;
 import dev.panoptes.control.Redaction;
 
 import java.net.InetSocketAddress;
@@ -56,7 +57,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
                 + (models.isEmpty() ? ", models: those the API lists" : (models.size() == 1 ? ", model " : ", models ")
                         + String.join(", ", models))
                 + ", capacity " + capacity
-                + ", heartbeat " + DurationConverter.format(options.heartbeatInterval())
+                + ", heartbeat " + Durations.format(options.heartbeatInterval())
                 + ", API key " + (apiKey == null ? "none" : "set")
                 + ", token " + (options.token() == null ? "none" : "set")
                 + (checkModelApi ? "" : ", model API check skipped (--no-model-check)")
@@ -75,8 +76,8 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
                 + ", workerId=" + workerId
                 + ", capacity=" + capacity
                 + ", options=" + options
-                + ", grace=" + DurationConverter.format(grace)
-                + ", requestTimeout=" + (requestTimeout == null ? "default" : DurationConverter.format(requestTimeout))
+                + ", grace=" + Durations.format(grace)
+                + ", requestTimeout=" + (requestTimeout == null ? "default" : Durations.format(requestTimeout))
                 + ", checkModelApi=" + checkModelApi
                 + ", verbose=" + verbose
                 + ", metrics=" + (metrics == null ? "none" : Workers.describe(metrics))

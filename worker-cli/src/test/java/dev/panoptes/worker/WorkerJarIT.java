@@ -11,6 +11,8 @@ import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.wire.Message;
+import dev.panoptes.testing.FakeCoordinator;
+import dev.panoptes.testing.JarProcesses;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -31,7 +33,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
-import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
+import static dev.panoptes.testing.FakeCoordinator.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -3,6 +3,8 @@ package dev.panoptes.worker;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.wire.Message;
+import dev.panoptes.testing.FakeCoordinator;
+import dev.panoptes.testing.LogCapture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -19,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
+import static dev.panoptes.testing.FakeCoordinator.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;

@@ -1,11 +1,15 @@
 package dev.panoptes.worker;
 
 import ch.qos.logback.classic.spi.ILoggingEvent;
+import dev.panoptes.admin.AdminServer;
+import dev.panoptes.cli.WorkerMain;
 import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.eval.http.ModelApiCheck.Result;
 import dev.panoptes.eval.http.ModelApiCheck.Verdict;
-import dev.panoptes.worker.admin.AdminServer;
+import dev.panoptes.testing.FakeCoordinator;
+import dev.panoptes.testing.LogCapture;
+import dev.panoptes.testing.Scrapes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -22,7 +26,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
+import static dev.panoptes.testing.FakeCoordinator.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The worker process's own decisions before and around the reconnect loop, in-process. */

@@ -16,6 +16,8 @@ import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.eval.EvalJobRunner;
+import dev.panoptes.testing.FakeCoordinator;
+import dev.panoptes.testing.StubModel;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -38,7 +40,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
+import static dev.panoptes.testing.FakeCoordinator.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;

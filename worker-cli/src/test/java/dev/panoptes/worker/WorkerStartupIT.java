@@ -3,6 +3,8 @@ package dev.panoptes.worker;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.panoptes.control.wire.Message;
+import dev.panoptes.testing.FakeCoordinator;
+import dev.panoptes.testing.JarProcesses;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -18,7 +20,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
-import static dev.panoptes.worker.FakeCoordinator.PATIENCE;
+import static dev.panoptes.testing.FakeCoordinator.PATIENCE;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

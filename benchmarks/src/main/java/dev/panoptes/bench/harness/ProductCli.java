@@ -24,7 +24,7 @@ public final class ProductCli {
     /** Says which binary runs, so that a report names it. */
     public String describe() {
         return Files.isRegularFile(workerJar) ? workerJar.toString()
-                : "dev.panoptes.worker.WorkerMain from " + System.getProperty("java.class.path")
+                : "dev.panoptes.cli.WorkerMain from " + System.getProperty("java.class.path")
                         + " (" + workerJar + " not built)";
     }
 
@@ -47,7 +47,7 @@ public final class ProductCli {
         } else {
             command.add("-cp");
             command.add(System.getProperty("java.class.path"));
-            command.add("dev.panoptes.worker.WorkerMain");
+            command.add("dev.panoptes.cli.WorkerMain");
         }
         command.addAll(args);
         return command;

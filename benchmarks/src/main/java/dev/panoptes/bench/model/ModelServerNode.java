@@ -33,7 +33,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Threads: the selector thread owns every connection; a delayed answer is timed on a single
  * timer thread, which only queues the connection as due and wakes the selector.
  *
- * <p>Why not {@link dev.panoptes.worker.StubModelServer}: the JDK's HttpServer spends a thread
+ * <p>Why not {@link dev.panoptes.demo.StubModelServer}: the JDK's HttpServer spends a thread
  * hand-off and a good deal of CPU per request, and at 0 ms the server competes with the client
  * being measured for the machine's two cores; a lean server lets the client run faster, so that
  * a run takes seconds, without changing what is measured (the client JVM's CPU per call).

@@ -2,7 +2,7 @@ package dev.panoptes.bench.model;
 
 import dev.panoptes.bench.harness.ChildIo;
 import dev.panoptes.bench.harness.Kv;
-import dev.panoptes.worker.StubModelServer;
+import dev.panoptes.demo.StubModelServer;
 
 import java.io.BufferedReader;
 import java.net.InetSocketAddress;

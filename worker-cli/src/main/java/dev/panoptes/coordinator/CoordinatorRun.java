@@ -1,0 +1,500 @@
+package dev.panoptes.coordinator;
+
+import dev.panoptes.admin.CoordinatorAdmin;
+import dev.panoptes.console.Durations;
+import dev.panoptes.control.Plural;
+import dev.panoptes.control.WorkerHandle;
+import dev.panoptes.control.WorkerSourceFailedException;
+import dev.panoptes.control.schedule.DispatchGate;
+import dev.panoptes.control.schedule.EndpointGovernor;
+import dev.panoptes.control.schedule.ProgressListener;
+import dev.panoptes.control.schedule.RunReport;
+import dev.panoptes.control.schedule.Scheduler;
+import dev.panoptes.control.schedule.SchedulerOptions;
+import dev.panoptes.control.schedule.StoreUnavailableException;
+import dev.panoptes.control.score.RunScoring;
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.RunEntry;
+import dev.panoptes.control.store.Scoring;
+import dev.panoptes.control.store.StoreException;
+import dev.panoptes.control.suite.JobPlan;
+import dev.panoptes.control.suite.RunManifest;
+import dev.panoptes.control.suite.Suite;
+import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.control.wire.MessageCodec;
+import dev.panoptes.remote.ServerOptions;
+import dev.panoptes.remote.SharedPool;
+import dev.panoptes.remote.WorkerServer;
+import dev.panoptes.report.RunData;
+import dev.panoptes.report.RunDataLoader;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.net.ssl.SSLContext;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/**
+ * One run of the {@code coordinator} command: load and plan the suite, open the store, listen
+ * for workers, schedule every job, print progress and the summary. Separate from the picocli
+ * command so that the demo and the tests drive the same code; the words it prints are
+ * {@link RunLines}', the locks {@link StoreLock}'s, the grading {@link JudgePhase}'s.
+ *
+ * <p>Configured, then {@link #run()}, on one thread; interrupting it stops the run cleanly, keeping
+ * what was stored. {@link #say} may be called from any thread.
+ */
+public final class CoordinatorRun {
+    private static final Logger log = LoggerFactory.getLogger(CoordinatorRun.class);
+
+    /** Exit code when the run ended with jobs that failed for good. */
+    public static final int EXIT_INCOMPLETE = 3;
+    /** Exit code when the run was interrupted (Ctrl-C), as shells report SIGINT. */
+    public static final int EXIT_INTERRUPTED = 130;
+    /**
+     * Exit code when the run stopped because the coordinator itself failed (its worker server
+     * died, or its result store took no write for too long).
+     */
+    static final int EXIT_FAILED = 1;
+    /**
+     * Exit code when the run stopped because its lock was lost mid-run (PostgreSQL: the session
+     * holding the run ended or stopped answering), so that another coordinator may take the run.
+     */
+    static final int EXIT_LOCK_LOST = 4;
+    /** How often the run's lock is re-verified, unless {@link #withLockCheck} says otherwise. */
+    static final Duration LOCK_CHECK_INTERVAL = Duration.ofSeconds(5);
+    /** How long one check may wait for the database, unless {@link #withLockCheck} says otherwise. */
+    static final Duration LOCK_CHECK_TIMEOUT = Duration.ofSeconds(10);
+
+    private final CoordinatorSettings settings;
+    private final PrintWriter out;
+    private final PrintWriter err;
+    private final boolean terminal;
+    private final String workerCommand;
+    private Consumer<InetSocketAddress> onListening = address -> { };
+    private final List<ProgressListener> extraListeners = new ArrayList<>();
+    /** The fleet's concurrency per model API; null when not governed. */
+    private EndpointGovernor governor = new EndpointGovernor(0);
+    /** Where results go; null for the SQLite file {@code settings.db()}. */
+    private DatabaseTarget database;
+    /** Where to serve /metrics and /status; null for nowhere. */
+    private InetSocketAddress adminBind;
+    /** --metrics-insecure: serve the admin endpoint beyond loopback without a token. */
+    private boolean adminOpenBeyondLoopback;
+    /** The TLS context workers connect with; null for plaintext. */
+    private SSLContext tlsContext;
+    private boolean tlsClientCertificates;
+    /** The CA file to name in the "start workers with" hint. */
+    private String tlsCaForWorkers;
+    /** The admin endpoint once started; it outlives the run until {@link #closeAdmin()}. */
+    private volatile CoordinatorAdmin admin;
+    private volatile RunSummary summary;
+    /** The console while the run is on, else null. */
+    private volatile ProgressPrinter console;
+    private Duration lockCheckInterval = LOCK_CHECK_INTERVAL;
+    private Duration lockCheckTimeout = LOCK_CHECK_TIMEOUT;
+    /** The share of failed answers among the answers stored that still exits 0 (--max-error-rate). */
+    private double maxErrorRate;
+    /** The frame limit on the worker protocol (--max-frame-bytes). */
+    private int maxFrameBytes = MessageCodec.DEFAULT_MAX_FRAME_BYTES;
+
+    /**
+     * @param workerCommand how a user starts a worker, printed with the listening address
+     *                      appended, e.g. {@code java -jar worker.jar}
+     */
+    public CoordinatorRun(CoordinatorSettings settings, PrintWriter out, PrintWriter err, boolean terminal,
+                   String workerCommand) {
+        this.settings = settings;
+        this.out = out;
+        this.err = err;
+        this.terminal = terminal;
+        this.workerCommand = workerCommand;
+    }
+
+    /** Called with the bound address once the server listens (the demo starts its workers there). */
+    public CoordinatorRun onListening(Consumer<InetSocketAddress> callback) {
+        this.onListening = callback;
+        return this;
+    }
+
+    /**
+     * Governs the fleet's concurrency against each model API (additive increase, multiplicative
+     * decrease on the 429s workers report), or not.
+     *
+     * @param ceiling the most jobs in flight against one API; 0 for none
+     */
+    /**
+     * Serves workers over TLS (off by default); validated by the caller.
+     *
+     * @param context                  the coordinator's certificate and key, and the client CA
+     * @param requireClientCertificate mutual TLS: workers must present a certificate of the client CA
+     * @param caForWorkers             the file workers should pass as {@code --tls-ca}, for the
+     *                                 "start workers with" hint
+     */
+    public CoordinatorRun withTls(SSLContext context, boolean requireClientCertificate, String caForWorkers) {
+        this.tlsContext = context;
+        this.tlsClientCertificates = requireClientCertificate;
+        this.tlsCaForWorkers = caForWorkers;
+        return this;
+    }
+
+    /**
+     * How many failed answers (vignettes the model API refused) a run may have and still exit 0:
+     * at most this share (0 to 1) of the answers stored. Default 0: any failed answer exits
+     * {@link #EXIT_INCOMPLETE}.
+     *
+     * @throws IllegalArgumentException when not within 0 to 1
+     */
+    public CoordinatorRun withMaxErrorRate(double rate) {
+        if (!(rate >= 0 && rate <= 1)) {
+            throw new IllegalArgumentException("the maximum error rate must be from 0 to 1, got " + rate);
+        }
+        this.maxErrorRate = rate;
+        return this;
+    }
+
+    /** The frame limit of the worker protocol, in bytes (default 16 MiB); validated by the caller. */
+    public CoordinatorRun withMaxFrameBytes(int bytes) {
+        this.maxFrameBytes = bytes;
+        return this;
+    }
+
+    public CoordinatorRun withRateGovernor(boolean enabled, int ceiling) {
+        this.governor = enabled ? new EndpointGovernor(ceiling) : null;
+        return this;
+    }
+
+    /**
+     * Stores results in this database (a SQLite file or a shared PostgreSQL database) instead of
+     * the SQLite file {@code settings.db()}.
+     */
+    public CoordinatorRun withDatabase(DatabaseTarget target) {
+        this.database = target;
+        return this;
+    }
+
+    /**
+     * How often the run's lock is re-verified while the run is on, and how long one check may wait
+     * for the database (see {@link StoreLock#watch}); 5 s and 10 s by default. Only a PostgreSQL
+     * run lock is checked. Call before {@link #run()}, on the thread that runs it.
+     *
+     * @throws IllegalArgumentException when a duration is not positive
+     */
+    CoordinatorRun withLockCheck(Duration interval, Duration timeout) {
+        if (interval.isNegative() || interval.isZero() || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("the lock check's interval and timeout must be positive, not "
+                    + interval + " and " + timeout);
+        }
+        this.lockCheckInterval = interval;
+        this.lockCheckTimeout = timeout;
+        return this;
+    }
+
+    /** Where results go. */
+    DatabaseTarget database() {
+        return database != null ? database : new DatabaseTarget.Sqlite(settings.db());
+    }
+
+    /**
+     * Serves the admin endpoint on {@code bind} ({@code GET /metrics} and {@code GET /status},
+     * both behind the workers' token when there is one) from the moment the suite is planned. It
+     * stays up after {@link #run()} returns, so that the last figures can be read, until
+     * {@link #closeAdmin()}. Without a token, only on a loopback address.
+     *
+     * @param bind where to listen, or null for no endpoint
+     */
+    public CoordinatorRun withAdmin(InetSocketAddress bind) {
+        return withAdmin(bind, false);
+    }
+
+    /**
+     * As {@link #withAdmin(InetSocketAddress)}; {@code openBeyondLoopback} (--metrics-insecure)
+     * also serves it without a token on an address other machines reach.
+     */
+    public CoordinatorRun withAdmin(InetSocketAddress bind, boolean openBeyondLoopback) {
+        this.adminBind = bind;
+        this.adminOpenBeyondLoopback = openBeyondLoopback;
+        return this;
+    }
+
+    /** The admin endpoint's address once it listens, else null. Any thread. */
+    public InetSocketAddress adminAddress() {
+        CoordinatorAdmin a = admin;
+        return a == null ? null : a.address();
+    }
+
+    /** The run is over, however it ended: the admin endpoint's status view says so. Any thread. */
+    public void adminFinished() {
+        CoordinatorAdmin a = admin;
+        if (a != null) {
+            a.finished();
+        }
+    }
+
+    /** Stops the admin endpoint, if it runs; idempotent. */
+    public void closeAdmin() {
+        CoordinatorAdmin a = admin;
+        admin = null;
+        if (a != null) {
+            a.close();
+        }
+    }
+
+    /** Also tells this listener of the run's progress, on the scheduler's thread. */
+    public CoordinatorRun alsoNotify(ProgressListener listener) {
+        extraListeners.add(listener);
+        return this;
+    }
+
+    /** The summary of the finished run, or null before the run ends. */
+    RunSummary summary() {
+        return summary;
+    }
+
+    /**
+     * Runs to the end, holding the database's {@link DatabaseLock} throughout (SQLite: one
+     * coordinator per file), or the run's {@link PostgresRunLock} (PostgreSQL: one coordinator per
+     * run, taken once the suite is planned).
+     *
+     * <p>A run lock that is lost mid-run (see {@link StoreLock#watch}) stops the run as a failed
+     * worker server does: nothing more is written, what was stored is kept, and one line on the
+     * console says what was lost, why, and how to resume.
+     *
+     * @return 0 when every job completed, {@link #EXIT_INCOMPLETE} when some failed or the failed
+     *         answers are more than {@link #withMaxErrorRate} of the answers stored,
+     *         {@link #EXIT_INTERRUPTED} when the thread was interrupted, {@link #EXIT_FAILED} when
+     *         the worker server failed, {@link #EXIT_LOCK_LOST} when the run's lock was lost
+     * @throws SuiteFormatException        when the suite has problems (nothing ran)
+     * @throws DatabaseLock.InUseException when another coordinator uses the database (nothing was
+     *                                     read, bound or written)
+     * @throws PostgresRunLock.InUseException when another coordinator runs the same run in the
+     *                                     PostgreSQL database (nothing was bound or written)
+     * @throws IOException                 when the suite cannot be read or the address not bound
+     */
+    public int run() throws IOException, SuiteFormatException {
+        // First of all, so that a refused run prints only the refusal, binds no port and neither
+        // creates nor touches the database; released however the run ends.
+        DatabaseTarget target = database();
+        try (StoreLock lock = target.lockDatabase(settings.listen())) {
+            return runLocked(target, lock);
+        } catch (IOException | SuiteFormatException | RuntimeException | Error e) {
+            closeAdmin();
+            throw e;
+        }
+    }
+
+    private int runLocked(DatabaseTarget target, StoreLock lock) throws IOException, SuiteFormatException {
+        RunScoring scoring = new RunScoring(settings.scorer());
+        Suite suite = RunSuites.load(settings.suite(), settings.fewShot());
+        RunManifest manifest = RunSuites.manifest(settings, suite);
+        JobPlan plan = JobPlan.of(suite, manifest);
+        // Before anything is bound or written: a vignette that can never be sent is named now.
+        FrameLimitCheck frames = FrameLimitCheck.of(plan, suite, maxFrameBytes);
+        frames.report(err);
+        if (adminBind != null) {
+            admin = CoordinatorAdmin.start(adminBind, settings.token(), adminOpenBeyondLoopback, plan.runId(),
+                    settings.suite().toString(), settings.models(), settings.scorer(), settings.epochs());
+        }
+        SharedPool pool = new SharedPool();
+        FleetReporter fleet;
+        WorkerEventCounter events = new WorkerEventCounter();
+        // Everything for the console goes through the printer's own thread from here on: a
+        // console that stops taking output must not stall the run.
+        // The server binds before the store opens, so that an address in use or a host that does
+        // not resolve leaves no empty database behind.
+        // On PostgreSQL, coordinators share the database but not a run: refused before anything is bound.
+        try (StoreLock runLock = target.lockRun(plan.runId(), settings.listen());
+             ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
+             WorkerServer server = WorkerServer.start(serverOptions(), pool, withStatus(fleet = new FleetReporter(progress).governedBy(governor)));
+             JdbcResultStore store = target.open().withScoring(scoring)) {
+            AtomicReference<StoreLock.LostException> lockLost = new AtomicReference<>();
+            // Only the run lock can vanish while this process lives (SQLite's OS lock cannot). A
+            // lost lock fails the pool, which stops the scheduler (and the judge phase) at its next
+            // step exactly as a dead worker server does: what was stored stays stored.
+            runLock.watch(lockCheckInterval, lockCheckTimeout, lost -> {
+                lockLost.set(lost);
+                pool.fail(lost);
+            });
+            // What the database held before this command noted its run: resumed, or new beside which.
+            progress.message(JoinedRun.describe(store.runs(), manifest, store.recordCount(plan.runId()),
+                    plan.vignetteCount()));
+            store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
+            Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
+            progress.message(RunLines.plan(settings, suite, plan));
+            InetSocketAddress address = server.address();
+            lock.listening(address);
+            runLock.listening(address);
+            progress.message("listening for workers on " + hostPort(address) + "; results go to " + target
+                    + "; each attempt of a job may take " + Durations.format(settings.jobTimeout())
+                    + " (--job-timeout)");
+            progress.message(RunLines.workerHint(workerCommand, address, settings,
+                    tlsContext == null ? null : tlsCaForWorkers, tlsClientCertificates));
+            pool.addListener(new ModelWatcher(pool, settings.models(), RunScoring.judgeModelOf(settings.scorer()),
+                    progress::message));
+            CoordinatorAdmin adminNow = admin;
+            if (adminNow != null) {
+                progress.message(RunLines.adminEndpoint(adminNow.address(), settings.token() != null));
+            }
+            onListening.accept(address);
+            SchedulerOptions options = SchedulerOptions.defaults()
+                    .withMaxAttempts(settings.maxAttempts())
+                    .withWaitForWorkers(settings.waitForWorkers())
+                    .withJobTimeout(settings.jobTimeout())
+                    .withListener(fanOut(progress, fleet, address, events))
+                    .withGate(governor == null ? DispatchGate.OPEN : governor);
+            RunReport report;
+            RunReport grading;
+            try {
+                report = frames.recordFailures(store, new Scheduler(pool, adminNow == null ? store
+                        : adminNow.timed(store), options).run(frames.jobsToRun(store)));
+                grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
+                        current.number(), progress::message).run(pool, options);
+            } catch (InterruptedException e) {
+                events.storeIn(store, plan.runId());
+                progress.message("interrupted: " + RunLines.recordsKept(store.recordCount()) + " in " + target
+                        + "; run the same command again to resume");
+                return EXIT_INTERRUPTED;
+            } catch (StoreUnavailableException e) {
+                // The store is what failed: nothing more is asked of it (the worker events are lost).
+                progress.message(e.getMessage());
+                log.debug("the result store failed for good", e);
+                return EXIT_FAILED;
+            } catch (WorkerSourceFailedException e) {
+                if (e.getCause() instanceof StoreLock.LostException lost) {
+                    return stopWithoutLock(lost, store, plan, target, progress);
+                }
+                events.storeIn(store, plan.runId());
+                progress.message("the run stopped: " + e.getCause().getMessage() + "; "
+                        + RunLines.recordsKept(store.recordCount())
+                        + " in " + target + "; run the same command again to resume");
+                log.debug("the worker server failed", e);
+                return EXIT_FAILED;
+            }
+            StoreLock.LostException lostLate = lockLost.get();
+            if (lostLate != null) {
+                // Lost after the last job's answer but before these last writes.
+                return stopWithoutLock(lostLate, store, plan, target, progress);
+            }
+            events.storeIn(store, plan.runId());
+            progress.finish();
+            fleet.quiet();
+            store.finishRun(plan.runId());
+            RunData figures = RunDataLoader.loadFigures(store, plan.runId(), current.number());
+            summary = RunSummary.of(plan, report, figures, settings.groupBy(), FailedAnswers.of(figures));
+            if (adminNow != null) {
+                adminNow.finished();
+            }
+            out.print(summary.render());
+            FailedAnswers failedAnswers = summary.failedAnswers();
+            if (failedAnswers.exceed(maxErrorRate)) {
+                // Say why the exit code is 3 when every job completed: the failed answers are too many.
+                out.print(RunLines.errorRate(failedAnswers, maxErrorRate, EXIT_INCOMPLETE));
+            }
+            out.print(RunLines.governor(governor));
+            boolean graded = grading == null || grading.failed().isEmpty();
+            if (!graded) {
+                out.print(RunLines.ungraded(grading));
+            }
+            out.flush();
+            return summary.succeeded(maxErrorRate) && graded ? 0 : EXIT_INCOMPLETE;
+        } finally {
+            console = null;
+        }
+    }
+
+    /**
+     * Ends a run whose lock was lost: writes nothing more (not even this session's worker event
+     * counts, which another coordinator's run may be adding to now), and says so in one line.
+     */
+    private int stopWithoutLock(StoreLock.LostException lost, JdbcResultStore store, JobPlan plan,
+                                DatabaseTarget target, ProgressPrinter progress) {
+        String kept;
+        try {
+            int complete = store.completedAmong(plan.jobs()).size();
+            kept = complete + " of " + Plural.of(plan.jobs().size(), "job") + (complete == 1 ? " is" : " are")
+                    + " complete and kept there";
+        } catch (StoreException e) {
+            // The database may be what went away; what it stored is still there.
+            log.debug("cannot count the complete jobs after the lock was lost", e);
+            kept = "what was stored is kept there";
+        }
+        progress.message("the run stopped: " + lost.getMessage() + "; another coordinator may take the run now,"
+                + " so this one stopped writing: " + kept + "; run the same command again to resume (it is refused,"
+                + " naming the holder, while another coordinator has the run)");
+        return EXIT_LOCK_LOST;
+    }
+
+    /**
+     * Prints a line on the run's console: through the progress printer while the run is on
+     * (never blocking), straight to standard error otherwise. Any thread.
+     */
+    public void say(String text) {
+        ProgressPrinter printer = console;
+        if (printer != null) {
+            printer.message(text);
+        } else {
+            err.println(text);
+            err.flush();
+        }
+    }
+
+    private ServerOptions serverOptions() {
+        ServerOptions.Builder b = ServerOptions.builder()
+                .bind(settings.listen())
+                .maxFrameBytes(maxFrameBytes)
+                .token(settings.token())
+                .heartbeatInterval(settings.heartbeatInterval())
+                // The scheduler's callback only queues an event for its own thread: it never blocks.
+                .directCompletions(true);
+        if (settings.heartbeatTimeout() != null) {
+            b.heartbeatTimeout(settings.heartbeatTimeout());
+        }
+        if (tlsContext != null) {
+            b.tls(tlsContext, tlsClientCertificates);
+        }
+        return b.build();
+    }
+
+    private ProgressListener fanOut(ProgressPrinter progress, FleetReporter fleet, InetSocketAddress address,
+                                    WorkerEventCounter events) {
+        List<ProgressListener> all = new ArrayList<>();
+        all.add(progress);
+        all.add(events);
+        all.add(new ProgressListener() {
+            @Override
+            public void onNoWorkerServes(Duration waited, java.util.Set<String> models, List<WorkerHandle> workers) {
+                progress.message("no connected worker serves " + RunLines.describe(models) + " for " + waited.toSeconds()
+                        + " s; start workers whose model API serves it (connected: " + workers.size() + ")");
+            }
+
+            @Override
+            public void onWaitingForWorkers(Duration waited) {
+                progress.message("no worker connected for " + waited.toSeconds() + " s; are workers pointed at "
+                        + hostPort(address) + "?" + fleet.rejectionsNote());
+            }
+        });
+        CoordinatorAdmin adminNow = admin;
+        if (adminNow != null) {
+            all.add(adminNow.status());
+        }
+        all.addAll(extraListeners);
+        return ProgressListener.fanOut(all);
+    }
+
+    /** The fleet reporter, and the admin endpoint's status when there is one. */
+    private WorkerServer.Listener withStatus(FleetReporter fleet) {
+        CoordinatorAdmin adminNow = admin;
+        return adminNow == null ? fleet : adminNow.alongside(fleet);
+    }
+
+    /** {@code host:port}, as the worker's {@code --coordinator} takes it. */
+    public static String hostPort(InetSocketAddress address) {
+        return address.getHostString() + ":" + address.getPort();
+    }
+}

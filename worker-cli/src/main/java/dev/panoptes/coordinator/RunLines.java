@@ -1,0 +1,116 @@
+package dev.panoptes.coordinator;
+
+import dev.panoptes.control.Plural;
+import dev.panoptes.control.schedule.EndpointGovernor;
+import dev.panoptes.control.schedule.RunReport;
+import dev.panoptes.control.score.RunScoring;
+import dev.panoptes.control.suite.JobPlan;
+import dev.panoptes.control.suite.Suite;
+
+import java.math.BigDecimal;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The words {@link CoordinatorRun} prints about its run, apart from the sequence that decides when:
+ * what the run is, how to start a worker for it, where its admin endpoint is, and the summary's closing lines (the
+ * error rate over the limit, the rate governor's cuts, the grading that failed). Stateless; any
+ * thread.
+ */
+final class RunLines {
+    private RunLines() {
+    }
+
+    /**
+     * The command line that starts a worker for this run, as the operator would type it.
+     *
+     * @param tlsCa where the workers find the CA to trust, or null when the coordinator speaks plain TCP
+     */
+    static String workerHint(String workerCommand, InetSocketAddress address, CoordinatorSettings settings,
+                             String tlsCa, boolean clientCertificates) {
+        return "start workers with:\n  " + workerCommand + " --coordinator " + CoordinatorRun.hostPort(address)
+                + " --model-api URL" + modelOptions(settings)
+                + (settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\"")
+                + (tlsCa == null ? "" : " --tls --tls-ca " + tlsCa)
+                + (clientCertificates ? " --tls-cert WORKER.crt --tls-key WORKER.key" : "");
+    }
+
+    /** What the run is: the suite's size times the models and epochs, in how many jobs, and its scorer. */
+    static String plan(CoordinatorSettings settings, Suite suite, JobPlan plan) {
+        return String.format(Locale.ROOT, "suite %s: %s x %s x %s = %s in %s of up to %d (run %s); scorer %s",
+                settings.suite(), Plural.of(suite.vignettes().size(), "vignette"),
+                Plural.of(settings.models().size(), "model"), Plural.of(settings.epochs(), "epoch"),
+                Plural.of(plan.vignetteCount(), "answer"), Plural.of(plan.jobs().size(), "job"),
+                settings.jobSize(), plan.runId(), settings.scorer());
+    }
+
+    /** Where the admin endpoint listens and who may read it. */
+    static String adminEndpoint(InetSocketAddress address, boolean hasToken) {
+        return "admin endpoint on http://" + CoordinatorRun.hostPort(address) + "/: /metrics, /status"
+                + (hasToken ? " (with the token)"
+                : address.getAddress().isLoopbackAddress() ? " (no token: this machine only)"
+                : " (no token: open to anyone who can reach it, --metrics-insecure)");
+    }
+
+    /** Why the exit code is {@code exitCode} although every job completed: the failed answers are too many. */
+    static String errorRate(FailedAnswers failedAnswers, double maxErrorRate, int exitCode) {
+        return String.format(Locale.ROOT, "  error rate:  %s of %s stored (%.1f %%) is more than --max-error-rate %s"
+                + " allows: exit %d%n", Plural.of(failedAnswers.failed(), "failed answer"),
+                Plural.of(failedAnswers.stored(), "answer"), 100.0 * failedAnswers.failed() / failedAnswers.stored(),
+                BigDecimal.valueOf(maxErrorRate).stripTrailingZeros().toPlainString(), exitCode);
+    }
+
+    /** What the rate governor did, for the summary: one line per model API that answered 429; "" without one. */
+    static String governor(EndpointGovernor governor) {
+        if (governor == null) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder();
+        governor.state().forEach((endpoint, st) -> {
+            if (st.throttled() > 0) {
+                b.append(String.format(Locale.ROOT, "  rate:        %s answered 429 %s; the fleet's limit on it was"
+                        + " cut %s and ended at %.1f jobs in flight%n", endpoint, Plural.of(st.throttled(), "time"),
+                        Plural.of(st.cuts(), "time"), st.limit()));
+            }
+        });
+        return b.toString();
+    }
+
+    /** The grading jobs that failed, whose answers stay unscored, and how to grade them. */
+    static String ungraded(RunReport grading) {
+        RunReport.FailedJob first = grading.failed().get(0);
+        return String.format("  grading:     %s failed, their answers are unscored (first: %s after %s: %s); run the"
+                + " same command again to grade them%n", Plural.of(grading.failed().size(), "grading job"),
+                first.jobId(), Plural.of(first.attempts(), "attempt"), first.reason());
+    }
+
+    /** "1 record is kept", "40 records are kept". */
+    static String recordsKept(long n) {
+        return Plural.of(n, "record") + (n == 1 ? " is kept" : " are kept");
+    }
+
+    /** "model 'a'", "models 'a', (any model)". */
+    static String describe(Set<String> models) {
+        List<String> named = new ArrayList<>();
+        for (String m : models) {
+            named.add(m == null ? "(any model)" : "'" + m + "'");
+        }
+        return (named.size() == 1 ? "model " : "models ") + String.join(", ", named);
+    }
+
+    /** " --model a --model b" for the hint that shows how to start a worker. */
+    private static String modelOptions(CoordinatorSettings settings) {
+        StringBuilder b = new StringBuilder();
+        for (String m : settings.models()) {
+            b.append(" --model ").append(m.matches("[A-Za-z0-9._:/@-]+") ? m : "'" + m.replace("'", "'\\''") + "'");
+        }
+        String judge = RunScoring.judgeModelOf(settings.scorer());
+        if (judge != null && !settings.models().contains(judge)) {
+            b.append("  (and, on workers that serve the judge: --model ").append(judge).append(')');
+        }
+        return b.toString();
+    }
+}

@@ -1,0 +1,187 @@
+package dev.panoptes.coordinator;
+
+import dev.panoptes.control.Plural;
+import dev.panoptes.control.Usage;
+import dev.panoptes.control.schedule.RunReport;
+import dev.panoptes.control.stats.Accuracy;
+import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.PairedDifference;
+import dev.panoptes.control.suite.JobPlan;
+import dev.panoptes.report.Figures;
+import dev.panoptes.report.RunData;
+import dev.panoptes.report.RunStats;
+import dev.panoptes.report.SampleRow;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The end-of-run summary the {@code coordinator} command prints: counts from the scheduler's
+ * report, and tokens, latency and accuracy from the run's stored records (including those stored
+ * by an earlier, resumed run). Accuracy and its interval come from {@link RunStats}, as in the
+ * export and the HTML report, printed by {@link Figures}, so all three show the same figures.
+ *
+ * @param jobs            jobs in the run
+ * @param jobsCompleted   jobs complete now (this run or an earlier one)
+ * @param jobsSkipped     jobs already complete when the run started
+ * @param failures        jobs that failed for good in this run
+ * @param answers         answers the run asks for (vignettes x models x epochs)
+ * @param answersStored   answers with a stored record
+ * @param redeliveries    redeliveries in this run
+ * @param duplicates      duplicate records ignored in this run
+ * @param tokens          tokens reported across the stored records
+ * @param latencyP50Ms    median model-call latency, or -1 when no record has one
+ * @param latencyP95Ms    95th percentile model-call latency, or -1
+ * @param elapsed         wall-clock time of this run
+ * @param quarantined     workers quarantined during this run
+ * @param stats           the run's statistics per model
+ * @param failedAnswers   the run's failed answers per model (vignettes the model API refused)
+ */
+public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunReport.FailedJob> failures,
+                         int answers, long answersStored, long redeliveries, long duplicates, Usage tokens,
+                         long latencyP50Ms, long latencyP95Ms, Duration elapsed,
+                         List<RunReport.Quarantined> quarantined, RunStats stats, FailedAnswers failedAnswers) {
+
+    /** The summary of a run from its plan, its report and what the store holds about it. */
+    public static RunSummary of(JobPlan plan, RunReport report, RunData data, String groupBy) {
+        return of(plan, report, data, groupBy, FailedAnswers.NONE);
+    }
+
+    /** As {@link #of(JobPlan, RunReport, RunData, String)}, with the run's failed answers. */
+    public static RunSummary of(JobPlan plan, RunReport report, RunData data, String groupBy,
+                                FailedAnswers failedAnswers) {
+        RunStats stats = RunStats.of(data, groupBy);
+        long prompt = 0;
+        long completion = 0;
+        for (RunStats.ModelStats m : stats.models()) {
+            prompt += m.promptTokens();
+            completion += m.completionTokens();
+        }
+        long[] latencies = data.samples().stream().map(SampleRow::latencyMs).filter(l -> l != null)
+                .mapToLong(Long::longValue).sorted().toArray();
+        return new RunSummary(plan.jobs().size(), report.completed() + report.skipped(), report.skipped(),
+                report.failed(), plan.vignetteCount(), stats.totalSamples(), report.redeliveries(),
+                report.duplicates(), new Usage(prompt, completion), percentile(latencies, 50),
+                percentile(latencies, 95), report.elapsed(), report.quarantined(), stats, failedAnswers);
+    }
+
+    /** True when every job of the run is complete. */
+    public boolean allCompleted() {
+        return failures.isEmpty() && jobsCompleted == jobs;
+    }
+
+    /**
+     * True when every job is complete and the failed answers are no more than {@code maxErrorRate}
+     * (0 to 1) of the answers stored: what decides a zero exit code.
+     */
+    public boolean succeeded(double maxErrorRate) {
+        return allCompleted() && !failedAnswers.exceed(maxErrorRate);
+    }
+
+    /** The summary as the lines a person reads at the end of a run. */
+    public String render() {
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "Run %s in %.1f s (run id %s)%n", allCompleted() ? "complete" : "INCOMPLETE",
+                elapsed.toMillis() / 1000.0, stats.info().runId()));
+        sb.append(String.format(Locale.ROOT, "  jobs:        %d of %d complete%s, %d failed%n", jobsCompleted, jobs,
+                jobsSkipped > 0 ? " (" + jobsSkipped + " from an earlier run)" : "", failures.size()));
+        // "Missing" answers are those of failed jobs; a failed answer is stored, and counted apart.
+        long failedStored = failedAnswers.failed();
+        long missing = answers - answersStored;
+        sb.append(String.format(Locale.ROOT, "  answers:     %d of %d stored%s, %d missing%s%n", answersStored, answers,
+                failedStored == 0 ? "" : " (" + (failedStored == 1 ? "1 of them a failed answer"
+                        : failedStored + " of them failed answers") + ", below)",
+                missing, missing == 0 ? "" : missing == 1 ? " (its job failed)" : " (their jobs failed)"));
+        sb.append(failedAnswers.render());
+        sb.append(String.format(Locale.ROOT, "  redelivered: %s; duplicates ignored: %s%n",
+                Plural.of(redeliveries, "job"), Plural.of(duplicates, "record")));
+        sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", tokens.totalTokens(),
+                tokens.promptTokens(), tokens.completionTokens()));
+        if (latencyP50Ms >= 0) {
+            sb.append(String.format(Locale.ROOT, "  latency:     p50 %d ms, p95 %d ms per model call%n", latencyP50Ms,
+                    latencyP95Ms));
+        }
+        renderAccuracy(sb, stats);
+        for (RunReport.Quarantined q : quarantined) {
+            sb.append(String.format(Locale.ROOT, "  quarantined: worker %s, %d %s; its last failure: %s%n", q.workerId(),
+                    q.times(), Plural.noun(q.times(), "time"), q.lastReason()));
+        }
+        if (!failures.isEmpty()) {
+            sb.append("  failed jobs:\n");
+            for (RunReport.FailedJob f : failures.subList(0, Math.min(10, failures.size()))) {
+                sb.append("    ").append(f.jobId()).append(" after ").append(Plural.of(f.attempts(), "attempt"))
+                        .append(": ")
+                        .append(f.reason()).append('\n');
+            }
+            if (failures.size() > 10) {
+                sb.append("    ... and ").append(failures.size() - 10).append(" more\n");
+            }
+        }
+        return sb.toString();
+    }
+
+    /**
+     * The accuracy lines of a run's statistics, as the summary prints them (also after a
+     * {@code rescore}): per model, per group when grouped, and the paired comparisons, headed by
+     * the scorer and the scoring they come from.
+     */
+    public static void renderAccuracy(StringBuilder sb, RunStats stats) {
+        String scorer = stats.info().scorer() == null ? "" : " (" + stats.info().scorer()
+                + (stats.info().scoring() == null ? "" : ", scoring " + stats.info().scoring().number()) + ")";
+        boolean any = stats.models().stream().anyMatch(m -> m.scored() > 0);
+        if (!any) {
+            int unscored = stats.models().stream().mapToInt(RunStats.ModelStats::unscored).sum();
+            sb.append(unscored == 0 ? "  accuracy:    no answer to score\n"
+                    : "  accuracy:    no answer scored: " + unscored + " unscored (no expected answer, or no grade)\n");
+            return;
+        }
+        sb.append("  accuracy").append(scorer).append(", mean score per model; 95% CI: ").append(Accuracy.METHOD)
+                .append(":\n");
+        for (RunStats.ModelStats m : stats.models()) {
+            sb.append("    ").append(m.model()).append(": ").append(line(m.accuracy()));
+            if (m.failedAnswers() > 0) {
+                sb.append("; ").append(Plural.of(m.failedAnswers(), "failed answer")).append(" scored 0 (without them: ")
+                        .append(line(m.withoutFailed())).append(')');
+            }
+            if (m.unscored() > 0) {
+                sb.append("; ").append(Plural.of(m.unscored(), "answer")).append(" unscored");
+            }
+            sb.append('\n');
+            for (Map.Entry<String, Estimate> g : m.byGroup().entrySet()) {
+                sb.append("      ").append(stats.groupBy()).append('=').append(g.getKey()).append(": ")
+                        .append(line(g.getValue())).append('\n');
+            }
+        }
+        if (!stats.comparison().isEmpty()) {
+            sb.append("  paired differences, ").append(PairedDifference.METHOD).append(":\n");
+        }
+        for (RunStats.Comparison c : stats.comparison()) {
+            sb.append("    ").append(c.model()).append(" - ").append(c.baseline()).append(": ")
+                    .append(c.paired().format()).append('\n');
+        }
+    }
+
+    /**
+     * "0.733 (95% CI 0.652-0.814, SE 0.081, n=30, 10 vignettes)" with the shared figures; the
+     * interval's method is named once, in the heading above such lines.
+     */
+    static String line(Estimate e) {
+        if (e.n() == 0) {
+            return "no scored answers";
+        }
+        String size = "n=" + e.n() + (e.clustered() ? ", " + Plural.of(e.clusters(), "vignette") : "");
+        String se = e.hasStandardError() ? "SE " + Figures.ratio(e.standardError()) + ", " : "";
+        return Figures.ratio(e.mean()) + " (95% CI " + Figures.ratio(e.ciLow()) + "-" + Figures.ratio(e.ciHigh()) + ", "
+                + se + size + ")";
+    }
+
+    private static long percentile(long[] sorted, int p) {
+        if (sorted.length == 0) {
+            return -1;
+        }
+        int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
+    }
+}

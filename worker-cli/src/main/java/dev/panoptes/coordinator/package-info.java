@@ -1,0 +1,6 @@
+/**
+ * The coordinator application: one evaluation run from suite to summary ({@link dev.panoptes.coordinator.CoordinatorRun}
+ * and its judge phase), the store it writes to and the locks that keep it to one coordinator, and what it tells the
+ * console while it runs (progress, fleet, summary); it knows nothing of the command line or of the worker's code.
+ */
+package dev.panoptes.coordinator;

@@ -1,0 +1,104 @@
+package dev.panoptes.report;
+
+import dev.panoptes.control.store.Scoring;
+import dev.panoptes.control.suite.RunManifest;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The record of a run, as every report shows it: one entry per parameter that decided its
+ * answers, its times and versions, and the scoring the figures come from. The HTML report's
+ * run card and the JSON exports are both rendered from this list, so a parameter added to the
+ * run's manifest is added here once and appears everywhere.
+ *
+ * <p>What a run did not record (a legacy run, noted before manifests were kept: temperature,
+ * max tokens, seed, system prompt, few-shot file, suite hash, tool version, job size, label; or
+ * an end time of a run that did not finish) is an entry with a null value, shown as
+ * {@value #NOT_RECORDED}, so a reader sees what is unknown rather than a missing row. A parameter
+ * the run left to the API's default says so. Stateless and thread-safe.
+ */
+public final class RunCard {
+    /** How an entry whose value the run did not record is shown. */
+    public static final String NOT_RECORDED = "not recorded";
+
+    private RunCard() {
+    }
+
+    /**
+     * One parameter of the card.
+     *
+     * @param key   a stable camelCase key, for JSON and tests ({@code temperature}, {@code suiteHash}, ...)
+     * @param label what people read
+     * @param value its value as text; null when the run did not record it
+     */
+    public record Entry(String key, String label, String value) {
+        /** The value, or {@value RunCard#NOT_RECORDED}. */
+        public String shown() {
+            return value == null ? NOT_RECORDED : value;
+        }
+    }
+
+    /**
+     * The card of a run.
+     *
+     * @param info the run's header as the store holds it
+     * @return the entries, in the order the report shows them
+     */
+    public static List<Entry> of(RunInfo info) {
+        RunManifest m = info.manifest();
+        boolean known = m != null;
+        List<Entry> card = new ArrayList<>();
+        card.add(new Entry("runId", "Run", info.runId()));
+        card.add(new Entry("label", "Label", known ? (m.label().isEmpty() ? "none" : m.label()) : null));
+        card.add(new Entry("suite", "Suite", info.suite()));
+        card.add(new Entry("suiteHash", "Suite hash (SHA-256)", known ? m.suiteSha256() : null));
+        card.add(new Entry("vignettes", "Vignettes", Integer.toString(info.vignettes())));
+        card.add(new Entry("models", "Models", String.join(", ", info.models())));
+        card.add(new Entry("epochs", "Epochs", Integer.toString(info.epochs())));
+        card.add(new Entry("jobSize", "Job size", known ? Integer.toString(m.jobSize()) : null));
+        // A parameter the run left to the model API's default is recorded as such, not as unknown.
+        card.add(new Entry("temperature", "Temperature", known ? orDefault(m.temperature()) : null));
+        card.add(new Entry("maxTokens", "Max tokens", known ? orDefault(m.maxTokens()) : null));
+        card.add(new Entry("seed", "Seed", known ? orDefault(m.seed()) : null));
+        card.add(new Entry("systemPrompt", "System prompt", known ? (m.systemPrompt() == null ? "none"
+                : m.systemPrompt()) : null));
+        card.add(new Entry("fewShot", "Few-shot file", known ? (m.fewShot() == null ? "none"
+                : m.fewShot() + " (SHA-256 " + m.fewShotSha256() + ")") : null));
+        card.add(new Entry("scorer", "Scorer", info.scorer() == null ? "none" : info.scorer()));
+        card.add(new Entry("scoring", "Scoring shown", scoring(info)));
+        card.add(new Entry("toolVersion", "Tool version", known ? m.toolVersion() : null));
+        card.add(new Entry("startedAt", "Started", info.startedAt() == null ? null : info.startedAt().toString()));
+        card.add(new Entry("finishedAt", "Finished", info.finishedAt() == null ? null : info.finishedAt().toString()));
+        card.add(new Entry("duration", "Duration", info.startedAt() == null || info.finishedAt() == null ? null
+                : duration(Duration.between(info.startedAt(), info.finishedAt()))));
+        return card;
+    }
+
+    private static String orDefault(Object value) {
+        return value == null ? "the model API's default" : value.toString();
+    }
+
+    /** "1 h 02 min 05 s", "3 min 07 s", "12.3 s". */
+    static String duration(Duration d) {
+        long ms = Math.max(0, d.toMillis());
+        if (ms < 60_000) {
+            return String.format(Locale.ROOT, "%.1f s", ms / 1000.0);
+        }
+        long s = ms / 1000;
+        return s >= 3600 ? String.format(Locale.ROOT, "%d h %02d min %02d s", s / 3600, s % 3600 / 60, s % 60)
+                : String.format(Locale.ROOT, "%d min %02d s", s / 60, s % 60);
+    }
+
+    /** Which scores the figures are: the scoring shown, of how many the run has. */
+    private static String scoring(RunInfo info) {
+        Scoring shown = info.scoring();
+        if (shown == null) {
+            return info.scorer() == null ? "none (unscored)" : "the stored scores, by " + info.scorer();
+        }
+        return "scoring " + shown.number() + " of " + info.scorings().size() + " (" + shown.scorer() + ", made by "
+                + shown.origin() + " at " + shown.createdAt() + ")";
+    }
+}

@@ -1,0 +1,197 @@
+package dev.panoptes.report;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.RunEntry;
+import dev.panoptes.control.store.Scoring;
+import dev.panoptes.control.store.StoredRecord;
+import dev.panoptes.control.store.WorkerEventCount;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reads what a result database holds about its runs into {@link RunData}: the one path from the
+ * store to the summary, the export and the report, so that all three see the same rows.
+ *
+ * <p>Records stored before runs were noted (schema version 1) belong to the run named by their
+ * job id and show as model {@value #UNNAMED_MODEL} when their run named no model.
+ */
+public final class RunDataLoader {
+    /** What a record of a run that named no model shows as its model. */
+    public static final String UNNAMED_MODEL = "(not named by the run)";
+    /** The run of records stored without one (through the library, without their job). */
+    public static final String NO_RUN = "(none)";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final TypeReference<LinkedHashMap<String, Object>> MAP = new TypeReference<>() {
+    };
+
+    private RunDataLoader() {
+    }
+
+    /**
+     * The ids of the runs the store holds: those noted by the coordinator, most recent first,
+     * then any others its records name.
+     */
+    public static List<String> runIds(JdbcResultStore store) {
+        Set<String> ids = new LinkedHashSet<>();
+        for (RunEntry run : store.runs()) {
+            ids.add(run.runId());
+        }
+        boolean[] orphans = {false};
+        store.forEachRecord(r -> {
+            if (r.context().runId() != null) {
+                ids.add(r.context().runId());
+            } else {
+                orphans[0] = true;
+            }
+        });
+        if (orphans[0]) {
+            ids.add(NO_RUN);
+        }
+        store.forEachFailure(f -> {
+            if (f.runId() != null) {
+                ids.add(f.runId());
+            }
+        });
+        return new ArrayList<>(ids);
+    }
+
+    /**
+     * Everything about one run, with the scores of its latest scoring.
+     *
+     * @throws IllegalArgumentException when the store holds nothing about {@code runId}
+     */
+    public static RunData load(JdbcResultStore store, String runId) {
+        return load(store, runId, 0);
+    }
+
+    /**
+     * Everything about one run, with the scores of scoring {@code scoringNumber} (0: the latest).
+     *
+     * @throws IllegalArgumentException when the store holds nothing about {@code runId}, or the
+     *                                  run has no such scoring (the message names those it has)
+     */
+    public static RunData load(JdbcResultStore store, String runId, int scoringNumber) {
+        return load(store, runId, scoringNumber, false);
+    }
+
+    /**
+     * One run as {@link #load(JdbcResultStore, String, int)} reads it, but each sample with only
+     * what the figures need (model, vignette, epoch, score, metadata, latency, tokens, error):
+     * no prompt, expected answer, response, explanation, job id, worker id or API model name (so
+     * no per-worker table either). For the summary
+     * at the end of a run, when the suite itself is still in memory: a million answers' texts
+     * read back once more would double the heap a run needs.
+     *
+     * @throws IllegalArgumentException as {@link #load(JdbcResultStore, String, int)} does
+     */
+    public static RunData loadFigures(JdbcResultStore store, String runId, int scoringNumber) {
+        return load(store, runId, scoringNumber, true);
+    }
+
+    private static RunData load(JdbcResultStore store, String runId, int scoringNumber, boolean figuresOnly) {
+        List<Scoring> scorings = NO_RUN.equals(runId) ? List.of() : store.scorings(runId);
+        Scoring shown = scorings.isEmpty() ? null : scorings.get(scorings.size() - 1);
+        if (scoringNumber > 0) {
+            shown = null;
+            for (Scoring s : scorings) {
+                if (s.number() == scoringNumber) {
+                    shown = s;
+                }
+            }
+            if (shown == null) {
+                throw new IllegalArgumentException("run " + runId + " has no scoring " + scoringNumber + "; "
+                        + describe(scorings));
+            }
+        }
+        int number = shown == null ? 0 : shown.number();
+        RunEntry entry = null;
+        for (RunEntry run : store.runs()) {
+            if (run.runId().equals(runId)) {
+                entry = run;
+            }
+        }
+        List<SampleRow> samples = new ArrayList<>();
+        if (NO_RUN.equals(runId)) {
+            store.forEachRecord(null, r -> {
+                if (r.context().runId() == null) {
+                    samples.add(sample(runId, r, figuresOnly));
+                }
+            });
+        } else {
+            store.forEachRecord(runId, number, r -> samples.add(sample(runId, r, figuresOnly)));
+        }
+        List<FailureRow> failures = new ArrayList<>();
+        store.forEachFailure(f -> {
+            if (runId.equals(f.runId())) {
+                failures.add(new FailureRow(runId, f.jobId().value(), f.model() == null ? UNNAMED_MODEL : f.model(),
+                        f.reason(), f.attempts()));
+            }
+        });
+        if (entry == null && samples.isEmpty() && failures.isEmpty()) {
+            throw new IllegalArgumentException("the database holds no run '" + runId + "'");
+        }
+        List<WorkerEvents> events = new ArrayList<>();
+        for (WorkerEventCount e : store.workerEvents(runId)) {
+            events.add(new WorkerEvents(runId, e.workerId(), e.failures(), e.quarantines()));
+        }
+        String scorer = shown != null ? shown.scorer() : entry == null ? null : entry.scorer();
+        RunInfo info = entry == null
+                ? new RunInfo(runId, null, List.of(), scorer, 1, null, 0, null, null, shown, scorings)
+                : new RunInfo(runId, entry.suite(), entry.models(), scorer, entry.epochs(), entry.startedAt(),
+                        entry.vignettes(), entry.manifest(), entry.finishedAt(), shown, scorings);
+        return new RunData(info, samples, failures, events);
+    }
+
+    /** "it has scorings 1 (exact, run, ...), 2 (...)", or "it has none", for messages. */
+    public static String describe(List<Scoring> scorings) {
+        if (scorings.isEmpty()) {
+            return "it has none (it was never scored)";
+        }
+        List<String> each = new ArrayList<>();
+        for (Scoring s : scorings) {
+            each.add(s.number() + " (" + s.scorer() + ", " + s.origin() + ", " + s.createdAt() + ")");
+        }
+        return "it has " + (scorings.size() == 1 ? "scoring " : "scorings ") + String.join(", ", each);
+    }
+
+    private static SampleRow sample(String runId, StoredRecord r, boolean figuresOnly) {
+        ResponseRecord record = r.record();
+        var c = r.context();
+        var score = r.score();
+        if (figuresOnly) {
+            return new SampleRow(runId, c.model() == null ? UNNAMED_MODEL : c.model(), c.epoch(), record.vignetteId(),
+                    null, null, null, null, score == null ? null : score.score(), null, metadata(c.metadataJson()),
+                    null, null, record.latencyMs(),
+                    record.usage() == null ? null : record.usage().promptTokens(),
+                    record.usage() == null ? null : record.usage().completionTokens(), null, record.error());
+        }
+        return new SampleRow(runId, c.model() == null ? UNNAMED_MODEL : c.model(), c.epoch(), record.vignetteId(),
+                r.jobId().value(), c.prompt(), c.expected(), record.response(),
+                score == null ? null : score.score(), score == null ? null : score.explanation(),
+                metadata(c.metadataJson()), r.workerId(), record.model(), record.latencyMs(),
+                record.usage() == null ? null : record.usage().promptTokens(),
+                record.usage() == null ? null : record.usage().completionTokens(), record.finishReason(),
+                record.error());
+    }
+
+    private static Map<String, Object> metadata(String json) {
+        if (json == null) {
+            return Map.of();
+        }
+        try {
+            return JSON.readValue(json, MAP);
+        } catch (JsonProcessingException e) {
+            // Written by this code as JSON; a hand-edited database is shown without it, not refused.
+            return Map.of();
+        }
+    }
+}

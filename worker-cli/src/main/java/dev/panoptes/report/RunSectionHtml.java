@@ -1,0 +1,233 @@
+package dev.panoptes.report;
+
+import dev.panoptes.control.stats.Accuracy;
+import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.PairedDifference;
+
+import java.io.IOException;
+import java.io.Writer;
+import java.util.List;
+import java.util.SortedSet;
+import java.util.TreeSet;
+
+/**
+ * One run's section of {@link HtmlReport}: its header and its figure tables, every figure from
+ * {@link RunStats} printed with {@link Figures}, every string HTML-escaped. Figure cells carry
+ * {@code data-run}, {@code data-model} and {@code data-metric} for tools and tests.
+ *
+ * <p>One instance per section, used by one thread.
+ */
+final class RunSectionHtml {
+    /** The most failures listed per run; the rest are counted. */
+    static final int MAX_LISTED_FAILURES = 1_000;
+
+    private final Writer out;
+    private final RunStats stats;
+    private final String run;
+
+    private RunSectionHtml(Writer out, RunStats stats) {
+        this.out = out;
+        this.stats = stats;
+        this.run = Html.escape(stats.info().runId());
+    }
+
+    static void write(Writer out, RunStats stats, List<FailureRow> failures) throws IOException {
+        RunSectionHtml section = new RunSectionHtml(out, stats);
+        out.write("<section class=\"run\" data-run=\"" + section.run + "\">\n");
+        section.header();
+        section.accuracy();
+        section.comparison();
+        section.groups();
+        section.volume();
+        section.workers();
+        section.failures(failures);
+        out.write("</section>\n");
+    }
+
+    /** The run card: every parameter of the run ({@link RunCard}), unknown ones said to be unknown. */
+    private void header() throws IOException {
+        out.write("<h2>Run <code>" + run + "</code></h2>\n<dl class=\"info run-card\">\n");
+        for (RunCard.Entry entry : RunCard.of(stats.info())) {
+            out.write("<dt>" + Html.escape(entry.label()) + "</dt><dd data-card=\"" + entry.key() + "\""
+                    + (entry.value() == null ? " class=\"muted\"" : "") + ">" + Html.escape(entry.shown())
+                    + "</dd>\n");
+        }
+        out.write("</dl>\n");
+    }
+
+    private void accuracy() throws IOException {
+        out.write("<h3>Accuracy</h3>\n<p class=\"method\" id=\"ci-method\">95% CI: "
+                + Html.escape(Accuracy.METHOD) + "</p>\n<div class=\"scroll\"><table class=\"accuracy\">\n"
+                + "<thead><tr><th>Model</th><th>Accuracy</th><th>95% CI low</th><th>95% CI high</th><th>SE</th>"
+                + "<th>n</th><th>Vignettes</th><th>Failed answers</th><th>Accuracy without failed</th>"
+                + "<th>0 &ndash; 1</th></tr></thead>\n<tbody>\n");
+        for (RunStats.ModelStats m : stats.models()) {
+            Estimate e = m.accuracy();
+            String model = Html.escape(m.model());
+            out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
+            estimateCells(model, e);
+            figure(model, "failed-answers", Figures.count(m.failedAnswers()));
+            figure(model, "accuracy-without-failed", Figures.ratio(m.withoutFailed().mean()));
+            out.write("<td>" + bar(e) + "</td></tr>\n");
+        }
+        out.write("</tbody></table></div>\n<p class=\"note\">Mean score over scored samples; a failed answer (the"
+                + " model API gave none for the vignette) counts as wrong, 0, and the figure without failed answers"
+                + " is beside it. The interval is the Wilson score interval with the effective number of samples"
+                + " when vignettes were asked in several epochs: n divided by the design effect, the number of"
+                + " vignettes when epochs all agree. SE is the standard error of the mean, cluster-robust by"
+                + " vignette; n/a with fewer than two samples (or vignettes).</p>\n");
+    }
+
+    /** Accuracy, SE, interval, n and vignettes: the same cells wherever an estimate is shown. */
+    private void estimateCells(String model, Estimate e) throws IOException {
+        figure(model, "accuracy", Figures.ratio(e.mean()));
+        figure(model, "ci-low", Figures.ratio(e.ciLow()));
+        figure(model, "ci-high", Figures.ratio(e.ciHigh()));
+        figure(model, "stderr", Figures.ratio(e.standardError()));
+        figure(model, "n", Figures.count(e.n()));
+        figure(model, "clusters", Figures.count(e.clusters()));
+    }
+
+    private void figure(String model, String metric, String text) throws IOException {
+        out.write("<td class=\"num\" data-run=\"" + run + "\" data-model=\"" + model + "\" data-metric=\""
+                + metric + "\">" + Html.escape(text) + "</td>");
+    }
+
+    /** A bar for the mean with a whisker for the interval; empty when there is no mean. */
+    private static String bar(Estimate e) {
+        if (Double.isNaN(e.mean())) {
+            return "<div class=\"bar\"></div>";
+        }
+        String title = Html.escape(e.format());
+        String whisker = e.hasInterval()
+                ? "<div class=\"ci\" style=\"left:" + Figures.percent(e.ciLow()) + ";width:"
+                + Figures.percent(e.ciHigh() - e.ciLow()) + "\"></div>"
+                : "";
+        return "<div class=\"bar\" title=\"" + title + "\"><div class=\"fill\" style=\"width:"
+                + Figures.percent(e.mean()) + "\"></div>" + whisker + "</div>";
+    }
+
+    private void comparison() throws IOException {
+        if (stats.comparison().isEmpty()) {
+            return;
+        }
+        String baseline = Html.escape(stats.comparison().get(0).baseline());
+        out.write("<h3>Compared with <code>" + baseline + "</code></h3>\n<p class=\"method\">"
+                + Html.escape(PairedDifference.METHOD) + "</p>\n<div class=\"scroll\">"
+                + "<table class=\"comparison\">\n<thead><tr><th>Model</th><th>Difference</th><th>95% CI low</th>"
+                + "<th>95% CI high</th><th>SE</th><th>p</th><th>Shared vignettes</th></tr></thead>\n<tbody>\n");
+        for (RunStats.Comparison c : stats.comparison()) {
+            String model = Html.escape(c.model());
+            PairedDifference d = c.paired();
+            out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
+            figure(model, "difference", Figures.difference(d.difference()));
+            figure(model, "difference-ci-low", Figures.difference(d.ciLow()));
+            figure(model, "difference-ci-high", Figures.difference(d.ciHigh()));
+            figure(model, "difference-stderr", Figures.ratio(d.standardError()));
+            figure(model, "p-value", PairedDifference.p(d.pValue()));
+            figure(model, "shared", Figures.count(c.sharedVignettes()));
+            out.write("</tr>\n");
+        }
+        out.write("</tbody></table></div>\n<p class=\"note\">Paired over the vignettes both models scored:"
+                + " for each, the model's mean score minus " + baseline + "'s (positive: the model scored"
+                + " higher); the difference is the mean of those, its SE their standard deviation over"
+                + " &radic;(shared vignettes), the interval and p-value from Student's t with one degree of freedom"
+                + " fewer than shared vignettes. n/a: fewer than two shared vignettes. <code>worker.jar compare</code>"
+                + " lists the vignettes whose score changed.</p>\n");
+    }
+
+    private void groups() throws IOException {
+        if (stats.groupBy() == null) {
+            return;
+        }
+        out.write("<h3>Accuracy by <code>" + Html.escape(stats.groupBy()) + "</code></h3>\n"
+                + "<div class=\"scroll\"><table class=\"groups\">\n<thead><tr><th>"
+                + Html.escape(stats.groupBy()) + "</th><th>Model</th><th>Accuracy</th><th>95% CI low</th>"
+                + "<th>95% CI high</th><th>SE</th><th>n</th><th>Vignettes</th></tr></thead>\n<tbody>\n");
+        SortedSet<String> groups = new TreeSet<>();
+        stats.models().forEach(m -> groups.addAll(m.byGroup().keySet()));
+        for (String group : groups) {
+            for (RunStats.ModelStats m : stats.models()) {
+                Estimate e = m.byGroup().get(group);
+                if (e == null) {
+                    continue;
+                }
+                String model = Html.escape(m.model());
+                out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\" data-group=\""
+                        + Html.escape(group) + "\"><th scope=\"row\">" + Html.escape(group) + "</th><td>"
+                        + model + "</td>");
+                estimateCells(model, e);
+                out.write("</tr>\n");
+            }
+        }
+        out.write("</tbody></table></div>\n<p class=\"note\">Scored samples without a value for <code>"
+                + Html.escape(stats.groupBy()) + "</code> are under " + RunStats.NO_GROUP + ".</p>\n");
+    }
+
+    private void volume() throws IOException {
+        out.write("<h3>Samples, failures and tokens</h3>\n<div class=\"scroll\"><table class=\"volume\">\n"
+                + "<thead><tr><th>Model</th><th>Samples</th><th>Scored</th><th>Unscored</th><th>Failed answers</th>"
+                + "<th>Failed jobs</th>"
+                + "<th>Prompt tokens</th><th>Completion tokens</th></tr></thead>\n<tbody>\n");
+        for (RunStats.ModelStats m : stats.models()) {
+            String model = Html.escape(m.model());
+            out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
+            figure(model, "samples", Figures.count(m.samples()));
+            figure(model, "scored", Figures.count(m.scored()));
+            figure(model, "unscored", Figures.count(m.unscored()));
+            figure(model, "failed-answers", Figures.count(m.failedAnswers()));
+            figure(model, "failures", Figures.count(m.failures()));
+            figure(model, "prompt-tokens", Figures.count(m.promptTokens()));
+            figure(model, "completion-tokens", Figures.count(m.completionTokens()));
+            out.write("</tr>\n");
+        }
+        out.write("</tbody></table></div>\n");
+    }
+
+    private void workers() throws IOException {
+        out.write("<h3>Workers</h3>\n");
+        if (stats.workers().isEmpty()) {
+            out.write("<p class=\"muted\">No worker recorded a sample.</p>\n");
+            return;
+        }
+        out.write("<div class=\"scroll\"><table class=\"workers\">\n<thead><tr><th>Worker</th><th>Jobs</th>"
+                + "<th>Samples</th><th>Failures</th><th>Quarantines</th><th>p50 latency (ms)</th>"
+                + "<th>p95 latency (ms)</th></tr></thead>\n<tbody>\n");
+        for (RunStats.WorkerStats w : stats.workers()) {
+            String worker = Html.escape(w.workerId());
+            out.write("<tr data-run=\"" + run + "\" data-worker=\"" + worker + "\"><th scope=\"row\">" + worker
+                    + "</th>" + num("jobs", Figures.count(w.jobs())) + num("samples", Figures.count(w.samples()))
+                    + num("failures", Figures.count(w.failures()))
+                    + num("quarantines", Figures.count(w.quarantines()))
+                    + num("p50-ms", Figures.millis(w.latencyP50Ms()))
+                    + num("p95-ms", Figures.millis(w.latencyP95Ms())) + "</tr>\n");
+        }
+        out.write("</tbody></table></div>\n<p class=\"note\">Latency percentiles are nearest-rank over the"
+                + " worker's samples.</p>\n");
+    }
+
+    private static String num(String metric, String text) {
+        return "<td class=\"num\" data-metric=\"" + metric + "\">" + Html.escape(text) + "</td>";
+    }
+
+    private void failures(List<FailureRow> failures) throws IOException {
+        out.write("<h3>Failed jobs</h3>\n");
+        if (failures.isEmpty()) {
+            out.write("<p class=\"muted\">None.</p>\n");
+            return;
+        }
+        out.write("<div class=\"scroll\"><table class=\"failures\">\n<thead><tr><th>Model</th><th>Job</th>"
+                + "<th>Attempts</th><th>Reason</th></tr></thead>\n<tbody>\n");
+        int listed = Math.min(failures.size(), MAX_LISTED_FAILURES);
+        for (FailureRow f : failures.subList(0, listed)) {
+            out.write("<tr class=\"failure\" data-run=\"" + run + "\"><td>" + Html.escape(f.model()) + "</td><td>"
+                    + Html.escape(f.jobId()) + "</td><td class=\"num\">" + f.attempts() + "</td><td>"
+                    + Html.escape(f.reason()) + "</td></tr>\n");
+        }
+        out.write("</tbody></table></div>\n");
+        if (listed < failures.size()) {
+            out.write("<p class=\"note\">" + Figures.count(failures.size() - listed) + " more failed jobs are not"
+                    + " listed.</p>\n");
+        }
+    }
+}

@@ -1,0 +1,92 @@
+package dev.panoptes.report;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One answer of one model to one vignette in one epoch, with its grade: a row of the samples
+ * table in every report.
+ *
+ * <p>Immutable; {@code metadata} is copied (null becomes empty). Null values inside the
+ * metadata are dropped, since reports treat a missing key and a null value alike.
+ *
+ * @param runId            the run that asked
+ * @param model            the model the run asked for
+ * @param epoch            the epoch, as the run numbered it
+ * @param vignetteId       the vignette's id; samples of one vignette are one cluster in the statistics
+ * @param jobId            the job that produced it
+ * @param prompt           the text shown to people; for chat-format vignettes the caller renders the
+ *                         messages as "role: content" lines
+ * @param expected         the expected answer; null when the vignette has none
+ * @param response         the model's answer; null when there is none
+ * @param score            the grade, normally in [0, 1]; null when unscored (no expected answer, or not
+ *                         graded yet). A non-finite value is treated as unscored by {@link RunStats}
+ * @param explanation      the scorer's explanation; null when none
+ * @param metadata         the vignette's metadata, for group-by; never null after construction
+ * @param workerId         the worker that ran the job; null when unknown
+ * @param apiModel         the model name the API reported, which may differ from {@code model}
+ * @param latencyMs        the call's latency in milliseconds; null when unknown
+ * @param promptTokens     prompt tokens the API reported; null when unknown
+ * @param completionTokens completion tokens the API reported; null when unknown
+ * @param finishReason     why the model stopped ("stop", "length", ...); null when unknown
+ * @param error            null for an answer; for a failed answer (the model API gave none for this
+ *                         vignette, see {@code ResponseRecord#error()}), why. A failed answer counts
+ *                         as wrong (score 0) in the main figures, whatever its stored score
+ */
+public record SampleRow(String runId, String model, int epoch, String vignetteId, String jobId,
+                        String prompt, String expected, String response, Double score, String explanation,
+                        Map<String, Object> metadata, String workerId, String apiModel, Long latencyMs,
+                        Long promptTokens, Long completionTokens, String finishReason, String error) {
+    /** @throws NullPointerException when runId, model or vignetteId is null */
+    public SampleRow {
+        Objects.requireNonNull(runId, "runId");
+        Objects.requireNonNull(model, "model (runId=" + runId + ", jobId=" + jobId + ")");
+        Objects.requireNonNull(vignetteId, "vignetteId (runId=" + runId + ", jobId=" + jobId + ")");
+        metadata = copyWithoutNulls(metadata);
+    }
+
+    /** A sample that is an answer (no error). */
+    public SampleRow(String runId, String model, int epoch, String vignetteId, String jobId, String prompt,
+                     String expected, String response, Double score, String explanation, Map<String, Object> metadata,
+                     String workerId, String apiModel, Long latencyMs, Long promptTokens, Long completionTokens,
+                     String finishReason) {
+        this(runId, model, epoch, vignetteId, jobId, prompt, expected, response, score, explanation, metadata,
+                workerId, apiModel, latencyMs, promptTokens, completionTokens, finishReason, null);
+    }
+
+    /** True when the model API gave no answer for this vignette (see {@link #error()}). */
+    public boolean failed() {
+        return error != null;
+    }
+
+    /**
+     * The score this sample has in the main figures: 0 for a failed answer, its grade when it
+     * has a usable one, else null (unscored, in no figure).
+     */
+    public Double figureScore() {
+        if (failed()) {
+            return 0.0;
+        }
+        return scored() ? score : null;
+    }
+
+    /** True when this sample carries a usable grade. */
+    public boolean scored() {
+        return score != null && Double.isFinite(score);
+    }
+
+    /** Map.copyOf rejects nulls, and immutable maps even throw on containsValue(null), so filter by hand. */
+    private static Map<String, Object> copyWithoutNulls(Map<String, Object> metadata) {
+        if (metadata == null || metadata.isEmpty()) {
+            return Map.of();
+        }
+        Map<String, Object> copy = new HashMap<>();
+        metadata.forEach((key, value) -> {
+            if (key != null && value != null) {
+                copy.put(key, value);
+            }
+        });
+        return Map.copyOf(copy);
+    }
+}

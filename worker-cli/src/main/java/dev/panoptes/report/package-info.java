@@ -1,0 +1,9 @@
+/**
+ * Reports on finished runs: the data read from the result database ({@link
+ * dev.panoptes.report.RunData} and its rows), the one place that computes every figure
+ * ({@link dev.panoptes.report.RunStats}), the one way to print them
+ * ({@link dev.panoptes.report.Figures}), and the writers: spreadsheet-safe CSV
+ * ({@link dev.panoptes.report.CsvWriter}) and a self-contained HTML page
+ * ({@link dev.panoptes.report.HtmlReport}).
+ */
+package dev.panoptes.report;

@@ -1,0 +1,204 @@
+package dev.panoptes.report;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.panoptes.control.stats.Estimate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Opens reports in a real headless Chromium and uses them as a person would: reads back the DOM
+ * after the page's script ran, takes a screenshot, clicks headers and boxes and reads the rows.
+ *
+ * <p>Needs Debian's {@code chromium} package ({@code .ci/run} installs it); without it the test
+ * fails and says how to install it. One browser, with a fresh profile directory, serves every
+ * test of the class over the DevTools protocol ({@link DevToolsPage}), since starting Chromium
+ * is most of the cost; it is ended after the last test, and each call waits at most 30 s.
+ */
+class HtmlReportBrowserTest {
+    private static final long CHROMIUM_TIMEOUT_S = 60;
+    private static final String TITLE = "Panoptes report: " + ReportFixtures.RUN;
+
+    @TempDir
+    static Path profile;
+
+    private static DevToolsPage browser;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void startChromium() throws Exception {
+        browser = DevToolsPage.start(chromiumBinary(), profile);
+    }
+
+    @AfterAll
+    static void stopChromium() {
+        if (browser != null) {
+            browser.close();
+        }
+    }
+
+    @Test
+    @Timeout(value = CHROMIUM_TIMEOUT_S, unit = TimeUnit.SECONDS)
+    void showsRunStatsFiguresFiltersByTheFragmentAndRunsNoInjectedScript() throws Exception {
+        RunData run = ReportFixtures.run();
+        RunStats stats = RunStats.of(run, "topic");
+        Path report = dir.resolve("report.html");
+        HtmlReport.write(List.of(run), report, "topic");
+        String url = report.toUri() + "#q=paris";
+
+        browser.open(url);
+        ReportPage dom = new ReportPage(browser.evaluate("document.documentElement.outerHTML").asText());
+
+        for (RunStats.ModelStats m : stats.models()) {
+            Estimate e = m.accuracy();
+            assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "accuracy")).isEqualTo(Figures.ratio(e.mean()));
+            assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "stderr"))
+                    .isEqualTo(Figures.ratio(e.standardError()));
+            assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "ci-low")).isEqualTo(Figures.ratio(e.ciLow()));
+            assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "ci-high")).isEqualTo(Figures.ratio(e.ciHigh()));
+            assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "n")).isEqualTo(Figures.count(e.n()));
+        }
+
+        List<ReportPage.Row> rows = dom.sampleRows();
+        assertThat(rows).as("the script built every sample row").hasSize(13);
+        List<ReportPage.Row> visible = rows.stream().filter(r -> !r.hidden()).toList();
+        assertThat(visible).as("#q=paris leaves the five v1 samples").hasSize(5)
+                .allSatisfy(r -> assertThat(r.text().toLowerCase(Locale.ROOT)).contains("paris"));
+        assertThat(rows.stream().filter(ReportPage.Row::hidden))
+                .allSatisfy(r -> assertThat(r.text().toLowerCase(Locale.ROOT)).doesNotContain("paris"));
+        assertThat(dom.textOf("sample-count")).isEqualTo("5 of 13 samples");
+
+        assertThat(dom.title()).as("injected scripts would have changed the title").isEqualTo(TITLE);
+        assertThat(ReportPage.count(dom.withoutDataBlock(), "<script")).as("no script element was injected")
+                .isEqualTo(2);
+        assertThat(dom.withoutDataBlock()).doesNotContain("<img")
+                .contains("&lt;/script&gt;&lt;script&gt;document.title='pwned'&lt;/script&gt;");
+
+        Path png = dir.resolve("report.png");
+        browser.screenshot(png);
+        assertThat(png).exists();
+        assertThat(Files.size(png)).as("a 1280x2000 screenshot of a real page").isGreaterThan(20_000);
+        copyScreenshotIfAsked(png);
+    }
+
+    @Test
+    @Timeout(value = CHROMIUM_TIMEOUT_S, unit = TimeUnit.SECONDS)
+    void theSamplesTableSortsByAClickedHeaderAndFiltersToWrongAnswersAModelAndAGroup() throws Exception {
+        // The fixture under a real 16-character run id, which used to wrap three characters a line.
+        RunData fixture = ReportFixtures.run();
+        String runId = "e59662dae82fbe62";
+        List<SampleRow> samples = new ArrayList<>();
+        for (SampleRow r : fixture.samples()) {
+            samples.add(new SampleRow(runId, r.model(), r.epoch(), r.vignetteId(), r.jobId(), r.prompt(), r.expected(),
+                    r.response(), r.score(), r.explanation(), r.metadata(), r.workerId(), r.apiModel(), r.latencyMs(),
+                    r.promptTokens(), r.completionTokens(), r.finishReason(), r.error()));
+        }
+        RunInfo info = fixture.info();
+        RunData run = new RunData(new RunInfo(runId, info.suite(), info.models(), info.scorer(), info.epochs(),
+                info.startedAt(), info.vignettes()), samples, List.of(), List.of());
+        Path report = dir.resolve("sortable.html");
+        HtmlReport.write(List.of(run), report, "topic");
+
+        DevToolsPage page = browser;
+        page.open(report.toUri().toString());
+        assertThat(visibleColumn(page, 7)).as("storage order first").hasSize(13);
+
+        // Sort by score: ascending, unscored (blank) last; a second click reverses the numbers.
+        page.click("table.samples th[data-column='7']");
+        assertThat(visibleColumn(page, 7)).containsExactly("0.000", "0.000", "0.000", "0.000", "1.000", "1.000",
+                "1.000", "1.000", "1.000", "1.000", "1.000", "1.000", "");
+        assertThat(page.evaluate("document.querySelector(\"th[data-column='7']\").getAttribute('aria-sort')")
+                .asText()).isEqualTo("ascending");
+        page.click("table.samples th[data-column='7']");
+        assertThat(visibleColumn(page, 7)).startsWith("1.000").endsWith("0.000", "");
+        // Sort by vignette (text): v1 first; ties keep the order the previous sort left.
+        page.click("table.samples th[data-column='3']");
+        assertThat(visibleColumn(page, 3)).containsExactly("v1", "v1", "v1", "v1", "v1", "v2", "v2", "v2", "v2",
+                "v3", "v3", "v3", "v3");
+
+        // Wrong only: the four samples scored 0 (m-a v2 epoch 2, v3 twice; m-b v3 epoch 2).
+        page.click("#sample-wrong");
+        assertThat(visibleColumn(page, 7)).containsExactly("0.000", "0.000", "0.000", "0.000");
+        assertThat(page.evaluate("document.getElementById('sample-count').textContent").asText())
+                .isEqualTo("4 of 13 samples");
+        // ... of model m-b only (a select takes a choice, not a click: set it as a person's choice does).
+        choose(page, "sample-model", "m-b");
+        assertThat(visibleColumn(page, 1)).containsExactly("m-b");
+        assertThat(visibleColumn(page, 3)).containsExactly("v3");
+        // All of m-b's samples in group geo (v1 and v2): the checkbox clicked off again.
+        page.click("#sample-wrong");
+        choose(page, "sample-group", "geo");
+        assertThat(visibleColumn(page, 3)).containsExactly("v1", "v1", "v2", "v2");
+        choose(page, "sample-group", RunStats.NO_GROUP);
+        assertThat(visibleColumn(page, 3)).containsExactly("v3", "v3");
+
+        // The run column: a short id on one line, the whole id on hover.
+        JsonNode cell = page.evaluate("(function () {"
+                + " var td = document.querySelector('#sample-rows tr.sample:not([hidden]) td.run-id');"
+                + " var range = document.createRange(); range.selectNodeContents(td);"
+                + " return {text: td.textContent, title: td.title, lines: range.getClientRects().length}; })()");
+        assertThat(cell.get("text").asText()).isEqualTo("e59662da");
+        assertThat(cell.get("title").asText()).isEqualTo(runId);
+        assertThat(cell.get("lines").asInt()).as("line boxes of the run id").isEqualTo(1);
+    }
+
+    /** The text of one column in the rows the filters leave visible, top to bottom. */
+    private static List<String> visibleColumn(DevToolsPage page, int column) throws Exception {
+        JsonNode cells = page.evaluate("Array.from(document.querySelectorAll('#sample-rows tr.sample'))"
+                + ".filter(function (r) { return !r.hidden; })"
+                + ".map(function (r) { return r.cells[" + column + "].textContent; })");
+        List<String> out = new ArrayList<>();
+        cells.forEach(c -> out.add(c.asText()));
+        return out;
+    }
+
+    /** Picks an option of a select element and fires the change event a person's choice fires. */
+    private static void choose(DevToolsPage page, String id, String value) throws Exception {
+        page.evaluate("(function () { var s = document.getElementById('" + id + "'); s.value = "
+                + new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(value)
+                + "; s.dispatchEvent(new Event('change')); return s.value; })()");
+    }
+
+    /** Chromium from the PATH, else Debian's /usr/bin/chromium; fails with advice when neither exists. */
+    private static String chromiumBinary() {
+        String path = System.getenv("PATH");
+        if (path != null) {
+            for (String entry : path.split(File.pathSeparator)) {
+                File candidate = new File(entry, "chromium");
+                if (candidate.isFile() && candidate.canExecute()) {
+                    return candidate.getPath();
+                }
+            }
+        }
+        File debian = new File("/usr/bin/chromium");
+        if (debian.isFile() && debian.canExecute()) {
+            return debian.getPath();
+        }
+        throw new AssertionError("HtmlReportBrowserTest needs headless Chromium, and there is no 'chromium' on"
+                + " the PATH (" + path + ") nor at /usr/bin/chromium. Install Debian's package:"
+                + " sudo apt-get install -y chromium (.ci/run does this).");
+    }
+
+    /** Keeps the screenshot for a person to look at: -Dreport.screenshot=FILE. */
+    private static void copyScreenshotIfAsked(Path png) throws IOException {
+        String target = System.getProperty("report.screenshot");
+        if (target != null && !target.isBlank()) {
+            Files.copy(png, Path.of(target), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+    }
+}
