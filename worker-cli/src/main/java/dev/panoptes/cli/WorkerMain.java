@@ -236,6 +236,7 @@ public final class WorkerMain implements Callable<Integer> {
         cmd.addSubcommand(new StatusCommand(env));
         cmd.addSubcommand(new ReportCommand());
         cmd.addSubcommand(new RescoreCommand());
+        cmd.addSubcommand(new ExportCommand());
         cmd.addSubcommand(new CompareCommand(env));
         cmd.addSubcommand(new DemoCommand());
         cmd.addSubcommand(new StubModelCommand());

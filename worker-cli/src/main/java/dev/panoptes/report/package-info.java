@@ -3,7 +3,8 @@
  * dev.panoptes.report.RunData} and its rows), the one place that computes every figure
  * ({@link dev.panoptes.report.RunStats}), the one way to print them
  * ({@link dev.panoptes.report.Figures}), and the writers: spreadsheet-safe CSV
- * ({@link dev.panoptes.report.CsvWriter}) and a self-contained HTML page
- * ({@link dev.panoptes.report.HtmlReport}).
+ * ({@link dev.panoptes.report.CsvWriter}), a self-contained HTML page
+ * ({@link dev.panoptes.report.HtmlReport}), and other tools' formats: lm-evaluation-harness's
+ * results and samples files ({@link dev.panoptes.report.LmEvalExport}).
  */
 package dev.panoptes.report;

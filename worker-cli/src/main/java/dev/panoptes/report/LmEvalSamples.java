@@ -1,0 +1,157 @@
+package dev.panoptes.report;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The lines of an lm-evaluation-harness {@code samples_<task>_<date>.jsonl} file for one model's
+ * answers ({@link LmEvalExport} writes them): one line per vignette and epoch, in document order
+ * and then epoch, with lm-eval's fields ({@code doc_id}, {@code doc}, {@code target},
+ * {@code arguments}, {@code resps}, {@code filtered_resps}, {@code filter}, {@code metrics}, the
+ * three hashes, the metric's value) and what Panoptes knows besides under {@code panoptes}.
+ *
+ * <p>The hashes are lm-eval's: SHA-256 (hex) of the document as Python's
+ * {@code json.dumps(doc, indent=2, ensure_ascii=False)} writes it ({@link PythonJson}), of the
+ * prompt, and of the target as a string. Stateless and thread-safe.
+ */
+final class LmEvalSamples {
+    private LmEvalSamples() {
+    }
+
+    /**
+     * Each vignette's {@code doc_id}: its place in the suite, as far as the run shows it. Jobs take
+     * consecutive slices of the suite ({@code <run>-<model>-e<epoch>-<index>}) and store their
+     * answers in slice order, so vignettes are ordered by the lowest job index they were asked in,
+     * then by first appearance; rows without a job id come last, in storage order.
+     */
+    static Map<String, Integer> docIds(List<SampleRow> rows) {
+        Map<String, long[]> firstSeen = new LinkedHashMap<>();
+        for (int i = 0; i < rows.size(); i++) {
+            SampleRow row = rows.get(i);
+            long job = jobIndex(row.jobId());
+            long[] seen = firstSeen.get(row.vignetteId());
+            if (seen == null) {
+                firstSeen.put(row.vignetteId(), new long[]{job, i});
+            } else if (job < seen[0]) {
+                seen[0] = job;
+                seen[1] = i;
+            }
+        }
+        List<Map.Entry<String, long[]>> order = new ArrayList<>(firstSeen.entrySet());
+        order.sort(Comparator.comparingLong((Map.Entry<String, long[]> e) -> e.getValue()[0])
+                .thenComparingLong(e -> e.getValue()[1]));
+        Map<String, Integer> ids = new HashMap<>();
+        for (Map.Entry<String, long[]> e : order) {
+            ids.put(e.getKey(), ids.size());
+        }
+        return ids;
+    }
+
+    /**
+     * The lines of one model's answers.
+     *
+     * @param rows      the model's answers
+     * @param docIds    {@link #docIds} over the whole run, so that a vignette has one id for every model
+     * @param genKwargs the sampling parameters each request carried (lm-eval's second argument)
+     */
+    static List<Map<String, Object>> lines(List<SampleRow> rows, Map<String, Integer> docIds,
+                                           Map<String, Object> genKwargs) {
+        List<SampleRow> sorted = new ArrayList<>(rows);
+        sorted.sort(Comparator.comparingInt((SampleRow r) -> docIds.get(r.vignetteId())).thenComparingInt(SampleRow::epoch));
+        List<Map<String, Object>> lines = new ArrayList<>(sorted.size());
+        for (SampleRow row : sorted) {
+            lines.add(line(row, docIds.get(row.vignetteId()), genKwargs));
+        }
+        return lines;
+    }
+
+    /** lm-eval's {@code task_hashes} entry: the hash of every line's three hashes, concatenated in file order. */
+    static String taskHash(List<Map<String, Object>> lines) {
+        StringBuilder all = new StringBuilder();
+        for (Map<String, Object> line : lines) {
+            all.append(line.get("doc_hash")).append(line.get("prompt_hash")).append(line.get("target_hash"));
+        }
+        return sha256(all.toString());
+    }
+
+    /** lm-eval's {@code hash_string}: SHA-256 of the UTF-8 bytes, as lower-case hex. */
+    static String sha256(String text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
+                    .digest(text.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has SHA-256", e);
+        }
+    }
+
+    private static Map<String, Object> line(SampleRow row, int docId, Map<String, Object> genKwargs) {
+        String prompt = row.prompt() == null ? "" : row.prompt();
+        // lm-eval writes str(target); a vignette without an expected answer has the empty target.
+        String target = row.expected() == null ? "" : row.expected();
+        String response = row.response() == null ? "" : row.response();
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("id", row.vignetteId());
+        doc.put("prompt", row.prompt());
+        doc.put("expected", row.expected());
+        // Sorted: the metadata map's own order is not stable from one JVM to the next, the hash must be.
+        doc.put("metadata", new TreeMap<>(row.metadata()));
+        Map<String, Object> args = new LinkedHashMap<>();
+        args.put("arg_0", prompt);
+        args.put("arg_1", genKwargs);
+        Map<String, Object> line = new LinkedHashMap<>();
+        line.put("doc_id", docId);
+        line.put("doc", doc);
+        line.put("target", target);
+        line.put("arguments", Map.of("gen_args_0", args));
+        line.put("resps", List.of(List.of(response)));
+        line.put("filtered_resps", List.of(response));
+        line.put("filter", LmEvalExport.FILTER);
+        line.put("metrics", List.of(LmEvalExport.METRIC));
+        line.put("doc_hash", sha256(PythonJson.dumps(doc)));
+        line.put("prompt_hash", sha256(prompt));
+        line.put("target_hash", sha256(target));
+        line.put(LmEvalExport.METRIC, row.figureScore());
+        line.put("panoptes", panoptes(row));
+        return line;
+    }
+
+    /** What lm-eval has no field for: the epoch, the grade's explanation, the call's facts, a failure. */
+    private static Map<String, Object> panoptes(SampleRow row) {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("vignette_id", row.vignetteId());
+        p.put("epoch", row.epoch());
+        p.put("score", row.score());
+        p.put("explanation", row.explanation());
+        p.put("error", row.error());
+        p.put("job_id", row.jobId());
+        p.put("worker_id", row.workerId());
+        p.put("api_model", row.apiModel());
+        p.put("finish_reason", row.finishReason());
+        p.put("latency_ms", row.latencyMs());
+        p.put("prompt_tokens", row.promptTokens());
+        p.put("completion_tokens", row.completionTokens());
+        return p;
+    }
+
+    /** The number after a job id's last '-' ({@code <run>-<model>-e<epoch>-<index>}); MAX_VALUE when there is none. */
+    private static long jobIndex(String jobId) {
+        if (jobId == null) {
+            return Long.MAX_VALUE;
+        }
+        String tail = jobId.substring(jobId.lastIndexOf('-') + 1);
+        try {
+            return Long.parseLong(tail);
+        } catch (NumberFormatException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+}
