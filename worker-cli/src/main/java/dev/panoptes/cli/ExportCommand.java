@@ -79,7 +79,12 @@ final class ExportCommand extends StoredRunsCommand implements Callable<Integer>
         try (JdbcResultStore store = target.open()) {
             runs = ResultsCommand.load(spec, store, database.run, ScoringOption.check(spec, scoring));
         }
-        Files.createDirectories(out);
+        try {
+            Files.createDirectories(out);
+        } catch (IOException e) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--out': cannot make the folder "
+                    + out + " (" + e.getClass().getSimpleName() + ": " + e.getMessage() + ")");
+        }
         PrintWriter console = spec.commandLine().getOut();
         for (RunData run : runs) {
             for (String line : exporter.export(run, out)) {

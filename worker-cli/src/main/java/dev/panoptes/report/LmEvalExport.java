@@ -45,7 +45,8 @@ import java.util.regex.Pattern;
  * {@code original} and the sample lines (vignettes x epochs) as {@code effective}.
  *
  * <p><b>Samples</b> ({@link LmEvalSamples}): one line per vignette and epoch, {@code doc_id} the
- * vignette's place in the suite, {@code doc} the vignette ({@code id}, {@code prompt},
+ * vignette's place among the run's vignettes (the suite's order when the run asked the whole
+ * suite), {@code doc} the vignette ({@code id}, {@code prompt},
  * {@code expected}, {@code metadata}), the metric {@code acc} with the sample's figure score
  * (null when unscored), lm-eval's hashes, and Panoptes' own facts under {@code panoptes}.
  *

@@ -28,10 +28,11 @@ final class LmEvalSamples {
     }
 
     /**
-     * Each vignette's {@code doc_id}: its place in the suite, as far as the run shows it. Jobs take
-     * consecutive slices of the suite ({@code <run>-<model>-e<epoch>-<index>}) and store their
-     * answers in slice order, so vignettes are ordered by the lowest job index they were asked in,
-     * then by first appearance; rows without a job id come last, in storage order.
+     * Each vignette's {@code doc_id}: its place among the run's vignettes, as the stored answers
+     * show it. Jobs take consecutive slices of the suite ({@code <run>-<model>-e<epoch>-<index>})
+     * and store their answers in slice order, so vignettes are ordered by the lowest job index
+     * they were asked in, then by first appearance; rows without a job id come last, in storage
+     * order.
      */
     static Map<String, Integer> docIds(List<SampleRow> rows) {
         Map<String, long[]> firstSeen = new LinkedHashMap<>();
@@ -66,7 +67,8 @@ final class LmEvalSamples {
     static List<Map<String, Object>> lines(List<SampleRow> rows, Map<String, Integer> docIds,
                                            Map<String, Object> genKwargs) {
         List<SampleRow> sorted = new ArrayList<>(rows);
-        sorted.sort(Comparator.comparingInt((SampleRow r) -> docIds.get(r.vignetteId())).thenComparingInt(SampleRow::epoch));
+        sorted.sort(Comparator.comparingInt((SampleRow r) -> docIds.get(r.vignetteId()))
+                .thenComparingInt(SampleRow::epoch));
         List<Map<String, Object>> lines = new ArrayList<>(sorted.size());
         for (SampleRow row : sorted) {
             lines.add(line(row, docIds.get(row.vignetteId()), genKwargs));

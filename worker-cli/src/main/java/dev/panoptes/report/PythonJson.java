@@ -25,14 +25,22 @@ final class PythonJson {
     private PythonJson() {
     }
 
-    /** {@code json.dumps(value, indent=2, ensure_ascii=False)}. @throws IllegalArgumentException for a type JSON has no form for */
+    /**
+     * {@code json.dumps(value, indent=2, ensure_ascii=False)}.
+     *
+     * @throws IllegalArgumentException for a type JSON has no form for
+     */
     static String dumps(Object value) {
         StringBuilder out = new StringBuilder();
         write(out, value, 0);
         return out.toString();
     }
 
-    /** {@code json.dumps(value, ensure_ascii=False)}: one line. @throws IllegalArgumentException as {@link #dumps} */
+    /**
+     * {@code json.dumps(value, ensure_ascii=False)}: one line.
+     *
+     * @throws IllegalArgumentException as {@link #dumps} does
+     */
     static String dumpsLine(Object value) {
         StringBuilder out = new StringBuilder();
         write(out, value, -1);

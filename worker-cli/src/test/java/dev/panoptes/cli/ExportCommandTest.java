@@ -118,6 +118,12 @@ class ExportCommandTest {
         assertThat(Files.readString(file)).isEqualTo("x");
 
         err.getBuffer().setLength(0);
+        Path under = file.resolve("sub");
+        assertThat(execute("export", "--db", db.toString(), "--format", "lm-eval", "--out", under.toString()))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--out': cannot make the folder " + under);
+
+        err.getBuffer().setLength(0);
         assertThat(execute("export", "--db", db.toString(), "--format", "helm", "--out", dir.toString()))
                 .isEqualTo(2);
         assertThat(err.toString()).contains("'helm' is not a format; the formats are lm-eval");
