@@ -129,9 +129,13 @@ public final class LmEvalExport {
         return written;
     }
 
-    /** lm-eval's folder name for a model ({@code sanitize_model_name}). */
+    /**
+     * lm-eval's folder name for a model ({@code sanitize_model_name}); a name of dots alone, which
+     * would name this folder or the one above, gets a leading {@code _}.
+     */
     public static String modelFolder(String model) {
-        return MODEL_UNSAFE.matcher(model).replaceAll("__");
+        String folder = MODEL_UNSAFE.matcher(model).replaceAll("__");
+        return folder.matches("\\.*") ? "_" + folder : folder;
     }
 
     /** The task name of a suite: its file name without the extension, {@code \W} as {@code _}. */

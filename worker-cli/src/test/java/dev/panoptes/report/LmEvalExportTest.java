@@ -160,6 +160,8 @@ class LmEvalExportTest {
     @Test
     void namesFoldersAndTasksAsLmEvalSanitizesThem() {
         assertThat(LmEvalExport.modelFolder("org/model:7b")).isEqualTo("org__model__7b");
+        assertThat(LmEvalExport.modelFolder("..")).isEqualTo("_..");
+        assertThat(LmEvalExport.modelFolder("")).isEqualTo("_");
         assertThat(LmEvalExport.taskName("evals/my-suite.v2.jsonl")).isEqualTo("my_suite_v2");
         assertThat(LmEvalExport.taskName(null)).isEqualTo("panoptes");
         assertThat(LmEvalExport.dateId(Instant.parse("2026-01-02T03:04:05Z"))).isEqualTo("2026-01-02T03-04-05");
