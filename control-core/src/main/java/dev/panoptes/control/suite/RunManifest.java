@@ -29,12 +29,13 @@ import java.util.TreeSet;
  * that their order on the command line does not matter), the sampling parameters (system prompt,
  * temperature, max tokens, seed), the epochs, the few-shot file's content ({@code fewShotSha256}),
  * the job size, the label and the subset of the suite asked ({@link SuiteSubset}; a run of the
- * whole suite leaves it out, so that its id is what it was before subsets). Two commands that agree on all of these ask the same questions of
- * the same models in the same jobs, so they are one run and the second resumes the first; a
- * command that differs in any of them is another run. The paths ({@code suite}, {@code fewShot}),
- * the tool version and the vignette count (which follows from the suite's content) describe a run
- * but do not change its id. Neither does the scorer: scoring is not part of the answers' identity,
- * and a run's answers may carry several scorings.
+ * whole suite leaves it out, so that its id is what it was before subsets). Two commands that
+ * agree on all of these ask the same questions of the same models in the same jobs, so they are
+ * one run and the second resumes the first; a command that differs in any of them is another run.
+ * The paths ({@code suite}, {@code fewShot}), the tool version and the vignette count (which
+ * follows from the suite's content and the subset) describe a run but do not change its id.
+ * Neither does the scorer: scoring is not part of the answers' identity, and a run's answers may
+ * carry several scorings.
  *
  * <p>Immutable ({@code models} is copied): any thread.
  *
