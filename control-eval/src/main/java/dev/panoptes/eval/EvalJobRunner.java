@@ -88,7 +88,7 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
             ModelResponse r;
             long startNanos = System.nanoTime();
             try {
-                r = client.complete(ModelRequest.of(v, spec.params()));
+                r = client.complete(request(job, i));
             } catch (ControlException e) {
                 if (e.scope() == FailureScope.JOB) {
                     records.add(failedAnswer(where, v, spec, startNanos, e));
@@ -130,6 +130,16 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
         AsyncJob running = new AsyncJob(job);
         running.advance();
         return running;
+    }
+
+    /**
+     * The request this runner sends for the job's vignette at {@code index}: the vignette's turns
+     * (few-shot examples included) with the spec's parameters. A dry run shows exactly these.
+     *
+     * @throws IndexOutOfBoundsException when the job has no vignette at {@code index}
+     */
+    public static ModelRequest request(Job job, int index) {
+        return ModelRequest.of(job.spec().vignettes().get(index), job.spec().params());
     }
 
     /** A job's place where a vignette failed, as messages name it. */
@@ -227,11 +237,10 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
                     return;
                 }
                 int index = next;
-                Vignette v = vignettes.get(index);
                 CompletableFuture<ModelResponse> call;
                 startNanos = System.nanoTime();
                 try {
-                    call = client.completeAsync(ModelRequest.of(v, job.spec().params()));
+                    call = client.completeAsync(request(job, index));
                 } catch (RuntimeException e) {
                     // Thrown before any call: judged as a failed call would be.
                     if (!answered(index, null, e)) {

@@ -5,10 +5,12 @@ import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.control.suite.SuiteSubset;
 import dev.panoptes.coordinator.AdminLinger;
 import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.coordinator.CoordinatorSettings;
 import dev.panoptes.coordinator.DatabaseTarget;
+import dev.panoptes.coordinator.DryRun;
 import dev.panoptes.remote.tls.PemFiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -232,6 +234,9 @@ public final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     private MetricsOptions admin;
 
+    @Mixin
+    private SubsetOptions subsetOptions;
+
     @Option(names = "--admin-linger", order = 145, paramLabel = "DURATION", defaultValue = "35s",
             converter = DurationConverter.OrZero.class,
             description = "With --metrics: once the summary is printed, keep /metrics and /status up this long, so"
@@ -255,12 +260,17 @@ public final class CoordinatorCommand implements Callable<Integer> {
                     + maxConcurrencyPerEndpoint);
         }
         checkMetrics(settings.token() != null);
+        SuiteSubset subset = subsetOptions.subset(spec);
+        if (subsetOptions.dryRun) {
+            return dryRun(new DryRun(settings, subset));
+        }
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 System.console() != null, Jars.selfCommand())
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
                 .withMaxErrorRate(maxErrorRate)
                 .withMaxFrameBytes(maxFrameBytes)
                 .withDatabase(database)
+                .withSubset(subset)
                 .withAdmin(admin.metrics, admin.insecure);
         configureTls(run);
         try {
@@ -271,8 +281,24 @@ public final class CoordinatorCommand implements Callable<Integer> {
             err.println("Fix these lines and run the command again; nothing was sent to any worker.");
             err.flush();
             return spec.exitCodeOnInvalidInput();
+        } catch (SuiteSubset.UnknownIdsException e) {
+            throw invalid("--sample-id", e.getMessage());
         } finally {
             run.closeAdmin();
+        }
+    }
+
+    /** --dry-run: prints the plan and the first requests; exit 0, or 2 when the suite or --sample-id is wrong. */
+    private int dryRun(DryRun dryRun) throws java.io.IOException {
+        try {
+            dryRun.print(spec.commandLine().getOut(), DryRun.DEFAULT_REQUESTS);
+            return 0;
+        } catch (SuiteFormatException e) {
+            spec.commandLine().getErr().println(e.getMessage());
+            spec.commandLine().getErr().flush();
+            return spec.exitCodeOnInvalidInput();
+        } catch (SuiteSubset.UnknownIdsException e) {
+            throw invalid("--sample-id", e.getMessage());
         }
     }
 

@@ -243,6 +243,9 @@ public final class WorkerMain implements Callable<Integer> {
         // A model may well be named like a command ("--model stub-model", "--model report"): an
         // option's value is never taken for a subcommand.
         cmd.setAllowSubcommandsAsOptionParameters(true);
+        // "--sample-id @ids.txt" names a file of ids for the option to read, one per line: picocli
+        // must not expand it into arguments first.
+        cmd.setExpandAtFiles(false);
         cmd.setParameterExceptionHandler(CliErrors.USAGE);
         cmd.setExecutionExceptionHandler(CliErrors.RUNTIME);
         return cmd;

@@ -2,7 +2,6 @@ package dev.panoptes.coordinator;
 
 import dev.panoptes.admin.CoordinatorAdmin;
 import dev.panoptes.console.Durations;
-import dev.panoptes.control.Plural;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSourceFailedException;
 import dev.panoptes.control.schedule.DispatchGate;
@@ -16,11 +15,11 @@ import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.store.Scoring;
-import dev.panoptes.control.store.StoreException;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.RunManifest;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.control.suite.SuiteSubset;
 import dev.panoptes.control.wire.MessageCodec;
 import dev.panoptes.remote.ServerOptions;
 import dev.panoptes.remote.SharedPool;
@@ -103,6 +102,8 @@ public final class CoordinatorRun {
     private double maxErrorRate;
     /** The frame limit on the worker protocol (--max-frame-bytes). */
     private int maxFrameBytes = MessageCodec.DEFAULT_MAX_FRAME_BYTES;
+    /** The vignettes asked (--limit, --sample-id, --shuffle); part of the run's identity. */
+    private SuiteSubset subset = SuiteSubset.ALL;
 
     /**
      * @param workerCommand how a user starts a worker, printed with the listening address
@@ -156,6 +157,12 @@ public final class CoordinatorRun {
             throw new IllegalArgumentException("the maximum error rate must be from 0 to 1, got " + rate);
         }
         this.maxErrorRate = rate;
+        return this;
+    }
+
+    /** Asks only this subset of the suite, a run of its own (default: the whole suite); validated by the caller. */
+    public CoordinatorRun withSubset(SuiteSubset subset) {
+        this.subset = subset;
         return this;
     }
 
@@ -271,6 +278,7 @@ public final class CoordinatorRun {
      *         {@link #EXIT_INTERRUPTED} when the thread was interrupted, {@link #EXIT_FAILED} when
      *         the worker server failed, {@link #EXIT_LOCK_LOST} when the run's lock was lost
      * @throws SuiteFormatException        when the suite has problems (nothing ran)
+     * @throws SuiteSubset.UnknownIdsException when the subset names ids the suite lacks (nothing ran)
      * @throws DatabaseLock.InUseException when another coordinator uses the database (nothing was
      *                                     read, bound or written)
      * @throws PostgresRunLock.InUseException when another coordinator runs the same run in the
@@ -291,9 +299,10 @@ public final class CoordinatorRun {
 
     private int runLocked(DatabaseTarget target, StoreLock lock) throws IOException, SuiteFormatException {
         RunScoring scoring = new RunScoring(settings.scorer());
-        Suite suite = RunSuites.load(settings.suite(), settings.fewShot());
-        RunManifest manifest = RunSuites.manifest(settings, suite);
-        JobPlan plan = JobPlan.of(suite, manifest);
+        PlannedRun planned = PlannedRun.of(settings, subset);
+        Suite suite = planned.suite();
+        RunManifest manifest = planned.manifest();
+        JobPlan plan = planned.plan();
         // Before anything is bound or written: a vignette that can never be sent is named now.
         FrameLimitCheck frames = FrameLimitCheck.of(plan, suite, maxFrameBytes);
         frames.report(err);
@@ -414,19 +423,7 @@ public final class CoordinatorRun {
      */
     private int stopWithoutLock(StoreLock.LostException lost, JdbcResultStore store, JobPlan plan,
                                 DatabaseTarget target, ProgressPrinter progress) {
-        String kept;
-        try {
-            int complete = store.completedAmong(plan.jobs()).size();
-            kept = complete + " of " + Plural.of(plan.jobs().size(), "job") + (complete == 1 ? " is" : " are")
-                    + " complete and kept there";
-        } catch (StoreException e) {
-            // The database may be what went away; what it stored is still there.
-            log.debug("cannot count the complete jobs after the lock was lost", e);
-            kept = "what was stored is kept there";
-        }
-        progress.message("the run stopped: " + lost.getMessage() + "; another coordinator may take the run now,"
-                + " so this one stopped writing: " + kept + "; run the same command again to resume (it is refused,"
-                + " naming the holder, while another coordinator has the run)");
+        progress.message(RunLines.lockLost(lost, store, plan));
         return EXIT_LOCK_LOST;
     }
 

@@ -4,8 +4,12 @@ import dev.panoptes.control.Plural;
 import dev.panoptes.control.schedule.EndpointGovernor;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.score.RunScoring;
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.StoreException;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.Suite;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.math.BigDecimal;
 import java.net.InetSocketAddress;
@@ -17,10 +21,13 @@ import java.util.Set;
 /**
  * The words {@link CoordinatorRun} prints about its run, apart from the sequence that decides when:
  * what the run is, how to start a worker for it, where its admin endpoint is, and the summary's closing lines (the
- * error rate over the limit, the rate governor's cuts, the grading that failed). Stateless; any
+ * error rate over the limit, the rate governor's cuts, the grading that failed), why a run whose lock was lost
+ * stopped. Stateless; any
  * thread.
  */
 final class RunLines {
+    private static final Logger log = LoggerFactory.getLogger(RunLines.class);
+
     private RunLines() {
     }
 
@@ -99,6 +106,26 @@ final class RunLines {
             named.add(m == null ? "(any model)" : "'" + m + "'");
         }
         return (named.size() == 1 ? "model " : "models ") + String.join(", ", named);
+    }
+
+    /**
+     * Why a run whose lock was lost stopped, and what it kept: how many of its jobs the store holds
+     * complete, when the store still answers.
+     */
+    static String lockLost(StoreLock.LostException lost, JdbcResultStore store, JobPlan plan) {
+        String kept;
+        try {
+            int complete = store.completedAmong(plan.jobs()).size();
+            kept = complete + " of " + Plural.of(plan.jobs().size(), "job") + (complete == 1 ? " is" : " are")
+                    + " complete and kept there";
+        } catch (StoreException e) {
+            // The database may be what went away; what it stored is still there.
+            log.debug("cannot count the complete jobs after the lock was lost", e);
+            kept = "what was stored is kept there";
+        }
+        return "the run stopped: " + lost.getMessage() + "; another coordinator may take the run now,"
+                + " so this one stopped writing: " + kept + "; run the same command again to resume (it is refused,"
+                + " naming the holder, while another coordinator has the run)";
     }
 
     /** " --model a --model b" for the hint that shows how to start a worker. */

@@ -8,6 +8,7 @@ import dev.panoptes.control.suite.RunManifest;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.control.suite.SuiteFormatException;
 import dev.panoptes.control.suite.SuiteReader;
+import dev.panoptes.control.suite.SuiteSubset;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -80,10 +81,13 @@ final class RunSuites {
         return version == null ? "development build" : version;
     }
 
-    /** The manifest of the run these settings ask for, of the suite they loaded. */
-    static RunManifest manifest(CoordinatorSettings settings, Suite suite) throws IOException {
+    /**
+     * The manifest of the run these settings ask for, of the suite they loaded with {@code subset}
+     * applied (the subset is part of the run's identity).
+     */
+    static RunManifest manifest(CoordinatorSettings settings, Suite suite, SuiteSubset subset) throws IOException {
         return RunManifest.of(toolVersion(), settings.suite().toString(), suite, settings.models(),
                 settings.params(), settings.epochs(), settings.fewShot() == null ? null : settings.fewShot().toString(),
-                fewShotSha256(settings.fewShot()), settings.jobSize(), settings.label());
+                fewShotSha256(settings.fewShot()), settings.jobSize(), settings.label(), subset);
     }
 }

@@ -95,6 +95,26 @@ public record JobPlan(String runId, List<Job> jobs) {
     }
 
     /**
+     * Plans a run over a subset of the suite: the subset's vignettes in its order, under an id that
+     * covers the subset (see {@link SuiteSubset}).
+     *
+     * @param suite  the whole suite, as read from its file
+     * @param subset the vignettes to ask; {@link SuiteSubset#ALL} plans as
+     *               {@link #of(Suite, SpecParams, int, String, List, int)}
+     * @throws SuiteSubset.UnknownIdsException when the subset names an id the suite lacks
+     * @throws IllegalArgumentException        as {@link #of(Suite, SpecParams, int, String, List, int)}
+     */
+    public static JobPlan of(Suite suite, SuiteSubset subset, SpecParams params, int jobSize, String label,
+                             List<String> models, int epochs) {
+        if (models.isEmpty()) {
+            throw new IllegalArgumentException("models must be at least one, each once, got " + models);
+        }
+        Suite asked = subset.apply(suite);
+        return of(asked, RunManifest.of("", suite.name(), asked, models, params, epochs, null, null, jobSize,
+                Objects.requireNonNull(label, "label"), subset));
+    }
+
+    /**
      * Plans the run a manifest describes, under its id ({@link RunManifest#runId()}).
      *
      * @param suite the suite the manifest was made of (its content hash is the manifest's)

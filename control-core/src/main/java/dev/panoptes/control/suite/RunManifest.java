@@ -28,12 +28,14 @@ import java.util.TreeSet;
  * identity fields only: the suite's content ({@code suiteSha256}), the set of models (sorted, so
  * that their order on the command line does not matter), the sampling parameters (system prompt,
  * temperature, max tokens, seed), the epochs, the few-shot file's content ({@code fewShotSha256}),
- * the job size and the label. Two commands that agree on all of these ask the same questions of
- * the same models in the same jobs, so they are one run and the second resumes the first; a
- * command that differs in any of them is another run. The paths ({@code suite}, {@code fewShot}),
- * the tool version and the vignette count (which follows from the suite's content) describe a run
- * but do not change its id. Neither does the scorer: scoring is not part of the answers' identity,
- * and a run's answers may carry several scorings.
+ * the job size, the label and the subset of the suite asked ({@link SuiteSubset}; a run of the
+ * whole suite leaves it out, so that its id is what it was before subsets). Two commands that
+ * agree on all of these ask the same questions of the same models in the same jobs, so they are
+ * one run and the second resumes the first; a command that differs in any of them is another run.
+ * The paths ({@code suite}, {@code fewShot}), the tool version and the vignette count (which
+ * follows from the suite's content and the subset) describe a run but do not change its id.
+ * Neither does the scorer: scoring is not part of the answers' identity, and a run's answers may
+ * carry several scorings.
  *
  * <p>Immutable ({@code models} is copied): any thread.
  *
@@ -52,14 +54,17 @@ import java.util.TreeSet;
  * @param fewShotSha256 the SHA-256 of the few-shot file's content, hex; null when there is none
  * @param jobSize       vignettes per job, at least 1
  * @param label         the free-form label that makes a run distinct; empty for none
+ * @param subset        which vignettes of the suite the run asks, in which order; null for the
+ *                      whole suite in file order ({@link SuiteSubset#ALL} is stored as null)
  */
 @JsonPropertyOrder({"format", "runId", "toolVersion", "suite", "suiteSha256", "vignettes", "models", "systemPrompt",
-    "temperature", "maxTokens", "seed", "epochs", "fewShot", "fewShotSha256", "jobSize", "label"})
+    "temperature", "maxTokens", "seed", "epochs", "fewShot", "fewShotSha256", "jobSize", "label", "subset"})
 @JsonIgnoreProperties(ignoreUnknown = true)
 @JsonInclude(JsonInclude.Include.ALWAYS)
 public record RunManifest(int format, String toolVersion, String suite, String suiteSha256, int vignettes,
                           List<String> models, String systemPrompt, Double temperature, Integer maxTokens, Long seed,
-                          int epochs, String fewShot, String fewShotSha256, int jobSize, String label) {
+                          int epochs, String fewShot, String fewShotSha256, int jobSize, String label,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) SuiteSubset subset) {
     /** The manifest format this code writes. */
     public static final int FORMAT = 1;
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -76,6 +81,15 @@ public record RunManifest(int format, String toolVersion, String suite, String s
         }
         models = models == null ? List.of() : List.copyOf(models);
         label = label == null ? "" : label;
+        subset = subset == null || subset.isAll() ? null : subset;
+    }
+
+    /** The manifest of a run of the whole suite, in file order. */
+    public RunManifest(int format, String toolVersion, String suite, String suiteSha256, int vignettes,
+                       List<String> models, String systemPrompt, Double temperature, Integer maxTokens, Long seed,
+                       int epochs, String fewShot, String fewShotSha256, int jobSize, String label) {
+        this(format, toolVersion, suite, suiteSha256, vignettes, models, systemPrompt, temperature, maxTokens, seed,
+                epochs, fewShot, fewShotSha256, jobSize, label, null);
     }
 
     /**
@@ -87,6 +101,20 @@ public record RunManifest(int format, String toolVersion, String suite, String s
     public static RunManifest of(String toolVersion, String suite, Suite content, List<String> models,
                                  SpecParams params, int epochs, String fewShot, String fewShotSha256, int jobSize,
                                  String label) {
+        return of(toolVersion, suite, content, models, params, epochs, fewShot, fewShotSha256, jobSize, label,
+                SuiteSubset.ALL);
+    }
+
+    /**
+     * The manifest of a run about to be planned over a subset of its suite.
+     *
+     * @param content the suite as the subset asks it ({@link SuiteSubset#apply}): its vignettes are
+     *                the ones counted
+     * @param subset  the subset applied to the suite file, {@link SuiteSubset#ALL} for none
+     */
+    public static RunManifest of(String toolVersion, String suite, Suite content, List<String> models,
+                                 SpecParams params, int epochs, String fewShot, String fewShotSha256, int jobSize,
+                                 String label, SuiteSubset subset) {
         List<String> named = new ArrayList<>();
         for (String m : models) {
             if (m != null) {
@@ -95,14 +123,14 @@ public record RunManifest(int format, String toolVersion, String suite, String s
         }
         return new RunManifest(FORMAT, toolVersion, suite, content.sha256(), content.vignettes().size(), named,
                 params.system(), params.temperature(), params.maxTokens(), params.seed(), epochs, fewShot,
-                fewShotSha256, jobSize, label);
+                fewShotSha256, jobSize, label, subset);
     }
 
     /** The run's id: see the class comment for what it covers. */
     @JsonProperty("runId")
     public String runId() {
         return runId(suiteSha256, models, new SpecParams(systemPrompt, temperature, maxTokens, seed), epochs,
-                fewShotSha256, jobSize, label);
+                fewShotSha256, jobSize, label, subset);
     }
 
     /**
@@ -113,6 +141,16 @@ public record RunManifest(int format, String toolVersion, String suite, String s
      */
     public static String runId(String suiteSha256, List<String> models, SpecParams params, int epochs,
                                String fewShotSha256, int jobSize, String label) {
+        return runId(suiteSha256, models, params, epochs, fewShotSha256, jobSize, label, SuiteSubset.ALL);
+    }
+
+    /**
+     * The id of a run with these identity fields over a subset of its suite.
+     *
+     * @param subset the subset; {@link SuiteSubset#ALL} or null gives the id of the whole suite's run
+     */
+    public static String runId(String suiteSha256, List<String> models, SpecParams params, int epochs,
+                               String fewShotSha256, int jobSize, String label, SuiteSubset subset) {
         TreeSet<String> set = new TreeSet<>();
         for (String m : models) {
             if (m != null) {
@@ -131,6 +169,11 @@ public record RunManifest(int format, String toolVersion, String suite, String s
                 + "\nfew-shot " + fewShotSha256
                 + "\njob-size " + jobSize
                 + "\nlabel " + quote(label == null ? "" : label);
+        if (subset != null && !subset.isAll()) {
+            // Only with a subset: the whole suite's ids stay what they were before subsets.
+            key += "\nsubset ids " + quote(subset.sampleIds()) + " shuffle " + subset.shuffleSeed()
+                    + " limit " + subset.limit();
+        }
         return HexFormat.of().formatHex(sha256(key.getBytes(StandardCharsets.UTF_8)), 0, 8);
     }
 
@@ -164,6 +207,10 @@ public record RunManifest(int format, String toolVersion, String suite, String s
         }
         differs(d, "job size", jobSize, other.jobSize);
         differs(d, "label", quote(label), quote(other.label));
+        if (!Objects.equals(subset, other.subset)) {
+            d.add("subset " + (subset == null ? "(none)" : subset.describe()) + " -> "
+                    + (other.subset == null ? "(none)" : other.subset.describe()));
+        }
         return d;
     }
 

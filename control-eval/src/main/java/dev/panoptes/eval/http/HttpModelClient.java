@@ -274,8 +274,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         if (calls.isClosed()) {
             throw new IllegalStateException("model client for " + endpoint + " is closed");
         }
-        String asked = request.params().model();
-        String callModel = asked != null ? asked : model;
+        String callModel = ChatRequestBody.modelFor(request, model);
         if (callModel == null) {
             return CompletableFuture.failedFuture(new WorkerFaultException("the job names no model and this worker"
                     + " has no default one (it was started without --model): start the coordinator with --model, or"
