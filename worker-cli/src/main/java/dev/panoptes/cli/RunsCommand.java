@@ -42,8 +42,8 @@ final class RunsCommand extends StoredRunsCommand implements Callable<Integer> {
     /** The command with its subcommands, ready to add to {@code worker.jar}'s; {@code prompt} asks before deleting. */
     static CommandLine commandLine(Prompt prompt) {
         CommandLine runs = new CommandLine(new RunsCommand());
-        runs.addSubcommand(new RunsShowCommand());
-        runs.addSubcommand(new RunsDeleteCommand(prompt));
+        runs.addSubcommand(StoredRunCommand.withoutRunOption(new CommandLine(new RunsShowCommand())));
+        runs.addSubcommand(StoredRunCommand.withoutRunOption(new CommandLine(new RunsDeleteCommand(prompt))));
         return runs;
     }
 

@@ -108,7 +108,7 @@ class RunsCommandTest {
         assertThat(accuracy.toString()).contains("    m: 0.500");
 
         out.getBuffer().setLength(0);
-        assertThat(execute("runs", "show", "--run", HALF, "--db", db.toString())).isZero();
+        assertThat(execute("runs", "show", HALF, "--db", db.toString())).isZero();
         assertThat(out.toString()).startsWith("Run " + HALF + ": incomplete\n")
                 .containsPattern("  Temperature: +not recorded\n").contains("  answers:     1 of 3 stored, 2 missing\n");
     }
