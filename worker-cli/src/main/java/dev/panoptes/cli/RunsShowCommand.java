@@ -28,7 +28,7 @@ import java.util.concurrent.Callable;
         sortOptions = false,
         mixinStandardHelpOptions = true,
         description = "Prints a run's manifest (every parameter it recorded) and its summary: state, answers stored,"
-                + " failed jobs, tokens and the accuracy per model with its 95% interval, as the coordinator's summary"
+                + " failed jobs, tokens and the accuracy per model with its 95%% interval, as the coordinator's summary"
                 + " shows them.",
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:shown", "1:the database could not be read", "2:invalid command line, or no such run"})
