@@ -2,6 +2,9 @@ package dev.panoptes.coordinator;
 
 import dev.panoptes.control.store.RunEntry;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.sql.Connection;
@@ -38,6 +41,7 @@ import java.util.stream.Collectors;
  * except the one {@link #exclusive} hands back.
  */
 public final class RunLocks {
+    private static final Logger log = LoggerFactory.getLogger(RunLocks.class);
     /** Where a lock taken here says its holder listens: no coordinator, but the lock file and the server want one. */
     private static final InetSocketAddress NOT_LISTENING = InetSocketAddress.createUnresolved("runs-command", 0);
     /** The advisory locks granted in the current database, as their 64-bit keys' two halves. */
@@ -68,9 +72,10 @@ public final class RunLocks {
 
     /**
      * The ids, among {@code runs}, of those a coordinator is running now (see the class comment
-     * for what that means on SQLite).
+     * for what that means on SQLite; a SQLite database whose lock file cannot be opened, as in
+     * a read-only folder, has no coordinator).
      *
-     * @throws IOException when the locks cannot be read (the database unreachable, say)
+     * @throws IOException when PostgreSQL's locks cannot be read (the server unreachable, say)
      */
     public static Set<String> running(DatabaseTarget target, List<RunEntry> runs) throws IOException {
         if (target instanceof DatabaseTarget.Postgres postgres) {
@@ -84,6 +89,10 @@ public final class RunLocks {
             Optional<RunEntry> latest = runs.stream().filter(r -> r.finishedAt() == null)
                     .max(Comparator.comparing(RunEntry::startedAt));
             return latest.map(r -> Set.of(r.runId())).orElse(Set.of());
+        } catch (IOException e) {
+            // No lock file can be had here (a read-only folder, say), so no coordinator holds one.
+            log.debug("cannot probe the lock of {}; taking it for free", target, e);
+            return Set.of();
         }
     }
 
