@@ -129,6 +129,11 @@ class RunsCommandTest {
 
     @Test
     void deleteWithoutYesIsRefusedWhenNobodyCanConfirmAndAskedOnATerminal() {
+        assertThat(execute("runs", "delete", DONE, "--db", db.toString())).as("the tests' input is no terminal")
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("pass --yes to delete it without asking");
+        err.getBuffer().setLength(0);
+
         assertThat(run(prompt(false, null), "delete", DONE, "--db", db.toString())).isEqualTo(2);
         assertThat(err.toString()).contains("run " + DONE + " is not deleted: standard input is not a terminal")
                 .contains("pass --yes");
