@@ -33,6 +33,16 @@ final class RunSelector {
      *                            than one run (naming them), or when it is too short to be a prefix
      */
     static String resolve(CommandSpec spec, List<String> ids, String given, String where) {
+        return resolve(spec, ids, given, where, "option '--run'");
+    }
+
+    /**
+     * As {@link #resolve(CommandSpec, List, String, String)}, for a run named by another option
+     * or parameter.
+     *
+     * @param named how messages name what the user typed it into: "option '--run'", "positional parameter 'ID'"
+     */
+    static String resolve(CommandSpec spec, List<String> ids, String given, String where, String named) {
         if (ids.contains(given)) {
             return given;
         }
@@ -61,6 +71,6 @@ final class RunSelector {
                     : "; it holds " + String.join(", ", ids) + " (a run id, or its first " + MIN_PREFIX
                     + " or more characters)");
         }
-        throw new ParameterException(spec.commandLine(), "Invalid value for option '--run': " + message);
+        throw new ParameterException(spec.commandLine(), "Invalid value for " + named + ": " + message);
     }
 }

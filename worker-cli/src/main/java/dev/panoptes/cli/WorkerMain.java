@@ -240,6 +240,7 @@ public final class WorkerMain implements Callable<Integer> {
         cmd.addSubcommand(new CompareCommand(env));
         cmd.addSubcommand(new DemoCommand());
         cmd.addSubcommand(new StubModelCommand());
+        cmd.addSubcommand(RunsCommand.commandLine(Prompt.SYSTEM));
         // A model may well be named like a command ("--model stub-model", "--model report"): an
         // option's value is never taken for a subcommand.
         cmd.setAllowSubcommandsAsOptionParameters(true);

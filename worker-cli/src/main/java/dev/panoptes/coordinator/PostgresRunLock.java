@@ -389,10 +389,14 @@ final class PostgresRunLock implements StoreLock {
     static final class InUseException extends IOException {
         private static final long serialVersionUID = 1L;
 
+        /** Who holds the run, as the server tells; empty when its session is not visible. */
+        final String holder;
+
         InUseException(DatabaseTarget.Postgres database, String runId, String holder) {
             super("run " + runId + " in " + database + " is in use by another coordinator ("
                     + (holder.isEmpty() ? "which one is unknown: its session is not visible to this user" : holder)
                     + "); stop it, or give this run another --run-label");
+            this.holder = holder;
         }
     }
 }

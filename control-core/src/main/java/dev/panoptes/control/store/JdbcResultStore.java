@@ -55,7 +55,8 @@ import java.util.function.Consumer;
  * one; a judge's grades go into a given scoring ({@link #recordGrade(JobId, String, int,
  * ScoreEntry)}). Readers pick a scoring ({@link #forEachRecord(String, int, Consumer)}), by
  * default the latest. Failed answers are scored by one rule, {@link FailedAnswers}. Each run's
- * manifest is kept with it ({@link #recordRun}, {@link RunEntry#manifest()}).
+ * manifest is kept with it ({@link #recordRun}, {@link RunEntry#manifest()}); the runs are listed by
+ * {@link #runs()} and one is removed with all it holds by {@link #deleteRun}.
  *
  * <p>This class is the store's API and its lock. The work is in package-private classes:
  * {@link StoreConnection} (the connection, its transactions, reconnecting, and what a failure
@@ -433,6 +434,25 @@ public final class JdbcResultStore implements ResultStore {
     /** The runs noted by {@link #recordRun}, most recently started first. @throws StoreException */
     public synchronized List<RunEntry> runs() {
         return db.read("the runs", () -> RunTables.runs(db.connection()));
+    }
+
+    /**
+     * Removes a run and everything stored for it (answers, scores in every scoring, scorings,
+     * failed jobs, worker events, its entry and manifest) in one transaction: after a failure
+     * nothing is removed. Other runs are not touched. Idempotent: a run that is not there (any
+     * more) removes nothing. The caller keeps a coordinator off the run meanwhile (a record
+     * stored into a run while it is deleted would survive it); this store forgets what it knew of
+     * the run's scorings, so that it may store the run afresh.
+     *
+     * @return what was removed; {@link RunDeletion#nothing()} when the store held nothing of it
+     * @throws StoreException when the store cannot write (nothing was removed)
+     */
+    public synchronized RunDeletion deleteRun(String runId) {
+        java.util.Objects.requireNonNull(runId, "runId");
+        RunDeletion[] removed = {null};
+        db.write("delete run " + runId, () -> removed[0] = RunDeletion.delete(db.connection(), runId));
+        outcomes.runDeleted(runId);
+        return removed[0];
     }
 
     /**

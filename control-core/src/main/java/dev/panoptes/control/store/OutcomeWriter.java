@@ -50,6 +50,11 @@ final class OutcomeWriter {
         currentScorings.put(ScoreTables.runKey(runId), number);
     }
 
+    /** The run's rows are gone: its scoring is looked up (or made) afresh when it is stored again. */
+    void runDeleted(String runId) {
+        currentScorings.remove(ScoreTables.runKey(runId));
+    }
+
     /**
      * Stores an outcome's new records, each scored by {@code scorer} into the current scoring of
      * its run, and clears the job's failure, in one transaction.

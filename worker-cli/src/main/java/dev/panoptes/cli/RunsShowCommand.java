@@ -1,0 +1,82 @@
+package dev.panoptes.cli;
+
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.coordinator.DatabaseTarget;
+import dev.panoptes.coordinator.RunLocks;
+import dev.panoptes.coordinator.RunSummary;
+import dev.panoptes.report.RunCard;
+import dev.panoptes.report.RunData;
+import dev.panoptes.report.RunDataLoader;
+import dev.panoptes.report.RunOverview;
+import dev.panoptes.report.RunStats;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code java -jar worker.jar runs show ID --db FILE|URL}: one run's manifest (every parameter it
+ * recorded, as the report's run card shows them: {@link RunCard}) and its summary from what is
+ * stored: state, answers, failed jobs, tokens, and the accuracy lines the coordinator's summary
+ * prints ({@link RunSummary#renderAccuracy}, over {@link RunStats}).
+ */
+@Command(name = "show",
+        sortOptions = false,
+        mixinStandardHelpOptions = true,
+        description = "Prints a run's manifest (every parameter it recorded) and its summary: state, answers stored,"
+                + " failed jobs, tokens and the accuracy per model with its 95%% interval, as the coordinator's summary"
+                + " shows them.",
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {"0:shown", "1:the database could not be read", "2:invalid command line, or no such run"})
+final class RunsShowCommand extends StoredRunCommand implements Callable<Integer> {
+    @Option(names = "--group-by", order = 30, paramLabel = "KEY",
+            description = "Also break the accuracy down by this metadata key.")
+    private String groupBy;
+
+    @Override
+    public Integer call() throws IOException {
+        DatabaseTarget target = existingDatabase();
+        PrintWriter out = spec.commandLine().getOut();
+        try (JdbcResultStore store = target.open()) {
+            String runId = runId(store);
+            RunData data = RunDataLoader.loadFigures(store, runId, 0);
+            boolean running = RunLocks.running(target, store.runs()).contains(runId);
+            out.print(render(data, running, groupBy));
+        }
+        out.flush();
+        return 0;
+    }
+
+    /** The manifest and the summary of a run, as printed. */
+    static String render(RunData data, boolean running, String groupBy) {
+        RunOverview overview = RunOverview.of(data);
+        RunStats stats = RunStats.of(data, groupBy);
+        StringBuilder sb = new StringBuilder();
+        sb.append("Run ").append(data.info().runId()).append(": ").append(overview.state(running).label())
+                .append('\n');
+        sb.append("Manifest:\n");
+        List<RunCard.Entry> card = RunCard.of(data.info());
+        int width = card.stream().mapToInt(e -> e.label().length()).max().orElse(0) + 1;
+        for (RunCard.Entry e : card) {
+            sb.append(String.format(Locale.ROOT, "  %-" + width + "s %s%n", e.label() + ":", e.shown()));
+        }
+        sb.append("Summary:\n");
+        long missing = overview.expected() < 0 ? 0 : Math.max(0, overview.expected() - overview.stored());
+        int failedAnswers = stats.models().stream().mapToInt(RunStats.ModelStats::failedAnswers).sum();
+        sb.append(String.format(Locale.ROOT, "  answers:     %s stored%s%s%n", overview.expected() < 0
+                        ? Long.toString(overview.stored()) : overview.stored() + " of " + overview.expected(),
+                failedAnswers == 0 ? "" : " (" + failedAnswers + " of them failed)",
+                missing == 0 ? "" : ", " + missing + " missing"));
+        sb.append(String.format(Locale.ROOT, "  failed jobs: %d%n", overview.failedJobs()));
+        long prompt = stats.models().stream().mapToLong(RunStats.ModelStats::promptTokens).sum();
+        long completion = stats.models().stream().mapToLong(RunStats.ModelStats::completionTokens).sum();
+        sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", prompt + completion,
+                prompt, completion));
+        RunSummary.renderAccuracy(sb, stats);
+        return sb.toString();
+    }
+}
