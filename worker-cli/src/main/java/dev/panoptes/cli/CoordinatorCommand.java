@@ -232,6 +232,9 @@ public final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     private MetricsOptions admin;
 
+    @Mixin
+    private CacheOptions cache;
+
     @Option(names = "--admin-linger", order = 145, paramLabel = "DURATION", defaultValue = "35s",
             converter = DurationConverter.OrZero.class,
             description = "With --metrics: once the summary is printed, keep /metrics and /status up this long, so"
@@ -260,6 +263,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
                 .withMaxErrorRate(maxErrorRate)
                 .withMaxFrameBytes(maxFrameBytes)
+                .withCache(cache.policy(spec))
                 .withDatabase(database)
                 .withAdmin(admin.metrics, admin.insecure);
         configureTls(run);
