@@ -177,7 +177,7 @@ public final class CoordinatorRun {
 
     /** When the run serves requests from the answers its database holds ({@link ResponseCache}); on by default. */
     public CoordinatorRun withCache(CachePolicy policy) {
-        this.cache = policy;
+        this.cache = java.util.Objects.requireNonNull(policy, "policy");
         return this;
     }
 
