@@ -237,6 +237,9 @@ public final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     private SubsetOptions subsetOptions;
 
+    @Mixin
+    private CacheOptions cache;
+
     @Option(names = "--admin-linger", order = 145, paramLabel = "DURATION", defaultValue = "35s",
             converter = DurationConverter.OrZero.class,
             description = "With --metrics: once the summary is printed, keep /metrics and /status up this long, so"
@@ -269,6 +272,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
                 .withMaxErrorRate(maxErrorRate)
                 .withMaxFrameBytes(maxFrameBytes)
+                .withCache(cache.policy(spec))
                 .withDatabase(database)
                 .withSubset(subset)
                 .withAdmin(admin.metrics, admin.insecure);

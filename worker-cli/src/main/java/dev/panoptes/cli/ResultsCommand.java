@@ -30,8 +30,10 @@ import java.util.concurrent.Callable;
 /**
  * {@code java -jar worker.jar results --db FILE|URL [--run ID] [--format jsonl|csv]}: exports the
  * stored answers, one per line, with everything needed to recompute the summary: run, model,
- * epoch, prompt, expected answer, answer, score (and the number of the scoring it comes from) and
- * metadata. The rows are those the summary and
+ * epoch, prompt, expected answer, answer, score (and the number of the scoring it comes from),
+ * metadata; an answer served from the response cache is marked {@code cached} with the run whose
+ * answer it copies ({@code cachedFrom}): fields of its JSONL line, and two more CSV columns when the
+ * export holds any such answer ({@code false} and empty for the others). The rows are those the summary and
  * the report are computed from ({@link RunDataLoader}).
  */
 @Command(name = "results",
@@ -41,7 +43,9 @@ import java.util.concurrent.Callable;
                 + " oldest first within a run.",
             "CSV cells that a spreadsheet would run as a formula (starting with =, +, -, @, tab or carriage"
                     + " return) are written with a leading ' so that they stay text; a cell that is a plain number"
-                    + " (-24, +1, -3.5, 1e-3) is a number and is written as it is."},
+                    + " (-24, +1, -3.5, 1e-3) is a number and is written as it is.",
+            "An answer served from the response cache (no model call) carries \"cached\": true and \"cachedFrom\","
+                    + " the run that answered it; in CSV these are two more columns when the export holds any."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:exported", "1:the database could not be read", "2:invalid command line, or no such run"})
 public final class ResultsCommand extends StoredRunsCommand implements Callable<Integer> {
@@ -51,6 +55,11 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
     public static final List<String> COLUMNS = List.of("runId", "model", "epoch", "jobId", "vignetteId", "prompt",
             "expected", "response", "score", "explanation", "metadata", "apiModel", "finishReason", "latencyMs",
             "promptTokens", "completionTokens", "workerId", "error", "scoring");
+    /**
+     * The columns that mark answers served from the response cache, after {@link #COLUMNS} in a CSV
+     * export that holds any (a JSONL line carries them as fields when its answer is one).
+     */
+    public static final List<String> CACHE_COLUMNS = List.of("cached", "cachedFrom");
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Option(names = "--format", order = 20, paramLabel = "FORMAT", defaultValue = "jsonl",
@@ -78,10 +87,20 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
             }
             if (format == Format.csv) {
                 CsvWriter csv = new CsvWriter(out);
-                csv.writeRow(COLUMNS);
+                boolean anyCached = runs.stream().anyMatch(r -> r.samples().stream().anyMatch(SampleRow::cached));
+                List<String> header = new ArrayList<>(COLUMNS);
+                if (anyCached) {
+                    header.addAll(CACHE_COLUMNS);
+                }
+                csv.writeRow(header);
                 for (RunData data : runs) {
                     for (SampleRow s : data.samples()) {
-                        csv.writeCells(csvCells(s, data.scoring()));
+                        List<Cell> cells = csvCells(s, data.scoring());
+                        if (anyCached) {
+                            cells.add(Cell.text(Boolean.toString(s.cached())));
+                            cells.add(Cell.text(s.cachedFrom()));
+                        }
+                        csv.writeCells(cells);
                     }
                 }
                 csv.flush();
@@ -174,6 +193,10 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
             g.writeStringField("error", s.error());
             if (withScoring) {
                 writeNumber(g, "scoring", scoring == null ? null : (long) scoring.number());
+                if (s.cached()) {
+                    g.writeBooleanField("cached", true);
+                    g.writeStringField("cachedFrom", s.cachedFrom());
+                }
             }
             g.writeEndObject();
         } catch (IOException e) {

@@ -4,6 +4,9 @@ import dev.panoptes.admin.CoordinatorAdmin;
 import dev.panoptes.console.Durations;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSourceFailedException;
+import dev.panoptes.control.cache.CachePlan;
+import dev.panoptes.control.cache.CachePolicy;
+import dev.panoptes.control.cache.ResponseCache;
 import dev.panoptes.control.schedule.DispatchGate;
 import dev.panoptes.control.schedule.EndpointGovernor;
 import dev.panoptes.control.schedule.ProgressListener;
@@ -33,6 +36,7 @@ import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -45,6 +49,10 @@ import java.util.function.Consumer;
  * for workers, schedule every job, print progress and the summary. Separate from the picocli
  * command so that the demo and the tests drive the same code; the words it prints are
  * {@link RunLines}', the locks {@link StoreLock}'s, the grading {@link JudgePhase}'s.
+ *
+ * <p>It is over 500 lines because it is the one place that orders a run's steps (plan, lock, listen,
+ * serve from the cache, schedule, grade, summarise) beside the setters that configure them; each
+ * step's work lives in a class of its own.
  *
  * <p>Configured, then {@link #run()}, on one thread; interrupting it stops the run cleanly, keeping
  * what was stored. {@link #say} may be called from any thread.
@@ -104,6 +112,8 @@ public final class CoordinatorRun {
     private int maxFrameBytes = MessageCodec.DEFAULT_MAX_FRAME_BYTES;
     /** The vignettes asked (--limit, --sample-id, --shuffle); part of the run's identity. */
     private SuiteSubset subset = SuiteSubset.ALL;
+    /** When answers the database holds are served instead of asking a model (--no-cache, --cache-max-age). */
+    private CachePolicy cache = CachePolicy.defaults();
 
     /**
      * @param workerCommand how a user starts a worker, printed with the listening address
@@ -169,6 +179,12 @@ public final class CoordinatorRun {
     /** The frame limit of the worker protocol, in bytes (default 16 MiB); validated by the caller. */
     public CoordinatorRun withMaxFrameBytes(int bytes) {
         this.maxFrameBytes = bytes;
+        return this;
+    }
+
+    /** When the run serves requests from the answers its database holds ({@link ResponseCache}); on by default. */
+    public CoordinatorRun withCache(CachePolicy policy) {
+        this.cache = java.util.Objects.requireNonNull(policy, "policy");
         return this;
     }
 
@@ -360,8 +376,11 @@ public final class CoordinatorRun {
             RunReport report;
             RunReport grading;
             try {
-                report = frames.recordFailures(store, new Scheduler(pool, adminNow == null ? store
-                        : adminNow.timed(store), options).run(frames.jobsToRun(store)));
+                CachePlan cached = new ResponseCache(store.answerCache(), cache, Clock.systemUTC())
+                        .serve(frames.jobsToRun(store));
+                progress.message(RunLines.cache(cache, settings.params(), cached));
+                report = frames.recordFailures(store, new Scheduler(pool, cached.storeFor(adminNow == null ? store
+                        : adminNow.timed(store)), options).run(cached.jobs()));
                 grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
                         current.number(), progress::message).run(pool, options);
             } catch (InterruptedException e) {

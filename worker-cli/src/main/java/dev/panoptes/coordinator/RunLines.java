@@ -1,6 +1,9 @@
 package dev.panoptes.coordinator;
 
 import dev.panoptes.control.Plural;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.cache.CachePlan;
+import dev.panoptes.control.cache.CachePolicy;
 import dev.panoptes.control.schedule.EndpointGovernor;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.score.RunScoring;
@@ -20,9 +23,9 @@ import java.util.Set;
 
 /**
  * The words {@link CoordinatorRun} prints about its run, apart from the sequence that decides when:
- * what the run is, how to start a worker for it, where its admin endpoint is, and the summary's closing lines (the
- * error rate over the limit, the rate governor's cuts, the grading that failed), why a run whose lock was lost
- * stopped. Stateless; any
+ * what the run is, what the response cache served, how to start a worker for it, where its admin endpoint is, and
+ * the summary's closing lines (the error rate over the limit, the rate governor's cuts, the grading that failed), why
+ * a run whose lock was lost stopped. Stateless; any
  * thread.
  */
 final class RunLines {
@@ -95,6 +98,12 @@ final class RunLines {
     }
 
     /** "1 record is kept", "40 records are kept". */
+    /** What the response cache did for this run, or why it is off. */
+    static String cache(CachePolicy policy, SpecParams params, CachePlan plan) {
+        String off = policy.whyOff(params);
+        return off != null ? "response cache: " + off : plan.describe();
+    }
+
     static String recordsKept(long n) {
         return Plural.of(n, "record") + (n == 1 ? " is kept" : " are kept");
     }

@@ -97,6 +97,12 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         sb.append(failedAnswers.render());
         sb.append(String.format(Locale.ROOT, "  redelivered: %s; duplicates ignored: %s%n",
                 Plural.of(redeliveries, "job"), Plural.of(duplicates, "record")));
+        RunStats.CacheHits cached = stats.cacheHits();
+        if (cached.answers() > 0) {
+            sb.append(String.format(Locale.ROOT, "  cache hits:  %s served from the database without a model call"
+                    + " (answered first in %s)%n", Plural.of(cached.answers(), "answer"),
+                    Plural.of(cached.fromRuns().size(), "earlier run")));
+        }
         sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", tokens.totalTokens(),
                 tokens.promptTokens(), tokens.completionTokens()));
         if (latencyP50Ms >= 0) {

@@ -85,7 +85,7 @@ public final class RunDataLoader {
 
     /**
      * One run as {@link #load(JdbcResultStore, String, int)} reads it, but each sample with only
-     * what the figures need (model, vignette, epoch, score, metadata, latency, tokens, error):
+     * what the figures need (model, vignette, epoch, score, metadata, latency, tokens, error, cache source):
      * no prompt, expected answer, response, explanation, job id, worker id or API model name (so
      * no per-worker table either). For the summary
      * at the end of a run, when the suite itself is still in memory: a million answers' texts
@@ -172,7 +172,8 @@ public final class RunDataLoader {
                     null, null, null, null, score == null ? null : score.score(), null, metadata(c.metadataJson()),
                     null, null, record.latencyMs(),
                     record.usage() == null ? null : record.usage().promptTokens(),
-                    record.usage() == null ? null : record.usage().completionTokens(), null, record.error());
+                    record.usage() == null ? null : record.usage().completionTokens(), null, record.error(),
+                    r.cachedFrom());
         }
         return new SampleRow(runId, c.model() == null ? UNNAMED_MODEL : c.model(), c.epoch(), record.vignetteId(),
                 r.jobId().value(), c.prompt(), c.expected(), record.response(),
@@ -180,7 +181,7 @@ public final class RunDataLoader {
                 metadata(c.metadataJson()), r.workerId(), record.model(), record.latencyMs(),
                 record.usage() == null ? null : record.usage().promptTokens(),
                 record.usage() == null ? null : record.usage().completionTokens(), record.finishReason(),
-                record.error());
+                record.error(), r.cachedFrom());
     }
 
     private static Map<String, Object> metadata(String json) {

@@ -55,9 +55,11 @@ public final class RunStats {
     private final List<ModelStats> models;
     private final List<WorkerStats> workers;
     private final List<Comparison> comparison;
+    private final CacheHits cacheHits;
 
     private RunStats(RunInfo info, String groupBy, List<ModelStats> models, List<WorkerStats> workers,
-                     List<Comparison> comparison) {
+                     List<Comparison> comparison, CacheHits cacheHits) {
+        this.cacheHits = cacheHits;
         this.info = info;
         this.groupBy = groupBy;
         this.models = List.copyOf(models);
@@ -86,7 +88,15 @@ public final class RunStats {
         for (int i = 1; i < modelNames.size(); i++) {
             comparison.add(Comparison.paired(modelNames.get(0), modelNames.get(i), data));
         }
-        return new RunStats(data.info(), key, models, WorkerStats.of(data), comparison);
+        int cached = 0;
+        Set<String> sources = new HashSet<>();
+        for (SampleRow sample : data.samples()) {
+            if (sample.cached()) {
+                cached++;
+                sources.add(sample.cachedFrom());
+            }
+        }
+        return new RunStats(data.info(), key, models, WorkerStats.of(data), comparison, new CacheHits(cached, sources));
     }
 
     /** The run's header. */
@@ -127,6 +137,18 @@ public final class RunStats {
     /** All samples of the run. */
     public int totalSamples() {
         return models.stream().mapToInt(ModelStats::samples).sum();
+    }
+
+    /** The samples served from the response cache (no model call), and the runs they copy. */
+    public record CacheHits(int answers, Set<String> fromRuns) {
+        public CacheHits {
+            fromRuns = Set.copyOf(fromRuns);
+        }
+    }
+
+    /** What the response cache served to this run ({@link SampleRow#cached()}). */
+    public CacheHits cacheHits() {
+        return cacheHits;
     }
 
     /** All failed jobs of the run. */

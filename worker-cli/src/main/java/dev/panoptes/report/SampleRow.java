@@ -33,11 +33,14 @@ import java.util.Objects;
  * @param error            null for an answer; for a failed answer (the model API gave none for this
  *                         vignette, see {@code ResponseRecord#error()}), why. A failed answer counts
  *                         as wrong (score 0) in the main figures, whatever its stored score
+ * @param cachedFrom       for an answer served from the response cache (no model call), the run whose
+ *                         answer it copies; null for an answer a model gave
  */
 public record SampleRow(String runId, String model, int epoch, String vignetteId, String jobId,
                         String prompt, String expected, String response, Double score, String explanation,
                         Map<String, Object> metadata, String workerId, String apiModel, Long latencyMs,
-                        Long promptTokens, Long completionTokens, String finishReason, String error) {
+                        Long promptTokens, Long completionTokens, String finishReason, String error,
+                        String cachedFrom) {
     /** @throws NullPointerException when runId, model or vignetteId is null */
     public SampleRow {
         Objects.requireNonNull(runId, "runId");
@@ -46,13 +49,27 @@ public record SampleRow(String runId, String model, int epoch, String vignetteId
         metadata = copyWithoutNulls(metadata);
     }
 
+    /** A sample a model gave (not served from the cache). */
+    public SampleRow(String runId, String model, int epoch, String vignetteId, String jobId, String prompt,
+                     String expected, String response, Double score, String explanation, Map<String, Object> metadata,
+                     String workerId, String apiModel, Long latencyMs, Long promptTokens, Long completionTokens,
+                     String finishReason, String error) {
+        this(runId, model, epoch, vignetteId, jobId, prompt, expected, response, score, explanation, metadata,
+                workerId, apiModel, latencyMs, promptTokens, completionTokens, finishReason, error, null);
+    }
+
     /** A sample that is an answer (no error). */
     public SampleRow(String runId, String model, int epoch, String vignetteId, String jobId, String prompt,
                      String expected, String response, Double score, String explanation, Map<String, Object> metadata,
                      String workerId, String apiModel, Long latencyMs, Long promptTokens, Long completionTokens,
                      String finishReason) {
         this(runId, model, epoch, vignetteId, jobId, prompt, expected, response, score, explanation, metadata,
-                workerId, apiModel, latencyMs, promptTokens, completionTokens, finishReason, null);
+                workerId, apiModel, latencyMs, promptTokens, completionTokens, finishReason, null, null);
+    }
+
+    /** True when this answer was served from the response cache (see {@link #cachedFrom()}). */
+    public boolean cached() {
+        return cachedFrom != null;
     }
 
     /** True when the model API gave no answer for this vignette (see {@link #error()}). */

@@ -226,10 +226,31 @@ public final class JdbcResultStore implements ResultStore {
         return store(job, outcome, workerId);
     }
 
-    private synchronized Receipt store(Job job, JobOutcome outcome, String workerId) {
-        Receipt receipt = outcomes.store(job, outcome, workerId, scoring);
+    private Receipt store(Job job, JobOutcome outcome, String workerId) {
+        return store(job, outcome, workerId, Map.of());
+    }
+
+    /** Stores an outcome, marking the records of the vignettes {@code cachedFrom} names as served from the cache. */
+    synchronized Receipt store(Job job, JobOutcome outcome, String workerId, Map<String, String> cachedFrom) {
+        Receipt receipt = outcomes.store(job, outcome, workerId, scoring, cachedFrom);
         duplicates += receipt.duplicates();
         return receipt;
+    }
+
+    /** A read in one transaction under the store's lock, for the store's helpers. */
+    synchronized <T> T read(String what, ReadWork<T> work) {
+        return db.read(what, () -> work.read(db.connection()));
+    }
+
+    /** A read of the connection, for {@link #read}. */
+    @FunctionalInterface
+    interface ReadWork<T> {
+        T read(Connection c) throws SQLException;
+    }
+
+    /** The response cache's view of this store: looking answers up by request key, storing them as cached. */
+    public AnswerCache answerCache() {
+        return new AnswerCache(this);
     }
 
     /**

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
+import dev.panoptes.control.RequestKey;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Vignette;
 
@@ -32,8 +33,8 @@ final class OutcomeRows {
     /** Stores one answer unless it is there; parameters as {@link #bindRecord} sets them. */
     static final String INSERT_RECORD = "INSERT INTO panoptes_records (job_id, vignette_id, response, model, "
             + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, "
-            + "epoch, prompt, expected, metadata, error) "
-            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
+            + "epoch, prompt, expected, metadata, error, request_key, cached_from) "
+            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
     static final String CLEAR_FAILURE = "DELETE FROM panoptes_failures WHERE job_id = ?";
     private static final String UPSERT_FAILURE = "INSERT INTO panoptes_failures (job_id, reason, attempts, failed_at, "
             + "run_id, run_model) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET reason = excluded.reason, "
@@ -48,11 +49,13 @@ final class OutcomeRows {
     /**
      * Sets the parameters of {@link #INSERT_RECORD} for one answer.
      *
-     * @param job the job it answers, or null when stored without one (no context then)
-     * @param v   the vignette it answers, or null when unknown
+     * @param job        the job it answers, or null when stored without one (no context then)
+     * @param v          the vignette it answers, or null when unknown
+     * @param cachedFrom the run whose answer this copies (served from the cache), or null when a
+     *                   model gave it
      */
     static void bindRecord(PreparedStatement insert, String jobId, ResponseRecord r, String workerId, long now,
-                           Job job, Vignette v) throws SQLException {
+                           Job job, Vignette v, String cachedFrom) throws SQLException {
         insert.setString(1, jobId);
         insert.setString(2, r.vignetteId());
         insert.setString(3, r.response());
@@ -70,6 +73,8 @@ final class OutcomeRows {
         insert.setString(15, v == null ? null : v.expected());
         insert.setString(16, v == null || v.metadata().isEmpty() ? null : metadataJson(v));
         insert.setString(17, r.error());
+        insert.setString(18, job == null || v == null ? null : RequestKey.of(job, v));
+        insert.setString(19, cachedFrom);
     }
 
     /** Who stored a vignette's record and when, or null when it is not stored. */

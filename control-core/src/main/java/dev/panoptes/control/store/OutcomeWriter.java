@@ -63,6 +63,14 @@ final class OutcomeWriter {
      * @throws StoreException when it cannot write now (the write may be repeated)
      */
     Receipt store(Job job, JobOutcome outcome, String workerId, RecordScoring scorer) {
+        return store(job, outcome, workerId, scorer, Map.of());
+    }
+
+    /**
+     * As {@link #store(Job, JobOutcome, String, RecordScoring)}, marking the records whose vignette
+     * {@code cachedFrom} names as served from the cache, copied from that run's answer.
+     */
+    Receipt store(Job job, JobOutcome outcome, String workerId, RecordScoring scorer, Map<String, String> cachedFrom) {
         db.ready();
         long now = clock.millis();
         PreparedStatement insert = db.insertRecord();
@@ -79,7 +87,7 @@ final class OutcomeWriter {
             int scores = 0;
             for (ResponseRecord r : OutcomeRows.inKeyOrder(outcome.records())) {
                 Vignette v = vignettes.get(r.vignetteId());
-                OutcomeRows.bindRecord(insert, jobId, r, workerId, now, job, v);
+                OutcomeRows.bindRecord(insert, jobId, r, workerId, now, job, v, cachedFrom.get(r.vignetteId()));
                 if (insert.executeUpdate() == 1 || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts)) {
                     stored++;
                     if (scored && v != null && scoreAtStore(jobId, r, v, scorer, scoringNumber)) {

@@ -25,8 +25,8 @@ final class RecordRows {
      */
     static final String SELECT = "SELECT r.job_id, r.vignette_id, r.response, r.model, r.finish_reason, "
             + "r.latency_ms, r.prompt_tokens, r.completion_tokens, r.worker_id, r.stored_at, r.run_id, r.run_model, "
-            + "r.epoch, r.prompt, r.expected, r.metadata, s.scorer, s.score, s.explanation, r.error "
-            + "FROM panoptes_records r";
+            + "r.epoch, r.prompt, r.expected, r.metadata, s.scorer, s.score, s.explanation, r.error, "
+            + "r.cached_from FROM panoptes_records r";
 
     private RecordRows() {
     }
@@ -78,7 +78,7 @@ final class RecordRows {
         Double scoreOrNull = rs.wasNull() ? null : score;
         ScoreEntry entry = scorer == null ? null : new ScoreEntry(scorer, scoreOrNull, rs.getString(19));
         return new StoredRecord(JobId.of(rs.getString(1)), record, rs.getString(9),
-                Instant.ofEpochMilli(rs.getLong(10)), context, entry);
+                Instant.ofEpochMilli(rs.getLong(10)), context, entry, rs.getString(21));
     }
 
     static void setLong(PreparedStatement ps, int index, Long value) throws SQLException {

@@ -22,10 +22,15 @@ import java.util.List;
  * database's in-record scores become scoring 1 of each run (its scorer the one its records name
  * when they agree, else the run's); the old score columns stay, unused, and its runs read as
  * legacy (no manifest).
+ *
+ * <p>Version 4 keeps with each record the {@link dev.panoptes.control.RequestKey} of the request
+ * that produced it ({@code request_key}, indexed: the response cache looks answers up by it) and,
+ * for an answer served from the cache, the run whose answer it copies ({@code cached_from}). Records
+ * of older versions keep both null: they are never served from the cache.
  */
 final class StoreSchema {
     /** The schema version this code writes and reads. */
-    static final int VERSION = 3;
+    static final int VERSION = 4;
 
     /** The columns version 2 added to the records, in the order it added them. */
     private static final List<String> RECORD_COLUMNS_V2 = List.of(
@@ -35,6 +40,8 @@ final class StoreSchema {
     private static final List<String> RECORD_COLUMNS_V3 = List.of(
             "run_id TEXT", "run_model TEXT", "epoch INTEGER", "prompt TEXT", "expected TEXT", "metadata TEXT",
             "error TEXT");
+    /** The record columns version 4 added: the request's key, and the run a cached answer copies. */
+    private static final List<String> RECORD_COLUMNS_V4 = List.of("request_key TEXT", "cached_from TEXT");
     private static final List<String> FAILURE_COLUMNS_V2 = List.of("run_id TEXT", "run_model TEXT");
     private static final List<String> RUN_COLUMNS_V3 = List.of(
             "manifest TEXT", "tool_version TEXT", "suite_sha256 TEXT", "finished_at BIGINT");
@@ -65,7 +72,8 @@ final class StoreSchema {
                     + "job_id VARCHAR(256) NOT NULL, vignette_id TEXT NOT NULL, response TEXT NOT NULL, "
                     + "model TEXT, finish_reason TEXT, latency_ms BIGINT, prompt_tokens BIGINT, "
                     + "completion_tokens BIGINT, worker_id TEXT NOT NULL, stored_at BIGINT NOT NULL, "
-                    + (version == null ? String.join(", ", RECORD_COLUMNS_V3) + ", " : "")
+                    + (version == null ? String.join(", ", RECORD_COLUMNS_V3) + ", "
+                            + String.join(", ", RECORD_COLUMNS_V4) + ", " : "")
                     + "PRIMARY KEY (job_id, vignette_id))");
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_failures ("
                     + "job_id VARCHAR(256) NOT NULL PRIMARY KEY, reason TEXT NOT NULL, attempts INTEGER NOT NULL, "
@@ -101,6 +109,12 @@ final class StoreSchema {
                 }
                 ScoreTables.migrateRecordScores(s);
             }
+            if (version != null && version < 4) {
+                for (String column : RECORD_COLUMNS_V4) {
+                    s.execute("ALTER TABLE panoptes_records ADD COLUMN " + column);
+                }
+            }
+            s.execute("CREATE INDEX IF NOT EXISTS panoptes_records_request_key ON panoptes_records (request_key)");
             if (version == null) {
                 s.execute("INSERT INTO panoptes_schema (version) VALUES (" + VERSION + ")");
             } else if (version < VERSION) {

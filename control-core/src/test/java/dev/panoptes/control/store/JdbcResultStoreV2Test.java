@@ -119,21 +119,21 @@ class JdbcResultStoreV2Test {
             assertThat(store.recordCount()).isEqualTo(2);
             assertThat(records(store, RUN)).hasSize(2);
         }
-        assertThat(schemaVersions(db)).containsExactly(JdbcResultStore.SCHEMA_VERSION).containsExactly(3);
+        assertThat(schemaVersions(db)).containsExactly(JdbcResultStore.SCHEMA_VERSION).containsExactly(4);
 
         // Opening the upgraded file again neither upgrades it twice nor loses anything.
         try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
             assertThat(store.recordCount()).isEqualTo(2);
             assertThat(store.runs()).isEmpty();
         }
-        assertThat(schemaVersions(db)).containsExactly(3);
+        assertThat(schemaVersions(db)).containsExactly(JdbcResultStore.SCHEMA_VERSION);
     }
 
     @Test
-    void aNewDatabaseStartsAtVersion3() throws Exception {
+    void aNewDatabaseStartsAtTheCurrentVersion() throws Exception {
         Path db = dir.resolve("new.db");
         JdbcResultStore.openSqlite(db).close();
-        assertThat(schemaVersions(db)).containsExactly(3);
+        assertThat(schemaVersions(db)).containsExactly(JdbcResultStore.SCHEMA_VERSION);
     }
 
     @Test

@@ -46,7 +46,7 @@ class JdbcResultStoreV3Test {
     void aVersion2DatabaseIsUpgradedKeepingRecordsRunsAndFailuresItsScoresBecomingScoring1() throws Exception {
         ScoringsContract.writeVersion2(this::execute);
         ScoringsContract.checkUpgradedVersion2(() -> JdbcResultStore.openSqlite(db()));
-        assertThat(schemaVersion()).isEqualTo(3);
+        assertThat(schemaVersion()).isEqualTo(JdbcResultStore.SCHEMA_VERSION);
     }
 
     @Test

@@ -190,14 +190,20 @@ class PostgresResultStoreTest {
             assertThat(store.record(next, answers(next, "hello"), "w2")).isEqualTo(new ResultStore.Receipt(1, 0));
         }
         db.open().close();
-        assertThat(schemaVersions()).containsExactly(3);
+        assertThat(schemaVersions()).containsExactly(JdbcResultStore.SCHEMA_VERSION);
+    }
+
+    @Test
+    void aVersion3DatabaseIsUpgradedItsRecordsKeptWithoutRequestKeys() throws Exception {
+        JdbcResultStoreV4Test.checkUpgradeFromVersion3(db::execute, db::open);
+        assertThat(schemaVersions()).containsExactly(JdbcResultStore.SCHEMA_VERSION);
     }
 
     @Test
     void aVersion2DatabaseIsUpgradedKeepingRecordsRunsAndFailuresItsScoresBecomingScoring1() throws Exception {
         ScoringsContract.writeVersion2(db::execute);
         ScoringsContract.checkUpgradedVersion2(db::open);
-        assertThat(schemaVersions()).containsExactly(3);
+        assertThat(schemaVersions()).containsExactly(JdbcResultStore.SCHEMA_VERSION);
     }
 
     @Test
@@ -243,7 +249,7 @@ class PostgresResultStoreTest {
         } finally {
             pool.shutdownNow();
         }
-        assertThat(schemaVersions()).containsExactly(3);
+        assertThat(schemaVersions()).containsExactly(JdbcResultStore.SCHEMA_VERSION);
     }
 
     @Test

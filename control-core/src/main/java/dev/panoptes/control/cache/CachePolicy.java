@@ -1,0 +1,80 @@
+package dev.panoptes.control.cache;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.SpecParams;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * When a run's requests are served from the response cache: when the cache is on, the job names
+ * its model, and its temperature is 0, for an answer a model gave at most {@code maxAge} ago.
+ *
+ * <p>Only temperature 0 is cached: at any other temperature the model samples, and a stored answer
+ * is one draw, not the answer, so asking again is the point of asking. A run that sets no
+ * temperature is not cached either: it gets the model API's default, which is 1 for
+ * OpenAI-compatible chat completions, so it samples. A seed does not change this: few APIs
+ * promise that a seed reproduces an answer.
+ *
+ * @param enabled whether the cache is used at all ({@code --no-cache} turns it off)
+ * @param maxAge  how old an answer may be and still be served (an API's model changes under its
+ *                name); positive
+ */
+public record CachePolicy(boolean enabled, Duration maxAge) {
+    /** How old a cached answer may be by default: 30 days. */
+    public static final Duration DEFAULT_MAX_AGE = Duration.ofDays(30);
+
+    /** @throws IllegalArgumentException when maxAge is not positive */
+    public CachePolicy {
+        Objects.requireNonNull(maxAge, "maxAge");
+        if (maxAge.isZero() || maxAge.isNegative()) {
+            throw new IllegalArgumentException("the cache's maximum age must be positive, got " + maxAge);
+        }
+    }
+
+    /** On, for answers up to {@link #DEFAULT_MAX_AGE} old. */
+    public static CachePolicy defaults() {
+        return new CachePolicy(true, DEFAULT_MAX_AGE);
+    }
+
+    /** Off: every request goes to its model. */
+    public static CachePolicy off() {
+        return new CachePolicy(false, DEFAULT_MAX_AGE);
+    }
+
+    /** On, for answers up to {@code maxAge} old. */
+    public static CachePolicy maxAge(Duration maxAge) {
+        return new CachePolicy(true, maxAge);
+    }
+
+    /** True when this job's requests may be served from the cache. */
+    public boolean appliesTo(Job job) {
+        return enabled && job.model() != null && deterministic(job.spec().params());
+    }
+
+    /** True for temperature 0 given explicitly: the only requests whose answer is worth keeping. */
+    public static boolean deterministic(SpecParams params) {
+        return params.temperature() != null && params.temperature() == 0.0;
+    }
+
+    /** The oldest an answer may have been stored, seen at {@code now}. */
+    public Instant notBefore(Instant now) {
+        return now.minus(maxAge);
+    }
+
+    /** Why a run with these parameters is not cached, for the console; null when it may be. */
+    public String whyOff(SpecParams params) {
+        if (!enabled) {
+            return "off (--no-cache)";
+        }
+        if (params.temperature() == null) {
+            return "off: no --temperature, so the model API's default (1 for OpenAI-compatible APIs) samples;"
+                    + " only --temperature 0 is cached";
+        }
+        if (!deterministic(params)) {
+            return "off: temperature " + params.temperature() + " samples; only --temperature 0 is cached";
+        }
+        return null;
+    }
+}

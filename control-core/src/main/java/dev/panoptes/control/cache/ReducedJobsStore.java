@@ -1,0 +1,47 @@
+package dev.panoptes.control.cache;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
+import dev.panoptes.control.store.ForwardingResultStore;
+import dev.panoptes.control.store.ResultStore;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * A store as the scheduler sees it when the response cache cut some jobs down to their unanswered
+ * vignettes: such a job is not complete (none of its vignettes was stored when it was cut), which
+ * a count of its id's records, the cached ones among them, would get wrong. Everything else goes
+ * to the store as it is. Threads: as the store it wraps.
+ */
+final class ReducedJobsStore extends ForwardingResultStore {
+    private final Set<JobId> reduced;
+
+    ReducedJobsStore(ResultStore delegate, Set<JobId> reduced) {
+        super(delegate);
+        this.reduced = reduced;
+    }
+
+    @Override
+    public boolean isComplete(Job job) {
+        return !reduced.contains(job.id()) && super.isComplete(job);
+    }
+
+    @Override
+    public Set<JobId> completedAmong(Collection<Job> jobs) {
+        List<Job> whole = new ArrayList<>(jobs.size());
+        for (Job job : jobs) {
+            if (!reduced.contains(job.id())) {
+                whole.add(job);
+            }
+        }
+        return whole.isEmpty() ? Set.of() : super.completedAmong(whole);
+    }
+
+    /** The scheduler's view ends with the run; the store itself is its owner's to close. */
+    @Override
+    public void close() {
+    }
+}

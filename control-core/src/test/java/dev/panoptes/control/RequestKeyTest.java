@@ -1,0 +1,58 @@
+package dev.panoptes.control;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What {@link RequestKey} covers, and what it leaves out. */
+class RequestKeyTest {
+    private static final SpecParams ZERO = new SpecParams("Be brief.", 0.0, 16, 7L);
+    private static final List<ChatMessage> TURNS = List.of(ChatMessage.user("2+2?"), ChatMessage.assistant("4"),
+            ChatMessage.user("3+3?"));
+
+    @Test
+    void theSameRequestHasTheSameKeyWhateverTheVignetteIdExpectedAnswerOrMetadata() {
+        Vignette a = new Vignette("q1", "What is 1+1?", "2", Map.of("topic", "sums"));
+        Vignette b = new Vignette("other-id", "What is 1+1?", "two", Map.of());
+        Job jobA = new Job(JobId.of("run1-m-e0-0000"), new EvalSpec("s", List.of(a), ZERO.withModel("m")), "run1", 0);
+        Job jobB = new Job(JobId.of("run2-m-e0-0003"), new EvalSpec("t", List.of(b), ZERO.withModel("m")), "run2", 0);
+
+        assertThat(RequestKey.of(jobA, a)).hasSize(64).isEqualTo(RequestKey.of(jobB, b));
+    }
+
+    @Test
+    void everyFieldSentToTheModelAndTheEpochChangeTheKey() {
+        String base = RequestKey.of("m", ZERO, TURNS, 0);
+        assertThat(List.of(
+                RequestKey.of("m2", ZERO, TURNS, 0),
+                RequestKey.of("m", new SpecParams("Be terse.", 0.0, 16, 7L), TURNS, 0),
+                RequestKey.of("m", new SpecParams(null, 0.0, 16, 7L), TURNS, 0),
+                RequestKey.of("m", new SpecParams("Be brief.", 0.5, 16, 7L), TURNS, 0),
+                RequestKey.of("m", new SpecParams("Be brief.", null, 16, 7L), TURNS, 0),
+                RequestKey.of("m", new SpecParams("Be brief.", 0.0, 17, 7L), TURNS, 0),
+                RequestKey.of("m", new SpecParams("Be brief.", 0.0, 16, 8L), TURNS, 0),
+                RequestKey.of("m", ZERO, TURNS.subList(2, 3), 0),
+                RequestKey.of("m", ZERO, List.of(ChatMessage.user("2+2?"), ChatMessage.user("4"),
+                        ChatMessage.user("3+3?")), 0),
+                RequestKey.of("m", ZERO, TURNS, 1)))
+                .doesNotContain(base).doesNotHaveDuplicates();
+    }
+
+    @Test
+    void noValueCanPassForAnotherField() {
+        // A system prompt that spells the next line of the key is quoted, so it stays a system prompt.
+        String sneaky = RequestKey.of("m", new SpecParams("x\"\nmessage \"user\" \"hi", null, null, null),
+                List.of(ChatMessage.user("q")), 0);
+        String plain = RequestKey.of("m", new SpecParams("x", null, null, null),
+                List.of(ChatMessage.user("hi"), ChatMessage.user("q")), 0);
+        assertThat(sneaky).isNotEqualTo(plain);
+    }
+
+    @Test
+    void aJobThatNamesNoModelHasNoKey() {
+        assertThat(RequestKey.of(null, ZERO, TURNS, 0)).isNull();
+    }
+}
