@@ -9,6 +9,7 @@ import dev.panoptes.coordinator.AdminLinger;
 import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.coordinator.CoordinatorSettings;
 import dev.panoptes.coordinator.DatabaseTarget;
+import dev.panoptes.coordinator.RunGates;
 import dev.panoptes.remote.tls.PemFiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -169,7 +170,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
             converter = ShareConverter.class,
             description = "A vignette the model API refuses for what it holds (HTTP 400 such as"
                     + " context_length_exceeded, 413, 422, a content filter) is stored as a failed answer with the"
-                    + " API's error, and its neighbours are still asked. Exit 3 when failed answers are more than"
+                    + " API's error, and its neighbours are still asked. Exit 5 when failed answers are more than"
                     + " this share (0 to 1, or a percentage such as 5%) of the answers stored; 0 for any. Default: ${DEFAULT-VALUE}.")
     private double maxErrorRate;
 
@@ -232,6 +233,12 @@ public final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     private MetricsOptions admin;
 
+    @Mixin
+    private CostOptions cost;
+
+    @Mixin
+    private GateOptions gates;
+
     @Option(names = "--admin-linger", order = 145, paramLabel = "DURATION", defaultValue = "35s",
             converter = DurationConverter.OrZero.class,
             description = "With --metrics: once the summary is printed, keep /metrics and /status up this long, so"
@@ -258,7 +265,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 System.console() != null, Jars.selfCommand())
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
-                .withMaxErrorRate(maxErrorRate)
+                .withGates(gates(settings))
                 .withMaxFrameBytes(maxFrameBytes)
                 .withDatabase(database)
                 .withAdmin(admin.metrics, admin.insecure);
@@ -274,6 +281,20 @@ public final class CoordinatorCommand implements Callable<Integer> {
         } finally {
             run.closeAdmin();
         }
+    }
+
+    /**
+     * The run's gates from --max-error-rate, the cost and the gate options; a model without a price
+     * under --max-cost is a usage error (exit 2) naming it.
+     */
+    private RunGates gates(CoordinatorSettings settings) {
+        RunGates result = gates.applyTo(cost.applyTo(RunGates.NONE.withMaxErrorRate(maxErrorRate), spec));
+        java.util.List<String> unpriced = result.unpricedUnderBudget(settings.models());
+        if (!unpriced.isEmpty()) {
+            throw invalid("--max-cost", "no price for " + String.join(", ", unpriced) + "; give each model of the"
+                    + " run --price MODEL=IN/OUT (USD per million input/output tokens) or --prices FILE");
+        }
+        return result;
     }
 
     /**

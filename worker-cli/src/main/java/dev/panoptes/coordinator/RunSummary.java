@@ -31,7 +31,8 @@ import java.util.Map;
  * @param answersStored   answers with a stored record
  * @param redeliveries    redeliveries in this run
  * @param duplicates      duplicate records ignored in this run
- * @param tokens          tokens reported across the stored records
+ * @param tokens          tokens reported across the stored records (per model in {@code stats},
+ *                        printed one line each when the run has more than one model)
  * @param latencyP50Ms    median model-call latency, or -1 when no record has one
  * @param latencyP95Ms    95th percentile model-call latency, or -1
  * @param elapsed         wall-clock time of this run
@@ -99,6 +100,12 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                 Plural.of(redeliveries, "job"), Plural.of(duplicates, "record")));
         sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", tokens.totalTokens(),
                 tokens.promptTokens(), tokens.completionTokens()));
+        if (stats.models().size() > 1) {
+            for (RunStats.ModelStats m : stats.models()) {
+                sb.append(String.format(Locale.ROOT, "    %s: %d (%d prompt + %d completion)%n", m.model(),
+                        m.promptTokens() + m.completionTokens(), m.promptTokens(), m.completionTokens()));
+            }
+        }
         if (latencyP50Ms >= 0) {
             sb.append(String.format(Locale.ROOT, "  latency:     p50 %d ms, p95 %d ms per model call%n", latencyP50Ms,
                     latencyP95Ms));

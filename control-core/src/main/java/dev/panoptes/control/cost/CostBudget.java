@@ -8,6 +8,7 @@ import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSource;
 import dev.panoptes.control.schedule.DispatchGate;
 import dev.panoptes.control.schedule.ProgressListener;
+import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.store.ResultStore;
 
 import java.time.Duration;
@@ -31,7 +32,7 @@ import java.util.Set;
  * is in the air. Wire all three into one run:
  * <pre>{@code
  * CostBudget budget = new CostBudget(prices, 5.00);
- * SchedulerOptions options = SchedulerOptions.defaults().withListener(budget).withGate(budget.gate(DispatchGate.OPEN));
+ * SchedulerOptions options = budget.applyTo(SchedulerOptions.defaults());  // its listener and gate, besides theirs
  * new Scheduler(budget.guard(source), store, options).run(jobs);  // WorkerSourceFailedException when spent
  * }</pre>
  *
@@ -88,6 +89,15 @@ public final class CostBudget implements ProgressListener {
     /** True once the run was stopped by this budget (it was spent and nothing was left in the air). Any thread. */
     public boolean stopped() {
         return stop != null;
+    }
+
+    /**
+     * {@code options} with this budget told of the run's progress after their listener, and
+     * asked before their gate.
+     */
+    public SchedulerOptions applyTo(SchedulerOptions options) {
+        return options.withListener(ProgressListener.fanOut(List.of(options.listener(), this)))
+                .withGate(gate(options.gate()));
     }
 
     /** The gate to give the run: {@code inner}'s, and nothing at all once the budget is spent. */

@@ -68,8 +68,8 @@ class CostBudgetTest {
         CostBudget budget = new CostBudget(Prices.of(java.util.Map.of("m", new Price(1, 0))), 3.0);
         InMemoryResultStore store = new InMemoryResultStore();
 
-        assertThatThrownBy(() -> new Scheduler(budget.guard(source), store, SchedulerOptions.defaults()
-                .withPollInterval(Duration.ofMillis(10)).withListener(budget).withGate(budget.gate(DispatchGate.OPEN)))
+        assertThatThrownBy(() -> new Scheduler(budget.guard(source), store, budget.applyTo(SchedulerOptions.defaults()
+                .withPollInterval(Duration.ofMillis(10)).withGate(DispatchGate.OPEN)))
                 .run(jobs))
                 .isInstanceOf(WorkerSourceFailedException.class).hasCauseInstanceOf(BudgetReachedException.class);
 
