@@ -60,10 +60,12 @@ import java.util.concurrent.TimeUnit;
             "1:failed at run time (for example the address, or the --db, is in use; or the coordinator's worker"
                     + " server failed mid-run: run the same command again to resume)",
             "2:invalid command line or suite file",
-            "3:the run ended with jobs that failed for good (listed in the summary), or with more failed answers"
-                    + " than --max-error-rate allows",
+            "3:the run ended with jobs that failed for good (listed in the summary), or answers left ungraded",
             "4:the run's PostgreSQL lock was lost mid-run (its session ended or stopped answering): the run"
                     + " stopped, what was stored is kept; run the same command again to resume",
+            "5:every job completed, with more failed answers than --max-error-rate allows",
+            "6:every job completed, and a model's accuracy is below --fail-under",
+            "7:the --max-cost budget stopped the run (what was sent is stored; a larger budget resumes)",
             "130:interrupted (Ctrl-C); run the same command again to resume"
         },
         footerHeading = "%nSuite file:%n",
