@@ -88,13 +88,15 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                 elapsed.toMillis() / 1000.0, stats.info().runId()));
         sb.append(String.format(Locale.ROOT, "  jobs:        %d of %d complete%s, %d failed%n", jobsCompleted, jobs,
                 jobsSkipped > 0 ? " (" + jobsSkipped + " from an earlier run)" : "", failures.size()));
-        // "Missing" answers are those of failed jobs; a failed answer is stored, and counted apart.
+        // "Missing" answers are those of failed jobs, or of jobs never sent when a budget stopped the
+        // run; a failed answer is stored, and counted apart.
         long failedStored = failedAnswers.failed();
         long missing = answers - answersStored;
         sb.append(String.format(Locale.ROOT, "  answers:     %d of %d stored%s, %d missing%s%n", answersStored, answers,
                 failedStored == 0 ? "" : " (" + (failedStored == 1 ? "1 of them a failed answer"
                         : failedStored + " of them failed answers") + ", below)",
-                missing, missing == 0 ? "" : missing == 1 ? " (its job failed)" : " (their jobs failed)"));
+                missing, missing == 0 ? "" : failures.isEmpty() ? " (not sent: the run stopped short)"
+                        : missing == 1 ? " (its job failed)" : " (their jobs failed)"));
         sb.append(failedAnswers.render());
         sb.append(String.format(Locale.ROOT, "  redelivered: %s; duplicates ignored: %s%n",
                 Plural.of(redeliveries, "job"), Plural.of(duplicates, "record")));

@@ -115,7 +115,8 @@ class CostAndGatesCommandTest {
         assertThat(exit).as(err.toString()).isEqualTo(CoordinatorRun.EXIT_BUDGET);
         int stored = records().size();
         assertThat(stored).isBetween(3, 19);
-        assertThat(out.toString()).contains("Run INCOMPLETE").contains(stored + " of 20 stored")
+        assertThat(out.toString()).contains("Run INCOMPLETE")
+                .contains(stored + " of 20 stored, " + (20 - stored) + " missing (not sent: the run stopped short)")
                 .contains("budget:      the run stopped: the answers stored cost")
                 .contains((20 - stored) + " jobs not run").contains(": exit 7");
         JsonNode summary = new ObjectMapper().readTree(json.toFile());
