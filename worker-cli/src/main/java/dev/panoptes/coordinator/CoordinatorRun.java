@@ -158,7 +158,7 @@ public final class CoordinatorRun {
 
     /**
      * Holds the run to these gates (error rate, accuracy floor, cost budget) and reports its cost
-     * and summary JSON as they say.
+     * and summary JSON as they say; replaces the gates set before (a {@link #withMaxErrorRate} too).
      *
      * @throws IllegalArgumentException naming the models the budget needs a price for and that have none
      */

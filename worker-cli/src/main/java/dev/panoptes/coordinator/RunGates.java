@@ -87,6 +87,7 @@ public final class RunGates {
         return new RunGates(maxErrorRate, failUnder, prices, maxCostUsd, file);
     }
 
+    /** The share of failed answers allowed, 0 to 1. */
     public double maxErrorRate() {
         return maxErrorRate;
     }
@@ -96,6 +97,7 @@ public final class RunGates {
         return failUnder;
     }
 
+    /** The token prices; {@link Prices#NONE} when none were given. */
     public Prices prices() {
         return prices;
     }

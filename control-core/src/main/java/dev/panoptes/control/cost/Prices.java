@@ -116,9 +116,9 @@ public final class Prices {
         return byModel.isEmpty();
     }
 
-    /** The model's price, if it has one. */
+    /** The model's price, if it has one (a job that names no model, null, has none). */
     public Optional<Price> price(String model) {
-        return Optional.ofNullable(byModel.get(model));
+        return model == null ? Optional.empty() : Optional.ofNullable(byModel.get(model));
     }
 
     /** What {@code usage} of {@code model} costs in USD, if the model has a price. */
@@ -128,7 +128,7 @@ public final class Prices {
 
     /** The models among {@code models} without a price, in their order. */
     public List<String> unpriced(Collection<String> models) {
-        return models.stream().filter(m -> !byModel.containsKey(m)).distinct().toList();
+        return models.stream().filter(m -> price(m).isEmpty()).distinct().toList();
     }
 
     @Override
