@@ -11,6 +11,7 @@ import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.coordinator.CoordinatorSettings;
 import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.coordinator.DryRun;
+import dev.panoptes.coordinator.RunGates;
 import dev.panoptes.remote.tls.PemFiles;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -61,10 +62,12 @@ import java.util.concurrent.TimeUnit;
             "1:failed at run time (for example the address, or the --db, is in use; or the coordinator's worker"
                     + " server failed mid-run: run the same command again to resume)",
             "2:invalid command line or suite file",
-            "3:the run ended with jobs that failed for good (listed in the summary), or with more failed answers"
-                    + " than --max-error-rate allows",
+            "3:the run ended with jobs that failed for good (listed in the summary), or answers left ungraded",
             "4:the run's PostgreSQL lock was lost mid-run (its session ended or stopped answering): the run"
                     + " stopped, what was stored is kept; run the same command again to resume",
+            "5:every job completed, with more failed answers than --max-error-rate allows",
+            "6:every job completed, and a model's accuracy is below --fail-under",
+            "7:the --max-cost budget stopped the run (what was sent is stored; a larger budget resumes)",
             "130:interrupted (Ctrl-C); run the same command again to resume"
         },
         footerHeading = "%nSuite file:%n",
@@ -171,7 +174,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
             converter = ShareConverter.class,
             description = "A vignette the model API refuses for what it holds (HTTP 400 such as"
                     + " context_length_exceeded, 413, 422, a content filter) is stored as a failed answer with the"
-                    + " API's error, and its neighbours are still asked. Exit 3 when failed answers are more than"
+                    + " API's error, and its neighbours are still asked. Exit 5 when failed answers are more than"
                     + " this share (0 to 1, or a percentage such as 5%) of the answers stored; 0 for any. Default: ${DEFAULT-VALUE}.")
     private double maxErrorRate;
 
@@ -240,6 +243,12 @@ public final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     private CacheOptions cache;
 
+    @Mixin
+    private CostOptions cost;
+
+    @Mixin
+    private GateOptions gates;
+
     @Option(names = "--admin-linger", order = 145, paramLabel = "DURATION", defaultValue = "35s",
             converter = DurationConverter.OrZero.class,
             description = "With --metrics: once the summary is printed, keep /metrics and /status up this long, so"
@@ -270,7 +279,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 System.console() != null, Jars.selfCommand())
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
-                .withMaxErrorRate(maxErrorRate)
+                .withGates(gates(settings))
                 .withMaxFrameBytes(maxFrameBytes)
                 .withCache(cache.policy(spec))
                 .withDatabase(database)
@@ -304,6 +313,20 @@ public final class CoordinatorCommand implements Callable<Integer> {
         } catch (SuiteSubset.UnknownIdsException e) {
             throw invalid("--sample-id", e.getMessage());
         }
+    }
+
+    /**
+     * The run's gates from --max-error-rate, the cost and the gate options; a model without a price
+     * under --max-cost is a usage error (exit 2) naming it.
+     */
+    private RunGates gates(CoordinatorSettings settings) {
+        RunGates result = gates.applyTo(cost.applyTo(RunGates.NONE.withMaxErrorRate(maxErrorRate), spec));
+        java.util.List<String> unpriced = result.unpricedUnderBudget(settings.models());
+        if (!unpriced.isEmpty()) {
+            throw invalid("--max-cost", "no price for " + String.join(", ", unpriced) + "; give each model of the"
+                    + " run --price MODEL=IN/OUT (USD per million input/output tokens) or --prices FILE");
+        }
+        return result;
     }
 
     /**

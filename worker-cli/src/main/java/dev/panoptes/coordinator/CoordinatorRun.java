@@ -7,6 +7,8 @@ import dev.panoptes.control.WorkerSourceFailedException;
 import dev.panoptes.control.cache.CachePlan;
 import dev.panoptes.control.cache.CachePolicy;
 import dev.panoptes.control.cache.ResponseCache;
+import dev.panoptes.control.cost.BudgetReachedException;
+import dev.panoptes.control.cost.CostBudget;
 import dev.panoptes.control.schedule.DispatchGate;
 import dev.panoptes.control.schedule.EndpointGovernor;
 import dev.panoptes.control.schedule.ProgressListener;
@@ -50,9 +52,10 @@ import java.util.function.Consumer;
  * command so that the demo and the tests drive the same code; the words it prints are
  * {@link RunLines}', the locks {@link StoreLock}'s, the grading {@link JudgePhase}'s.
  *
- * <p>It is over 500 lines because it is the one place that orders a run's steps (plan, lock, listen,
- * serve from the cache, schedule, grade, summarise) beside the setters that configure them; each
- * step's work lives in a class of its own.
+ * <p>Over 500 lines because the run's one sequence (lock, plan, listen, serve from the cache,
+ * schedule, grade, summarise, and each way it can stop) reads best in one place beside the setters
+ * that configure it; what each step says or decides lives in the classes named above and in
+ * {@link RunEnding}.
  *
  * <p>Configured, then {@link #run()}, on one thread; interrupting it stops the run cleanly, keeping
  * what was stored. {@link #say} may be called from any thread.
@@ -60,8 +63,14 @@ import java.util.function.Consumer;
 public final class CoordinatorRun {
     private static final Logger log = LoggerFactory.getLogger(CoordinatorRun.class);
 
-    /** Exit code when the run ended with jobs that failed for good. */
+    /** Exit code when the run ended with jobs that failed for good (or answers left ungraded). */
     public static final int EXIT_INCOMPLETE = 3;
+    /** Exit code when every job completed but failed answers are more than {@link RunGates#withMaxErrorRate} allows. */
+    public static final int EXIT_ERROR_RATE = 5;
+    /** Exit code when every job completed but a model's accuracy is below {@link RunGates#withFailUnder}. */
+    public static final int EXIT_FAIL_UNDER = 6;
+    /** Exit code when the cost budget ({@link RunGates#withMaxCost}) stopped the run before every job was sent. */
+    public static final int EXIT_BUDGET = 7;
     /** Exit code when the run was interrupted (Ctrl-C), as shells report SIGINT. */
     public static final int EXIT_INTERRUPTED = 130;
     /**
@@ -106,8 +115,8 @@ public final class CoordinatorRun {
     private volatile ProgressPrinter console;
     private Duration lockCheckInterval = LOCK_CHECK_INTERVAL;
     private Duration lockCheckTimeout = LOCK_CHECK_TIMEOUT;
-    /** The share of failed answers among the answers stored that still exits 0 (--max-error-rate). */
-    private double maxErrorRate;
+    /** The error rate, accuracy floor, prices, budget and summary JSON the run is held to. */
+    private RunGates gates = RunGates.NONE;
     /** The frame limit on the worker protocol (--max-frame-bytes). */
     private int maxFrameBytes = MessageCodec.DEFAULT_MAX_FRAME_BYTES;
     /** The vignettes asked (--limit, --sample-id, --shuffle); part of the run's identity. */
@@ -135,12 +144,6 @@ public final class CoordinatorRun {
     }
 
     /**
-     * Governs the fleet's concurrency against each model API (additive increase, multiplicative
-     * decrease on the 429s workers report), or not.
-     *
-     * @param ceiling the most jobs in flight against one API; 0 for none
-     */
-    /**
      * Serves workers over TLS (off by default); validated by the caller.
      *
      * @param context                  the coordinator's certificate and key, and the client CA
@@ -155,18 +158,25 @@ public final class CoordinatorRun {
         return this;
     }
 
-    /**
-     * How many failed answers (vignettes the model API refused) a run may have and still exit 0:
-     * at most this share (0 to 1) of the answers stored. Default 0: any failed answer exits
-     * {@link #EXIT_INCOMPLETE}.
-     *
-     * @throws IllegalArgumentException when not within 0 to 1
-     */
+    /** As {@link RunGates#withMaxErrorRate} on this run's gates. */
     public CoordinatorRun withMaxErrorRate(double rate) {
-        if (!(rate >= 0 && rate <= 1)) {
-            throw new IllegalArgumentException("the maximum error rate must be from 0 to 1, got " + rate);
+        this.gates = gates.withMaxErrorRate(rate);
+        return this;
+    }
+
+    /**
+     * Holds the run to these gates (error rate, accuracy floor, cost budget) and reports its cost
+     * and summary JSON as they say; replaces the gates set before (a {@link #withMaxErrorRate} too).
+     *
+     * @throws IllegalArgumentException naming the models the budget needs a price for and that have none
+     */
+    public CoordinatorRun withGates(RunGates value) {
+        List<String> unpriced = value.unpricedUnderBudget(settings.models());
+        if (!unpriced.isEmpty()) {
+            throw new IllegalArgumentException("a cost budget needs a price for every model of the run; none for "
+                    + String.join(", ", unpriced) + " (give --price MODEL=IN/OUT or --prices FILE)");
         }
-        this.maxErrorRate = rate;
+        this.gates = value;
         return this;
     }
 
@@ -188,6 +198,12 @@ public final class CoordinatorRun {
         return this;
     }
 
+    /**
+     * Governs the fleet's concurrency against each model API (additive increase, multiplicative
+     * decrease on the 429s workers report), or not.
+     *
+     * @param ceiling the most jobs in flight against one API; 0 for none
+     */
     public CoordinatorRun withRateGovernor(boolean enabled, int ceiling) {
         this.governor = enabled ? new EndpointGovernor(ceiling) : null;
         return this;
@@ -289,9 +305,9 @@ public final class CoordinatorRun {
      * worker server does: nothing more is written, what was stored is kept, and one line on the
      * console says what was lost, why, and how to resume.
      *
-     * @return 0 when every job completed, {@link #EXIT_INCOMPLETE} when some failed or the failed
-     *         answers are more than {@link #withMaxErrorRate} of the answers stored,
-     *         {@link #EXIT_INTERRUPTED} when the thread was interrupted, {@link #EXIT_FAILED} when
+     * @return 0 when every job completed and the {@link RunGates} pass, {@link #EXIT_INCOMPLETE}
+     *         when some failed, {@link #EXIT_BUDGET}, {@link #EXIT_ERROR_RATE} or
+     *         {@link #EXIT_FAIL_UNDER} as {@link RunEnding} decides, {@link #EXIT_INTERRUPTED} when the thread was interrupted, {@link #EXIT_FAILED} when
      *         the worker server failed, {@link #EXIT_LOCK_LOST} when the run's lock was lost
      * @throws SuiteFormatException        when the suite has problems (nothing ran)
      * @throws SuiteSubset.UnknownIdsException when the subset names ids the suite lacks (nothing ran)
@@ -373,14 +389,17 @@ public final class CoordinatorRun {
                     .withJobTimeout(settings.jobTimeout())
                     .withListener(fanOut(progress, fleet, address, events))
                     .withGate(governor == null ? DispatchGate.OPEN : governor);
+            CostBudget budget = gates.budgetFor(store, plan.runId(), current.number());
+            long started = System.nanoTime();
             RunReport report;
-            RunReport grading;
+            RunReport grading = null;
             try {
                 CachePlan cached = new ResponseCache(store.answerCache(), cache, Clock.systemUTC())
                         .serve(frames.jobsToRun(store));
                 progress.message(RunLines.cache(cache, settings.params(), cached));
-                report = frames.recordFailures(store, new Scheduler(pool, cached.storeFor(adminNow == null ? store
-                        : adminNow.timed(store)), options).run(cached.jobs()));
+                report = frames.recordFailures(store, new Scheduler(budget == null ? pool : budget.guard(pool),
+                        cached.storeFor(adminNow == null ? store : adminNow.timed(store)),
+                        budget == null ? options : budget.applyTo(options)).run(cached.jobs()));
                 grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
                         current.number(), progress::message).run(pool, options);
             } catch (InterruptedException e) {
@@ -397,12 +416,16 @@ public final class CoordinatorRun {
                 if (e.getCause() instanceof StoreLock.LostException lost) {
                     return stopWithoutLock(lost, store, plan, target, progress);
                 }
-                events.storeIn(store, plan.runId());
-                progress.message("the run stopped: " + e.getCause().getMessage() + "; "
-                        + RunLines.recordsKept(store.recordCount())
-                        + " in " + target + "; run the same command again to resume");
-                log.debug("the worker server failed", e);
-                return EXIT_FAILED;
+                if (!(e.getCause() instanceof BudgetReachedException)) {
+                    events.storeIn(store, plan.runId());
+                    progress.message("the run stopped: " + e.getCause().getMessage() + "; "
+                            + RunLines.recordsKept(store.recordCount())
+                            + " in " + target + "; run the same command again to resume");
+                    log.debug("the worker server failed", e);
+                    return EXIT_FAILED;
+                }
+                // The budget's stop, once what was sent is stored: the summary says what is left.
+                report = RunEnding.stoppedReport(plan, store, Duration.ofNanos(System.nanoTime() - started));
             }
             StoreLock.LostException lostLate = lockLost.get();
             if (lostLate != null) {
@@ -419,18 +442,15 @@ public final class CoordinatorRun {
                 adminNow.finished();
             }
             out.print(summary.render());
-            FailedAnswers failedAnswers = summary.failedAnswers();
-            if (failedAnswers.exceed(maxErrorRate)) {
-                // Say why the exit code is 3 when every job completed: the failed answers are too many.
-                out.print(RunLines.errorRate(failedAnswers, maxErrorRate, EXIT_INCOMPLETE));
-            }
-            out.print(RunLines.governor(governor));
             boolean graded = grading == null || grading.failed().isEmpty();
+            RunEnding ending = new RunEnding(summary, gates, budget, graded);
+            out.print(ending.render());
+            out.print(RunLines.governor(governor));
             if (!graded) {
                 out.print(RunLines.ungraded(grading));
             }
             out.flush();
-            return summary.succeeded(maxErrorRate) && graded ? 0 : EXIT_INCOMPLETE;
+            return ending.writeSummaryJson(err, EXIT_FAILED);
         } finally {
             console = null;
         }

@@ -31,7 +31,8 @@ import java.util.Map;
  * @param answersStored   answers with a stored record
  * @param redeliveries    redeliveries in this run
  * @param duplicates      duplicate records ignored in this run
- * @param tokens          tokens reported across the stored records
+ * @param tokens          tokens reported across the stored records that called a model, cached answers left out (per model in {@code stats},
+ *                        printed one line each when the run has more than one model)
  * @param latencyP50Ms    median model-call latency, or -1 when no record has one
  * @param latencyP95Ms    95th percentile model-call latency, or -1
  * @param elapsed         wall-clock time of this run
@@ -87,13 +88,15 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                 elapsed.toMillis() / 1000.0, stats.info().runId()));
         sb.append(String.format(Locale.ROOT, "  jobs:        %d of %d complete%s, %d failed%n", jobsCompleted, jobs,
                 jobsSkipped > 0 ? " (" + jobsSkipped + " from an earlier run)" : "", failures.size()));
-        // "Missing" answers are those of failed jobs; a failed answer is stored, and counted apart.
+        // "Missing" answers are those of failed jobs, or of jobs never sent when a budget stopped the
+        // run; a failed answer is stored, and counted apart.
         long failedStored = failedAnswers.failed();
         long missing = answers - answersStored;
         sb.append(String.format(Locale.ROOT, "  answers:     %d of %d stored%s, %d missing%s%n", answersStored, answers,
                 failedStored == 0 ? "" : " (" + (failedStored == 1 ? "1 of them a failed answer"
                         : failedStored + " of them failed answers") + ", below)",
-                missing, missing == 0 ? "" : missing == 1 ? " (its job failed)" : " (their jobs failed)"));
+                missing, missing == 0 ? "" : failures.isEmpty() ? " (not sent: the run stopped short)"
+                        : missing == 1 ? " (its job failed)" : " (their jobs failed)"));
         sb.append(failedAnswers.render());
         sb.append(String.format(Locale.ROOT, "  redelivered: %s; duplicates ignored: %s%n",
                 Plural.of(redeliveries, "job"), Plural.of(duplicates, "record")));
@@ -105,6 +108,12 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         }
         sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", tokens.totalTokens(),
                 tokens.promptTokens(), tokens.completionTokens()));
+        if (stats.models().size() > 1) {
+            for (RunStats.ModelStats m : stats.models()) {
+                sb.append(String.format(Locale.ROOT, "    %s: %d (%d prompt + %d completion)%n", m.model(),
+                        m.promptTokens() + m.completionTokens(), m.promptTokens(), m.completionTokens()));
+            }
+        }
         if (latencyP50Ms >= 0) {
             sb.append(String.format(Locale.ROOT, "  latency:     p50 %d ms, p95 %d ms per model call%n", latencyP50Ms,
                     latencyP95Ms));

@@ -61,6 +61,17 @@ public final class Figures {
     }
 
     /**
+     * An amount of US dollars with four decimals, enough for the cost of a few calls to a cheap
+     * model: {@code 0.0123}, or {@value #NOT_AVAILABLE} for NaN or infinity.
+     */
+    public static String usd(double amount) {
+        if (!Double.isFinite(amount)) {
+            return NOT_AVAILABLE;
+        }
+        return positiveZero(String.format(Locale.ROOT, "%.4f", amount));
+    }
+
+    /**
      * A value in [0, 1] as a CSS percentage with one decimal, for bar widths: {@code 73.3%}.
      * Clamped to [0, 1]; NaN is 0 %.
      */

@@ -182,8 +182,12 @@ public final class RunStats {
                 continue;
             }
             samples++;
-            promptTokens += row.promptTokens() == null ? 0 : row.promptTokens();
-            completionTokens += row.completionTokens() == null ? 0 : row.completionTokens();
+            // A cached answer repeats its source's usage but cost this run no call: tokens (and so
+            // cost) count only what this run asked of a model.
+            if (!row.cached()) {
+                promptTokens += row.promptTokens() == null ? 0 : row.promptTokens();
+                completionTokens += row.completionTokens() == null ? 0 : row.completionTokens();
+            }
             if (row.failed()) {
                 failedAnswers++;
             }
@@ -228,8 +232,9 @@ public final class RunStats {
      * @param accuracy         mean score over the scored samples, clustered by vignette
      * @param byGroup          per value of the group-by key, the same estimate over that group's
      *                         scored samples, sorted by value; empty without a group-by key
-     * @param promptTokens     prompt tokens over all its samples (unknown counts as 0)
-     * @param completionTokens completion tokens over all its samples (unknown counts as 0)
+     * @param promptTokens     prompt tokens over its samples that called a model, cached answers
+     *                         left out (unknown counts as 0)
+     * @param completionTokens completion tokens over the same samples (unknown counts as 0)
      * @param failures         its jobs that failed for good
      * @param failedAnswers    its failed answers (the model API gave none for the vignette), in
      *                         {@code scored} and in {@code accuracy} as 0

@@ -63,12 +63,12 @@ class VignetteFailureIT {
         String address = jars.awaitListening(coordinator);
         startWorker(address, "gpu-01", model);
 
-        jars.assertExitCode(coordinator, CoordinatorRun.EXIT_INCOMPLETE);
+        jars.assertExitCode(coordinator, CoordinatorRun.EXIT_ERROR_RATE);
         String printed = jars.log(coordinator);
         assertThat(printed).contains("Run complete").contains("jobs:        2 of 2 complete")
                 .contains("answers:     16 of 16 stored (1 of them a failed answer, below), 0 missing")
                 .contains("error rate:  1 failed answer of 16 answers stored (6.3 %) is more than --max-error-rate 0"
-                        + " allows: exit 3")
+                        + " allows: exit 5")
                 .contains("failed answers: 1 of 16 for " + MODEL + " (v3: HTTP 400: This model's maximum context"
                         + " length is " + StubModelServer.CONTEXT_TOKENS + " tokens.")
                 .doesNotContain("failed permanently");

@@ -89,7 +89,9 @@ class ResponseCacheRunTest {
         assertThat(out.toString()).contains("12 of 12 stored")
                 .contains("cache hits:  12 answers served from the database without a model call (answered first in"
                         + " 1 earlier run)")
-                .contains("m: 1.000");
+                .contains("m: 1.000")
+                // The answers repeat their source's usage, but this run called no model: no tokens, no cost.
+                .contains("tokens:      0 (0 prompt + 0 completion)");
 
         String jsonl = command("results", "--db", dir.resolve("r.db").toString(), "--run", second);
         ObjectMapper json = new ObjectMapper();

@@ -1,0 +1,75 @@
+package dev.panoptes.coordinator;
+
+import dev.panoptes.control.Usage;
+import dev.panoptes.control.cost.Prices;
+import dev.panoptes.report.Figures;
+import dev.panoptes.report.RunStats;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * What a run's stored answers cost, per model and in all, at the prices given (recomputed from
+ * the token counts of the stored records, as {@link RunStats} adds them up, so resumed runs are
+ * costed whole). A model without a price has no cost, and the total then covers only the priced
+ * ones (and says so). Immutable.
+ *
+ * @param models  one entry per model of the run, in its order
+ * @param pricing whether any price was given at all; without one, nothing is printed
+ */
+public record RunCosts(List<ModelCost> models, boolean pricing) {
+    /**
+     * One model's tokens and cost.
+     *
+     * @param model   the model
+     * @param tokens  its prompt and completion tokens over the stored answers
+     * @param costUsd what they cost in USD, or null when the model has no price
+     */
+    public record ModelCost(String model, Usage tokens, Double costUsd) {
+    }
+
+    /** Copies the list. */
+    public RunCosts {
+        models = List.copyOf(models);
+    }
+
+    /** The costs of the run whose statistics these are, at {@code prices}. */
+    public static RunCosts of(RunStats stats, Prices prices) {
+        List<ModelCost> models = new ArrayList<>();
+        for (RunStats.ModelStats m : stats.models()) {
+            Usage tokens = new Usage(m.promptTokens(), m.completionTokens());
+            models.add(new ModelCost(m.model(), tokens, prices.cost(m.model(), tokens).orElse(null)));
+        }
+        return new RunCosts(models, !prices.isEmpty());
+    }
+
+    /** The cost of every priced model, in USD; null when no model has a price. */
+    public Double totalUsd() {
+        Double total = null;
+        for (ModelCost m : models) {
+            if (m.costUsd() != null) {
+                total = (total == null ? 0 : total) + m.costUsd();
+            }
+        }
+        return total;
+    }
+
+    /** The summary's cost lines ("" without prices): the total, then one line per model. */
+    public String render() {
+        if (!pricing) {
+            return "";
+        }
+        Double total = totalUsd();
+        List<String> unpriced = models.stream().filter(m -> m.costUsd() == null).map(ModelCost::model).toList();
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "  cost:        %s USD%s%n", total == null ? Figures.NOT_AVAILABLE
+                : Figures.usd(total), unpriced.isEmpty() ? "" : " (without " + String.join(", ", unpriced)
+                + ": no --price for " + (unpriced.size() == 1 ? "it" : "them") + ")"));
+        for (ModelCost m : models) {
+            sb.append(String.format(Locale.ROOT, "    %s: %s%n", m.model(), m.costUsd() == null ? "no price"
+                    : Figures.usd(m.costUsd()) + " USD"));
+        }
+        return sb.toString();
+    }
+}
