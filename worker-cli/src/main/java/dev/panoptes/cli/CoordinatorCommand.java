@@ -232,6 +232,9 @@ public final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     private MetricsOptions admin;
 
+    @Mixin
+    private ProgressOption progress;
+
     @Option(names = "--admin-linger", order = 145, paramLabel = "DURATION", defaultValue = "35s",
             converter = DurationConverter.OrZero.class,
             description = "With --metrics: once the summary is printed, keep /metrics and /status up this long, so"
@@ -256,7 +259,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
         }
         checkMetrics(settings.token() != null);
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
-                System.console() != null, Jars.selfCommand())
+                progress.live(), Jars.selfCommand())
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
                 .withMaxErrorRate(maxErrorRate)
                 .withMaxFrameBytes(maxFrameBytes)
