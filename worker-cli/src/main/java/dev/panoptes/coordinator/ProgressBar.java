@@ -28,27 +28,19 @@ final class ProgressBar {
      *
      * @param done        answers (or jobs) resolved, stored or failed, including those stored by an earlier run
      * @param total       answers (or jobs) in the run
-     * @param doneBefore  of {@code done}, those an earlier run stored (they do not count towards the rate)
      * @param unit        what is counted, singular ("answer", "job")
      * @param failed      of {@code done}, those that failed
      * @param cacheHits   answers served from the response cache; negative when there is no cache
      * @param cost        dollars spent so far; NaN when no prices were given
-     * @param elapsedNanos time since the run started
+     * @param rate        answers (or jobs) per second lately; 0 when none came
      * @param workers     workers connected
      * @param quarantined of those, quarantined now
      */
-    record Snapshot(long done, long total, long doneBefore, String unit, long failed, long cacheHits, double cost,
-                    long elapsedNanos, int workers, int quarantined) {
+    record Snapshot(long done, long total, String unit, long failed, long cacheHits, double cost, double rate,
+                    int workers, int quarantined) {
 
-        /** Answers (or jobs) per second in this run; 0 before the first. */
-        double rate() {
-            double seconds = elapsedNanos / 1e9;
-            return seconds > 0 ? Math.max(0, done - doneBefore) / seconds : 0;
-        }
-
-        /** Seconds left at the current rate; negative when unknown. */
+        /** Seconds left at the rate; negative when unknown. */
         double etaSeconds() {
-            double rate = rate();
             return rate > 0 && done < total ? (total - done) / rate : -1;
         }
     }

@@ -83,6 +83,8 @@ final class ProgressPrinter implements ProgressListener, ProgressCounts, AutoClo
     private long dropped;
     private final long startNanos = System.nanoTime();
     private volatile boolean ticking = true;
+    /** Owned by the console thread: the bar's rate, from the counts it drew. */
+    private final RecentRate recentRate = new RecentRate();
     /** Owned by the console thread: the length of the progress line on screen, for rewriting. */
     private int lastLength;
 
@@ -176,19 +178,23 @@ final class ProgressPrinter implements ProgressListener, ProgressCounts, AutoClo
                 + " s; waiting for one to recover or for another worker to connect");
     }
 
-    /** The counts for the bar now: in answers once they are expected, else in jobs. */
+    /** The counts for the bar now, with the rate since the start: in answers once they are expected, else in jobs. */
     ProgressBar.Snapshot snapshot() {
-        long elapsed = System.nanoTime() - startNanos;
-        long cached = cacheFed ? cacheHits.sum() : -1;
-        double spent = costFed ? cost.sum() : Double.NaN;
-        long answers = answersTotal;
-        if (answers >= 0) {
-            long before = answersBefore;
-            return new ProgressBar.Snapshot(Math.min(answers, before + answersDone.sum()), answers, before, "answer",
-                    answersFailed.sum(), cached, spent, elapsed, workers.size(), quarantinedConnected());
-        }
-        return new ProgressBar.Snapshot(done.get(), total.get(), skipped.get(), "job", failed.get(), cached, spent,
-                elapsed, workers.size(), quarantinedConnected());
+        return snapshot(null);
+    }
+
+    /** @param recent the rate lately, updated with this count; null for the rate since the start */
+    private ProgressBar.Snapshot snapshot(RecentRate recent) {
+        long now = System.nanoTime();
+        boolean inAnswers = answersTotal >= 0;
+        long all = inAnswers ? answersTotal : total.get();
+        long before = inAnswers ? answersBefore : skipped.get();
+        long d = Math.min(all, inAnswers ? before + answersDone.sum() : done.get());
+        double seconds = (now - startNanos) / 1e9;
+        double rate = recent != null ? recent.update(now, d) : seconds > 0 ? Math.max(0, d - before) / seconds : 0;
+        return new ProgressBar.Snapshot(d, all, inAnswers ? "answer" : "job",
+                inAnswers ? answersFailed.sum() : failed.get(), cacheFed ? cacheHits.sum() : -1,
+                costFed ? cost.sum() : Double.NaN, rate, workers.size(), quarantinedConnected());
     }
 
     private int quarantinedConnected() {
@@ -312,7 +318,7 @@ final class ProgressPrinter implements ProgressListener, ProgressCounts, AutoClo
 
     private void printProgress() {
         if (terminal != null) {
-            String bar = ProgressBar.render(snapshot(), terminal.columns());
+            String bar = ProgressBar.render(snapshot(recentRate), terminal.columns());
             out.print(terminal.rewrite(bar, lastLength));
             lastLength = bar.length();
         } else {

@@ -2,16 +2,12 @@ package dev.panoptes.coordinator;
 
 import org.junit.jupiter.api.Test;
 
-import java.util.concurrent.TimeUnit;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** The live progress bar's text, as a pure function of the counts and the terminal's width. */
 class ProgressBarTest {
-    private static final long TEN_SECONDS = TimeUnit.SECONDS.toNanos(10);
-
     private static ProgressBar.Snapshot counts(long done, long total, long failed, long cached, double cost) {
-        return new ProgressBar.Snapshot(done, total, 0, "answer", failed, cached, cost, TEN_SECONDS, 3, 0);
+        return new ProgressBar.Snapshot(done, total, "answer", failed, cached, cost, 25, 3, 0);
     }
 
     @Test
@@ -96,18 +92,18 @@ class ProgressBarTest {
     }
 
     @Test
-    void theRateAndEtaLeaveOutWhatAnEarlierRunStored() {
-        ProgressBar.Snapshot resumed = new ProgressBar.Snapshot(600, 1000, 500, "answer", 0, -1, Double.NaN,
-                TEN_SECONDS, 1, 0);
+    void theEtaIsWhatIsLeftAtTheRateAndUnknownWithoutOne() {
+        ProgressBar.Snapshot going = new ProgressBar.Snapshot(600, 1000, "answer", 0, -1, Double.NaN, 10, 1, 0);
+        ProgressBar.Snapshot stalled = new ProgressBar.Snapshot(600, 1000, "answer", 0, -1, Double.NaN, 0, 1, 0);
 
-        assertThat(resumed.rate()).isEqualTo(10.0);
-        assertThat(resumed.etaSeconds()).isEqualTo(40.0);
-        assertThat(ProgressBar.render(resumed, 200)).contains("600/1000 answers  60%  10/s  ETA 40s  1 worker");
+        assertThat(going.etaSeconds()).isEqualTo(40.0);
+        assertThat(ProgressBar.render(going, 200)).contains("600/1000 answers  60%  10/s  ETA 40s  1 worker");
+        assertThat(ProgressBar.render(stalled, 200)).contains("0.0/s  ETA -");
     }
 
     @Test
     void aRunWithNothingToDoIsWhole() {
-        ProgressBar.Snapshot empty = new ProgressBar.Snapshot(0, 0, 0, "job", 0, -1, Double.NaN, 0, 0, 0);
+        ProgressBar.Snapshot empty = new ProgressBar.Snapshot(0, 0, "job", 0, -1, Double.NaN, 0, 0, 0);
 
         assertThat(ProgressBar.render(empty, 80)).contains("0/0 jobs 100%  0.0/s  ETA -  0 workers");
     }
