@@ -89,6 +89,8 @@ final class ProgressPrinter implements ProgressListener, ProgressCounts, AutoClo
     private int lastLength;
 
     /**
+     * @param out      the process's standard error when {@code terminal} is true: that is the
+     *                 stream whose terminal is asked about
      * @param terminal whether to draw the bar when standard error is a live terminal (false:
      *                 plain lines whatever it is)
      */
