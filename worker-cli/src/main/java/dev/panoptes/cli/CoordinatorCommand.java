@@ -249,6 +249,9 @@ public final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     private GateOptions gates;
 
+    @Mixin
+    private ProgressOption progress;
+
     @Option(names = "--admin-linger", order = 145, paramLabel = "DURATION", defaultValue = "35s",
             converter = DurationConverter.OrZero.class,
             description = "With --metrics: once the summary is printed, keep /metrics and /status up this long, so"
@@ -277,7 +280,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
             return dryRun(new DryRun(settings, subset));
         }
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
-                System.console() != null, Jars.selfCommand())
+                progress.live(), Jars.selfCommand())
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
                 .withGates(gates(settings))
                 .withMaxFrameBytes(maxFrameBytes)

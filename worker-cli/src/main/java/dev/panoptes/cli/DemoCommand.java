@@ -73,6 +73,9 @@ public final class DemoCommand implements Callable<Integer> {
     @Mixin
     private VerboseMixin verbose;
 
+    @Mixin
+    private ProgressOption progress;
+
     @Option(names = "--workers", order = 10, paramLabel = "N", defaultValue = "3",
             description = "Worker processes to start (at least 2, so one can die). Default: ${DEFAULT-VALUE}.")
     private int workers;
@@ -149,7 +152,7 @@ public final class DemoCommand implements Callable<Integer> {
         try (StubModelServer model = StubModelServer.start(new InetSocketAddress(loopback, 0), latency, 64)) {
             err.printf("demo: stub model API at %s (models %s and %s, %d ms per prompt)%n", model.baseUrl(), MODEL,
                     SMALL_MODEL, latency.toMillis());
-            CoordinatorRun run = new CoordinatorRun(settings, out, err, System.console() != null, Jars.selfCommand());
+            CoordinatorRun run = new CoordinatorRun(settings, out, err, progress.live(), Jars.selfCommand());
             run.onListening(address -> fleet.start(address, model.baseUrl().toString(), dir, err))
                     .alsoNotify(noKill ? ProgressListener.NONE : fleet.killer(run::say))
                     .alsoNotify(fleet.misconfiguredWatch());

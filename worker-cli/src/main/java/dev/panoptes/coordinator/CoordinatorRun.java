@@ -345,8 +345,7 @@ public final class CoordinatorRun {
         SharedPool pool = new SharedPool();
         FleetReporter fleet;
         WorkerEventCounter events = new WorkerEventCounter();
-        // Everything for the console goes through the printer's own thread from here on: a
-        // console that stops taking output must not stall the run.
+        // From here on the console is the printer's own thread: a stalled console never stalls the run.
         // The server binds before the store opens, so that an address in use or a host that does
         // not resolve leaves no empty database behind.
         // On PostgreSQL, coordinators share the database but not a run: refused before anything is bound.
@@ -363,8 +362,9 @@ public final class CoordinatorRun {
                 pool.fail(lost);
             });
             // What the database held before this command noted its run: resumed, or new beside which.
-            progress.message(JoinedRun.describe(store.runs(), manifest, store.recordCount(plan.runId()),
-                    plan.vignetteCount()));
+            long storedBefore = store.recordCount(plan.runId());
+            progress.expectAnswers(plan.vignetteCount(), storedBefore);
+            progress.message(JoinedRun.describe(store.runs(), manifest, storedBefore, plan.vignetteCount()));
             store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(RunLines.plan(settings, suite, plan));

@@ -18,12 +18,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.DoubleAdder;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 
 /**
  * The coordinator's console: a run's progress (done/total, workers connected and quarantined,
- * redeliveries, rate and ETA) and its messages, on standard error. On a terminal it rewrites
- * one progress line in place a few times a second; otherwise (a pipe, a CI log) it prints a
- * plain progress line every few seconds, and each message on its own line as it comes.
+ * redeliveries, rate and ETA) and its messages, on standard error. On a live terminal
+ * ({@link LiveTerminal}) it redraws a {@link ProgressBar} in place {@value #REDRAW_PER_SECOND}
+ * times a second at most; otherwise (a pipe, a CI log, {@code --no-progress}) it prints a plain
+ * progress line every few seconds, and each message on its own line as it comes. Cache hits and
+ * cost reach the bar through {@link ProgressCounts}.
  *
  * <p><b>Threads.</b> Only its own thread, {@code console}, writes: the scheduler's callbacks
  * only bump counters, and {@link #message} only queues a line, so a console that stops taking
@@ -34,15 +39,23 @@ import java.util.concurrent.atomic.AtomicLong;
  * dropped. {@link #finish()} and {@link #close()} give up waiting for a stalled console after a
  * moment; what is queued then still comes out if it starts taking output again.
  */
-final class ProgressPrinter implements ProgressListener, AutoCloseable {
+final class ProgressPrinter implements ProgressListener, ProgressCounts, AutoCloseable {
     static final int MAX_QUEUED_LINES = 1_000;
+    /** The bar's redraws at most, whatever the answer rate: counting stays an increment on the callers' threads. */
+    static final int REDRAW_PER_SECOND = 5;
+    /** How often the plain progress line comes when the console is not a live terminal. */
+    private static final long LINE_PERIOD_MS = 5_000;
     /** How long finish() and close() wait for a stalled console before going on without it. */
     private static final long DRAIN_TIMEOUT_MS = 2_000;
 
     private final PrintWriter out;
-    private final boolean terminal;
+    /** Finds the live terminal, on the console thread: asking the terminal takes a moment the run need not wait. */
+    private final Supplier<LiveTerminal> opener;
+    /** Owned by the console thread: the live terminal the bar is drawn on, or null for plain lines. */
+    private LiveTerminal terminal;
     private final WorkerSet workers;
-    private final long periodNanos;
+    /** Owned by the console thread: how often the progress is printed. */
+    private long periodNanos;
     /** Lines waiting for the console thread, oldest first; guarded by itself. */
     private final ArrayDeque<String> lines = new ArrayDeque<>();
     /** The line to print last, once the lines before it are out; guarded by {@link #lines}. */
@@ -57,18 +70,39 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
     /** Workers quarantined now; counted in the progress line while they are still connected. */
     private final Set<WorkerHandle> quarantined = ConcurrentHashMap.newKeySet();
     private final AtomicLong redeliveries = new AtomicLong();
+    /** Answers in the run, and those an earlier run stored; -1 until {@link #expectAnswers} (the bar counts jobs). */
+    private volatile long answersTotal = -1;
+    private volatile long answersBefore;
+    private final LongAdder answersDone = new LongAdder();
+    private final LongAdder answersFailed = new LongAdder();
+    private final LongAdder cacheHits = new LongAdder();
+    private volatile boolean cacheFed;
+    private final DoubleAdder cost = new DoubleAdder();
+    private volatile boolean costFed;
     /** Lines dropped and not reported yet; guarded by {@link #lines}. */
     private long dropped;
     private final long startNanos = System.nanoTime();
     private volatile boolean ticking = true;
+    /** Owned by the console thread: the bar's rate, from the counts it drew. */
+    private final RecentRate recentRate = new RecentRate();
     /** Owned by the console thread: the length of the progress line on screen, for rewriting. */
     private int lastLength;
 
+    /**
+     * @param out      the process's standard error when {@code terminal} is true: that is the
+     *                 stream whose terminal is asked about
+     * @param terminal whether to draw the bar when standard error is a live terminal (false:
+     *                 plain lines whatever it is)
+     */
     ProgressPrinter(PrintWriter out, boolean terminal, WorkerSet workers) {
+        this(out, terminal ? () -> LiveTerminal.openStandardError(System.getenv()) : () -> null, workers);
+    }
+
+    /** @param terminal gives the live terminal {@code out} writes to, or null for plain lines; on the console thread */
+    ProgressPrinter(PrintWriter out, Supplier<LiveTerminal> terminal, WorkerSet workers) {
         this.out = out;
-        this.terminal = terminal;
+        this.opener = terminal;
         this.workers = workers;
-        this.periodNanos = TimeUnit.MILLISECONDS.toNanos(terminal ? 250 : 5000);
         this.console = new Thread(this::printLoop, "console");
         console.setDaemon(true);
         console.start();
@@ -85,6 +119,7 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
     @Override
     public void onCompleted(Job job, WorkerHandle worker, JobOutcome outcome, ResultStore.Receipt receipt) {
         done.incrementAndGet();
+        answersDone.add(job.size());
     }
 
     @Override
@@ -96,6 +131,33 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
     public void onFailed(Job job, String reason, int attempts) {
         done.incrementAndGet();
         failed.incrementAndGet();
+        answersDone.add(job.size());
+        answersFailed.add(job.size());
+    }
+
+    /**
+     * Counts the bar in answers from here on: {@code total} in the run, {@code storedBefore} of
+     * them already stored by an earlier run. Any thread, before the run starts.
+     */
+    void expectAnswers(long total, long storedBefore) {
+        answersBefore = Math.min(total, storedBefore);
+        answersTotal = total;
+    }
+
+    @Override
+    public void addCacheHits(int answers) {
+        cacheHits.add(answers);
+        if (!cacheFed) {
+            cacheFed = true;
+        }
+    }
+
+    @Override
+    public void addCost(double dollars) {
+        cost.add(dollars);
+        if (!costFed) {
+            costFed = true;
+        }
     }
 
     @Override
@@ -118,6 +180,35 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
                 + " s; waiting for one to recover or for another worker to connect");
     }
 
+    /** The counts for the bar now, with the rate since the start: in answers once they are expected, else in jobs. */
+    ProgressBar.Snapshot snapshot() {
+        return snapshot(null);
+    }
+
+    /** @param recent the rate lately, updated with this count; null for the rate since the start */
+    private ProgressBar.Snapshot snapshot(RecentRate recent) {
+        long now = System.nanoTime();
+        boolean inAnswers = answersTotal >= 0;
+        long all = inAnswers ? answersTotal : total.get();
+        long before = inAnswers ? answersBefore : skipped.get();
+        long d = Math.min(all, inAnswers ? before + answersDone.sum() : done.get());
+        double seconds = (now - startNanos) / 1e9;
+        double rate = recent != null ? recent.update(now, d) : seconds > 0 ? Math.max(0, d - before) / seconds : 0;
+        return new ProgressBar.Snapshot(d, all, inAnswers ? "answer" : "job",
+                inAnswers ? answersFailed.sum() : failed.get(), cacheFed ? cacheHits.sum() : -1,
+                costFed ? cost.sum() : Double.NaN, rate, workers.size(), quarantinedConnected());
+    }
+
+    private int quarantinedConnected() {
+        int q = 0;
+        for (WorkerHandle w : quarantined) {
+            if (workers.contains(w)) {
+                q++;
+            }
+        }
+        return q;
+    }
+
     /** One progress line, as printed. */
     String line() {
         int d = done.get();
@@ -125,12 +216,7 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
         double seconds = (System.nanoTime() - startNanos) / 1e9;
         double rate = seconds > 0 ? (d - skipped.get()) / seconds : 0;
         String eta = rate > 0 && d < t ? String.format(Locale.ROOT, "%.0f s", (t - d) / rate) : "-";
-        int q = 0;
-        for (WorkerHandle w : quarantined) {
-            if (workers.contains(w)) {
-                q++;
-            }
-        }
+        int q = quarantinedConnected();
         return String.format(Locale.ROOT, "progress: %d/%d %s (%.0f%%), %d failed, %s%s, %d redelivered, "
                         + "%.1f jobs/s, ETA %s", d, t, Plural.noun(t, "job"), t == 0 ? 100.0 : 100.0 * d / t,
                 failed.get(),
@@ -185,6 +271,9 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
     }
 
     private void printLoop() {
+        terminal = opener.get();
+        periodNanos = terminal != null ? TimeUnit.SECONDS.toNanos(1) / REDRAW_PER_SECOND
+                : TimeUnit.MILLISECONDS.toNanos(LINE_PERIOD_MS);
         long nextTick = System.nanoTime() + periodNanos;
         while (true) {
             String text;
@@ -221,7 +310,7 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
             if (text != null) {
                 printMessage(text);
             } else if (ticking) {
-                printProgress(line());
+                printProgress();
                 nextTick = System.nanoTime() + periodNanos;
             } else {
                 nextTick = System.nanoTime() + periodNanos;
@@ -229,20 +318,20 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
         }
     }
 
-    private void printProgress(String line) {
-        if (terminal) {
-            int pad = Math.max(0, lastLength - line.length());
-            out.print("\r" + line + " ".repeat(pad));
-            lastLength = line.length();
+    private void printProgress() {
+        if (terminal != null) {
+            String bar = ProgressBar.render(snapshot(recentRate), terminal.columns());
+            out.print(terminal.rewrite(bar, lastLength));
+            lastLength = bar.length();
         } else {
-            out.println(line);
+            out.println(line());
         }
         out.flush();
     }
 
     private void printMessage(String text) {
-        if (terminal && lastLength > 0) {
-            out.print("\r" + " ".repeat(lastLength) + "\r");
+        if (terminal != null && lastLength > 0) {
+            out.print(terminal.blank(lastLength));
             lastLength = 0;
         }
         out.println(text);
@@ -250,10 +339,13 @@ final class ProgressPrinter implements ProgressListener, AutoCloseable {
     }
 
     private void endProgressLine() {
-        if (terminal && lastLength > 0) {
-            out.println();
-            out.flush();
-            lastLength = 0;
+        if (terminal != null) {
+            if (lastLength > 0) {
+                out.println();
+                out.flush();
+                lastLength = 0;
+            }
+            terminal.close();
         }
     }
 }
