@@ -38,6 +38,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -45,7 +46,10 @@ import java.util.function.Consumer;
  * One run of the {@code coordinator} command: load and plan the suite, open the store, listen
  * for workers, schedule every job, print progress and the summary. Separate from the picocli
  * command so that the demo and the tests drive the same code; the words it prints are
- * {@link RunLines}', the locks {@link StoreLock}'s, the grading {@link JudgePhase}'s.
+ * {@link RunLines}', the locks {@link StoreLock}'s, the grading {@link JudgePhase}'s. Its workers
+ * connect to its worker server, or one runs in this process ({@link #withInProcessWorker}). It
+ * runs past 500 lines because the run's sequence, with every way a run ends, is one idea that
+ * reads best in one place.
  *
  * <p>Configured, then {@link #run()}, on one thread; interrupting it stops the run cleanly, keeping
  * what was stored. {@link #say} may be called from any thread.
@@ -103,6 +107,8 @@ public final class CoordinatorRun {
     private double maxErrorRate;
     /** The frame limit on the worker protocol (--max-frame-bytes). */
     private int maxFrameBytes = MessageCodec.DEFAULT_MAX_FRAME_BYTES;
+    /** The one worker in this process, instead of a worker server; null for a fleet. */
+    private WorkerHandle inProcessWorker;
 
     /**
      * @param workerCommand how a user starts a worker, printed with the listening address
@@ -169,6 +175,20 @@ public final class CoordinatorRun {
         this.governor = enabled ? new EndpointGovernor(ceiling) : null;
         return this;
     }
+
+    /**
+     * Runs every job on this worker, in this process (the {@code eval} command: one machine, one
+     * command), instead of listening for workers: no socket, no token, no TLS; the same scheduler,
+     * store, locks and summary. The worker joins once the run is planned and the store open; the
+     * caller owns it (closes it after {@link #run()}). Call before {@link #run()}.
+     *
+     * @param worker an in-process worker, such as {@link ModelApiWorker#handle()}
+     */
+    public CoordinatorRun withInProcessWorker(WorkerHandle worker) {
+        this.inProcessWorker = Objects.requireNonNull(worker, "worker");
+        return this;
+    }
+
 
     /**
      * Stores results in this database (a SQLite file or a shared PostgreSQL database) instead of
@@ -311,7 +331,7 @@ public final class CoordinatorRun {
         // On PostgreSQL, coordinators share the database but not a run: refused before anything is bound.
         try (StoreLock runLock = target.lockRun(plan.runId(), settings.listen());
              ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
-             WorkerServer server = WorkerServer.start(serverOptions(), pool, withStatus(fleet = new FleetReporter(progress).governedBy(governor)));
+             WorkerServer server = startServer(pool, fleet = new FleetReporter(progress).governedBy(governor));
              JdbcResultStore store = target.open().withScoring(scoring)) {
             AtomicReference<StoreLock.LostException> lockLost = new AtomicReference<>();
             // Only the run lock can vanish while this process lives (SQLite's OS lock cannot). A
@@ -327,21 +347,28 @@ public final class CoordinatorRun {
             store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(RunLines.plan(settings, suite, plan));
-            InetSocketAddress address = server.address();
-            lock.listening(address);
-            runLock.listening(address);
-            progress.message("listening for workers on " + hostPort(address) + "; results go to " + target
-                    + "; each attempt of a job may take " + Durations.format(settings.jobTimeout())
-                    + " (--job-timeout)");
-            progress.message(RunLines.workerHint(workerCommand, address, settings,
-                    tlsContext == null ? null : tlsCaForWorkers, tlsClientCertificates));
+            InetSocketAddress address = server == null ? null : server.address();
+            if (server == null) {
+                progress.message(RunLines.inProcess(inProcessWorker, target, settings));
+                pool.add(inProcessWorker);
+            } else {
+                lock.listening(address);
+                runLock.listening(address);
+                progress.message("listening for workers on " + hostPort(address) + "; results go to " + target
+                        + "; each attempt of a job may take " + Durations.format(settings.jobTimeout())
+                        + " (--job-timeout)");
+                progress.message(RunLines.workerHint(workerCommand, address, settings,
+                        tlsContext == null ? null : tlsCaForWorkers, tlsClientCertificates));
+            }
             pool.addListener(new ModelWatcher(pool, settings.models(), RunScoring.judgeModelOf(settings.scorer()),
                     progress::message));
             CoordinatorAdmin adminNow = admin;
             if (adminNow != null) {
                 progress.message(RunLines.adminEndpoint(adminNow.address(), settings.token() != null));
             }
-            onListening.accept(address);
+            if (address != null) {
+                onListening.accept(address);
+            }
             SchedulerOptions options = SchedulerOptions.defaults()
                     .withMaxAttempts(settings.maxAttempts())
                     .withWaitForWorkers(settings.waitForWorkers())
@@ -442,6 +469,11 @@ public final class CoordinatorRun {
             err.println(text);
             err.flush();
         }
+    }
+
+    /** The worker server, listening; null when the run's worker is in process (nothing is bound). */
+    private WorkerServer startServer(SharedPool pool, FleetReporter fleet) throws IOException {
+        return inProcessWorker != null ? null : WorkerServer.start(serverOptions(), pool, withStatus(fleet));
     }
 
     private ServerOptions serverOptions() {
