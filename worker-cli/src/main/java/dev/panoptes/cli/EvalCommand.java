@@ -72,8 +72,11 @@ import java.util.concurrent.Callable;
 public final class EvalCommand implements Callable<Integer> {
     /** Exit code when the model API is unreachable or unusable as configured; nothing was run. */
     public static final int EXIT_MODEL_API_UNUSABLE = 7;
-    /** How long the run waits when its worker serves none of its models: not at all, beyond a moment. */
-    private static final Duration WAIT_FOR_WORKERS = Duration.ofSeconds(5);
+    /**
+     * How long the run may have no usable worker before it fails what remains: the coordinator's
+     * default, since the one worker is quarantined for a while when its model API falters mid-run.
+     */
+    private static final Duration WAIT_FOR_WORKERS = Duration.ofMinutes(5);
 
     @Spec
     private CommandSpec spec;

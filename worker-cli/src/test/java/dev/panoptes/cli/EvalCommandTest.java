@@ -112,6 +112,30 @@ class EvalCommandTest {
         assertThat(dir.resolve("r.db")).doesNotExist();
     }
 
+    @Test
+    void aModelTheApiDoesNotServeIsNamedBeforeAnythingRunsWithItsExitCode() throws Exception {
+        StringWriter err = new StringWriter();
+        int exit = WorkerMain.run(new String[] {"eval", "--suite", SUITE.toString(), "--model", "gpt-nope",
+                "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("r.db").toString()},
+                new PrintWriter(new StringWriter(), true), new PrintWriter(err, true), Map.of());
+
+        assertThat(exit).as("exit; console:%n%s", err).isEqualTo(EvalCommand.EXIT_MODEL_API_UNUSABLE);
+        assertThat(err.toString()).contains("the model API check failed: ").contains("gpt-nope");
+        assertThat(stub.requestCount()).as("completions asked").isZero();
+        assertThat(dir.resolve("r.db")).doesNotExist();
+    }
+
+    @Test
+    void helpListsTheExitCodes() {
+        StringWriter out = new StringWriter();
+        int exit = WorkerMain.run(new String[] {"eval", "--help"}, new PrintWriter(out, true),
+                new PrintWriter(new StringWriter(), true), Map.of());
+
+        assertThat(exit).isZero();
+        assertThat(out.toString()).contains("Exit codes:").contains("--model-api=URL").contains("--capacity=N")
+                .contains("  " + EvalCommand.EXIT_MODEL_API_UNUSABLE + "     the model API is unreachable");
+    }
+
     /** The same suite through {@code coordinator} and a worker over loopback TCP: its summary. */
     private String fleetSummary(Path db) throws Exception {
         StringWriter out = new StringWriter();
