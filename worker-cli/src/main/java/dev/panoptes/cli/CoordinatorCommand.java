@@ -18,7 +18,6 @@ import javax.net.ssl.SSLContext;
 import java.io.PrintWriter;
 import java.security.cert.X509Certificate;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -32,7 +31,9 @@ import java.util.concurrent.TimeUnit;
  * workers connect, storing every record exactly once in a SQLite or PostgreSQL database
  * ({@code --db}). Re-running the same command against the same database resumes: complete jobs
  * are not sent again. This class checks the options and turns them into a
- * {@link CoordinatorRun}, which does the run on the command's thread.
+ * {@link CoordinatorRun}, which does the run on the command's thread. What the run is (suite,
+ * models, scorer, database, ...) comes from {@link RunOptions}, which {@code eval} shares; the
+ * fleet's options (listening, token, heartbeats, TLS, metrics) are this class's.
  */
 @Command(name = "coordinator",
         sortOptions = false,

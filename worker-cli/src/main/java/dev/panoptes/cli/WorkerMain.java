@@ -18,7 +18,6 @@ import picocli.CommandLine.Spec;
 import javax.net.ssl.SSLContext;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
-import java.net.URI;
 import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
