@@ -180,12 +180,14 @@ public final class CoordinatorRun {
      * Runs every job on this worker, in this process (the {@code eval} command: one machine, one
      * command), instead of listening for workers: no socket, no token, no TLS; the same scheduler,
      * store, locks and summary. The worker joins once the run is planned and the store open; the
-     * caller owns it (closes it after {@link #run()}). Call before {@link #run()}.
+     * caller owns it (closes it after {@link #run()}). Nothing is framed on the way to it, so no
+     * vignette is too big to send (the frame limit is lifted). Call before {@link #run()}.
      *
      * @param worker an in-process worker, such as {@link ModelApiWorker#handle()}
      */
     public CoordinatorRun withInProcessWorker(WorkerHandle worker) {
         this.inProcessWorker = Objects.requireNonNull(worker, "worker");
+        this.maxFrameBytes = Integer.MAX_VALUE;
         return this;
     }
 
