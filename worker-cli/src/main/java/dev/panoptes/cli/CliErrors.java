@@ -3,6 +3,7 @@ package dev.panoptes.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.IExecutionExceptionHandler;
 import picocli.CommandLine.IParameterExceptionHandler;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.UnmatchedArgumentException;
@@ -26,6 +27,14 @@ public final class CliErrors {
 
     /** A failure at run time: its message on one line (plus the stack with -v). Exit code 1. */
     public static final IExecutionExceptionHandler RUNTIME = CliErrors::onRuntimeError;
+
+    /**
+     * A bad value of {@code option}, reported as picocli reports its own (exit 2, with where to
+     * find help): {@code why} says what was wrong and what is accepted.
+     */
+    static ParameterException invalid(CommandSpec spec, String option, String why) {
+        return new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + why);
+    }
 
     private static int onUsageError(ParameterException e, String[] args) {
         CommandLine cmd = e.getCommandLine();

@@ -261,6 +261,6 @@ final class CompareCommand implements Callable<Integer> {
     }
 
     private ParameterException invalid(String option, String message) {
-        return new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + message);
+        return CliErrors.invalid(spec, option, message);
     }
 }

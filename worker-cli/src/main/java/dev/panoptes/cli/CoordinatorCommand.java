@@ -1,9 +1,6 @@
 package dev.panoptes.cli;
 
 import dev.panoptes.console.Durations;
-import dev.panoptes.control.SpecParams;
-import dev.panoptes.control.score.RunScoring;
-import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.suite.SuiteFormatException;
 import dev.panoptes.control.suite.SuiteSubset;
 import dev.panoptes.coordinator.AdminLinger;
@@ -24,10 +21,8 @@ import javax.net.ssl.SSLContext;
 import java.io.PrintWriter;
 import java.security.cert.X509Certificate;
 import java.net.InetSocketAddress;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -39,7 +34,9 @@ import java.util.concurrent.TimeUnit;
  * workers connect, storing every record exactly once in a SQLite or PostgreSQL database
  * ({@code --db}). Re-running the same command against the same database resumes: complete jobs
  * are not sent again. This class checks the options and turns them into a
- * {@link CoordinatorRun}, which does the run on the command's thread.
+ * {@link CoordinatorRun}, which does the run on the command's thread. What the run is (suite,
+ * models, scorer, database, ...) comes from {@link RunOptions}, which {@code eval} shares; the
+ * fleet's options (listening, token, heartbeats, TLS, metrics) are this class's.
  */
 @Command(name = "coordinator",
         sortOptions = false,
@@ -88,6 +85,9 @@ public final class CoordinatorCommand implements Callable<Integer> {
     @Mixin
     private VerboseMixin verbose;
 
+    @Mixin
+    private RunOptions runOptions;
+
     @Option(names = "--listen", order = 10, paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:7070",
             converter = HostPortConverter.Listen.class,
             description = "Where to listen for workers. Use 0.0.0.0:PORT to accept other machines; port 0 picks"
@@ -95,88 +95,10 @@ public final class CoordinatorCommand implements Callable<Integer> {
                     + " Default: ${DEFAULT-VALUE}.")
     private InetSocketAddress listen;
 
-    @Option(names = "--suite", order = 20, paramLabel = "FILE", required = true,
-            description = "The suite to run: JSONL, or CSV with a header row (see below). Required.")
-    private Path suite;
-
-    @Option(names = "--model", order = 22, paramLabel = "NAME", required = true,
-            description = "A model to evaluate; repeat to compare several in one run (the suite is asked of each)."
-                    + " Each job goes only to a worker whose model API serves its model. Required.")
-    private List<String> models = new ArrayList<>();
-
-    @Option(names = "--scorer", order = 24, paramLabel = "SCORER", defaultValue = "exact",
-            description = "How answers are scored against \"expected\": exact, normalized (case, punctuation,"
-                    + " articles, spaces), includes, regex:PATTERN (its first group against expected), numeric"
-                    + " [numeric:TOL or numeric:TOL%%], choice (the letter chosen), judge:MODEL (a judge model grades"
-                    + " with a rubric, on workers that serve MODEL). A vignette's own \"scorer\" overrides it."
-                    + " Default: ${DEFAULT-VALUE}.")
-    private String scorer;
-
-    @Option(names = "--epochs", order = 26, paramLabel = "N", defaultValue = "1",
-            description = "Ask each vignette N times (with seeds 0..N-1 added to --seed); the summary's confidence"
-                    + " intervals then cluster by vignette. Default: ${DEFAULT-VALUE}.")
-    private int epochs;
-
-    @Option(names = "--few-shot", order = 28, paramLabel = "FILE",
-            description = "JSONL of {\"input\": ..., \"answer\": ...} examples, put before every prompt as chat turns.")
-    private Path fewShot;
-
-    @Option(names = "--group-by", order = 29, paramLabel = "KEY",
-            description = "Also report accuracy per value of this metadata key.")
-    private String groupBy;
-
-    @Option(names = "--db", order = 30, paramLabel = "FILE|URL", defaultValue = "panoptes.db",
-            description = "Where results go: a SQLite file, created when missing, or a PostgreSQL database shared"
-                    + " by several coordinators, postgresql://[user@]host[:port]/dbname[?params] (its tables are"
-                    + " created when missing). Default: ${DEFAULT-VALUE}.")
-    private String db;
-
-    @Option(names = "--db-password-file", order = 31, paramLabel = "FILE",
-            description = "A file whose first line is the PostgreSQL password. Default: the "
-                    + DatabaseTarget.PASSWORD_ENV + " or " + DatabaseTarget.PG_PASSWORD_ENV + " environment"
-                    + " variable. Never on the command line; never printed.")
-    private Path dbPasswordFile;
-
-    /** Set by {@link #settings()}. */
-    private DatabaseTarget database;
-
-    @Option(names = "--job-size", order = 40, paramLabel = "N", defaultValue = "8",
-            description = "Vignettes per job. Default: ${DEFAULT-VALUE}.")
-    private int jobSize;
-
     @Option(names = "--token", order = 50, paramLabel = "TOKEN",
             description = "A shared secret workers must present. Default: the " + WorkerMain.TOKEN_ENV
                     + " environment variable; none when unset. Never printed.")
     private String token;
-
-    @Option(names = "--system", order = 60, paramLabel = "TEXT", description = "A system message for every prompt.")
-    private String system;
-
-    @Option(names = "--temperature", order = 70, paramLabel = "T", description = "Sampling temperature, 0 to 2.")
-    private Double temperature;
-
-    @Option(names = "--max-tokens", order = 80, paramLabel = "N", description = "The most tokens per answer.")
-    private Integer maxTokens;
-
-    @Option(names = "--seed", order = 90, paramLabel = "N", description = "A sampling seed, for APIs that take one.")
-    private Long seed;
-
-    @Option(names = "--run-label", order = 95, paramLabel = "TEXT", defaultValue = "",
-            description = "Mixed into the run's id: a new label starts the suite afresh in the same --db"
-                    + " (for example the model's name).")
-    private String runLabel;
-
-    @Option(names = "--max-attempts", order = 100, paramLabel = "N", defaultValue = "3",
-            description = "Dispatches of a job before it is reported failed. Default: ${DEFAULT-VALUE}.")
-    private int maxAttempts;
-
-    @Option(names = "--max-error-rate", order = 105, paramLabel = "R", defaultValue = "0",
-            converter = ShareConverter.class,
-            description = "A vignette the model API refuses for what it holds (HTTP 400 such as"
-                    + " context_length_exceeded, 413, 422, a content filter) is stored as a failed answer with the"
-                    + " API's error, and its neighbours are still asked. Exit 5 when failed answers are more than"
-                    + " this share (0 to 1, or a percentage such as 5%) of the answers stored; 0 for any. Default: ${DEFAULT-VALUE}.")
-    private double maxErrorRate;
 
     @Option(names = "--max-frame-bytes", order = 107, paramLabel = "BYTES", defaultValue = "16777216",
             converter = FrameBytesConverter.class,
@@ -200,12 +122,6 @@ public final class CoordinatorCommand implements Callable<Integer> {
     @Option(names = "--heartbeat-timeout", order = 130, paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Drop a worker silent for this long. Default: 3 x --heartbeat-interval (15s).")
     private Duration heartbeatTimeout;
-
-    @Option(names = "--job-timeout", order = 135, paramLabel = "DURATION", converter = DurationConverter.class,
-            description = "How long one attempt of a job may take before it is cancelled on its worker and sent"
-                    + " to another. Default: --job-size x 5m (the model client's budget for one model call,"
-                    + " retries included).")
-    private Duration jobTimeout;
 
     @Option(names = "--max-concurrency-per-endpoint", order = 137, paramLabel = "N", defaultValue = "0",
             description = "The most jobs in flight against one model API (workers with the same --model-api) across"
@@ -277,26 +193,22 @@ public final class CoordinatorCommand implements Callable<Integer> {
         checkMetrics(settings.token() != null);
         SuiteSubset subset = subsetOptions.subset(spec);
         if (subsetOptions.dryRun) {
-            return dryRun(new DryRun(settings, subset));
+            return dryRun(spec, new DryRun(settings, subset));
         }
         CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
                 progress.live(), Jars.selfCommand())
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
-                .withGates(gates(settings))
+                .withGates(gates(spec, runOptions, cost, gates, settings))
                 .withMaxFrameBytes(maxFrameBytes)
                 .withCache(cache.policy(spec))
-                .withDatabase(database)
+                .withDatabase(runOptions.database)
                 .withSubset(subset)
                 .withAdmin(admin.metrics, admin.insecure);
         configureTls(run);
         try {
             return runInterruptibly(run, adminLinger, spec.commandLine().getErr());
         } catch (SuiteFormatException e) {
-            PrintWriter err = spec.commandLine().getErr();
-            err.println(e.getMessage());
-            err.println("Fix these lines and run the command again; nothing was sent to any worker.");
-            err.flush();
-            return spec.exitCodeOnInvalidInput();
+            return suiteProblems(spec, e);
         } catch (SuiteSubset.UnknownIdsException e) {
             throw invalid("--sample-id", e.getMessage());
         } finally {
@@ -305,7 +217,8 @@ public final class CoordinatorCommand implements Callable<Integer> {
     }
 
     /** --dry-run: prints the plan and the first requests; exit 0, or 2 when the suite or --sample-id is wrong. */
-    private int dryRun(DryRun dryRun) throws java.io.IOException {
+    /** Prints the plan and the first requests of a run, sending nothing (--dry-run); for every run command. */
+    static int dryRun(CommandSpec spec, DryRun dryRun) throws java.io.IOException {
         try {
             dryRun.print(spec.commandLine().getOut(), DryRun.DEFAULT_REQUESTS);
             return 0;
@@ -314,7 +227,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
             spec.commandLine().getErr().flush();
             return spec.exitCodeOnInvalidInput();
         } catch (SuiteSubset.UnknownIdsException e) {
-            throw invalid("--sample-id", e.getMessage());
+            throw CliErrors.invalid(spec, "--sample-id", e.getMessage());
         }
     }
 
@@ -322,12 +235,14 @@ public final class CoordinatorCommand implements Callable<Integer> {
      * The run's gates from --max-error-rate, the cost and the gate options; a model without a price
      * under --max-cost is a usage error (exit 2) naming it.
      */
-    private RunGates gates(CoordinatorSettings settings) {
-        RunGates result = gates.applyTo(cost.applyTo(RunGates.NONE.withMaxErrorRate(maxErrorRate), spec));
+    /** The run's gates from its options: error rate, accuracy floor, prices, budget, summary JSON; for every run command. */
+    static RunGates gates(CommandSpec spec, RunOptions runOptions, CostOptions cost, GateOptions gates,
+                          CoordinatorSettings settings) {
+        RunGates result = gates.applyTo(cost.applyTo(RunGates.NONE.withMaxErrorRate(runOptions.maxErrorRate), spec));
         java.util.List<String> unpriced = result.unpricedUnderBudget(settings.models());
         if (!unpriced.isEmpty()) {
-            throw invalid("--max-cost", "no price for " + String.join(", ", unpriced) + "; give each model of the"
-                    + " run --price MODEL=IN/OUT (USD per million input/output tokens) or --prices FILE");
+            throw CliErrors.invalid(spec, "--max-cost", "no price for " + String.join(", ", unpriced) + "; give each"
+                    + " model of the run --price MODEL=IN/OUT (USD per million input/output tokens) or --prices FILE");
         }
         return result;
     }
@@ -369,6 +284,15 @@ public final class CoordinatorCommand implements Callable<Integer> {
         X509Certificate last = chain.get(chain.size() - 1);
         boolean endsInRoot = last.getSubjectX500Principal().equals(last.getIssuerX500Principal());
         run.withTls(context, tlsClientCa != null, endsInRoot ? tlsCert.toString() : "CA.pem");
+    }
+
+    /** Prints the suite's problems and what to do; a usage error (exit 2): nothing was sent to any worker. */
+    static int suiteProblems(CommandSpec spec, SuiteFormatException e) {
+        PrintWriter err = spec.commandLine().getErr();
+        err.println(e.getMessage());
+        err.println("Fix these lines and run the command again; nothing was sent to any worker.");
+        err.flush();
+        return spec.exitCodeOnInvalidInput();
     }
 
     /** Runs on this thread; Ctrl-C interrupts it and waits (a little) for the store to close cleanly. */
@@ -418,63 +342,13 @@ public final class CoordinatorCommand implements Callable<Integer> {
     }
 
     public CoordinatorSettings settings() {
-        if (!Files.isRegularFile(suite)) {
-            throw new ParameterException(spec.commandLine(), "Invalid value for option '--suite': no such file: "
-                    + suite);
-        }
-        if (epochs < 1) {
-            throw invalid("--epochs", "must be at least 1, got " + epochs);
-        }
-        for (String m : models) {
-            if (m.isBlank()) {
-                throw invalid("--model", "must not be empty");
-            }
-        }
-        if (new java.util.HashSet<>(models).size() != models.size()) {
-            throw invalid("--model", "each model once, got " + models);
-        }
-        try {
-            RunScoring.check(scorer);
-        } catch (IllegalArgumentException e) {
-            throw invalid("--scorer", e.getMessage());
-        }
-        if (Scorers.isJudge(scorer) && RunScoring.judgeModel(scorer) == null) {
-            throw invalid("--scorer", "name the judge model, as in judge:gpt-4o (any model some worker serves)");
-        }
-        if (fewShot != null && !Files.isRegularFile(fewShot)) {
-            throw invalid("--few-shot", "no such file: " + fewShot);
-        }
-        if (jobSize < 1) {
-            throw invalid("--job-size", "must be at least 1, got " + jobSize);
-        }
-        if (maxAttempts < 1) {
-            throw invalid("--max-attempts", "must be at least 1, got " + maxAttempts);
-        }
-        if (temperature != null && (temperature < 0 || temperature > 2)) {
-            throw invalid("--temperature", "must be between 0 and 2, got " + temperature);
-        }
-        if (maxTokens != null && maxTokens < 1) {
-            throw invalid("--max-tokens", "must be at least 1, got " + maxTokens);
-        }
         if (heartbeatTimeout != null && heartbeatTimeout.compareTo(heartbeatInterval) <= 0) {
             throw invalid("--heartbeat-timeout", "must be longer than --heartbeat-interval ("
                     + Durations.format(heartbeatInterval) + "), got " + Durations.format(heartbeatTimeout));
         }
-        if (jobTimeout != null && jobTimeout.toMillis() < 1) {
-            throw invalid("--job-timeout", "must be at least 1ms, got " + Durations.format(jobTimeout));
-        }
-        database = database(spec, db, dbPasswordFile, env);
-        if (database instanceof DatabaseTarget.Sqlite sqlite) {
-            Path parent = sqlite.file().toAbsolutePath().getParent();
-            if (parent != null && !Files.isDirectory(parent)) {
-                throw invalid("--db", "the folder " + parent + " does not exist");
-            }
-        }
         String secret = token != null && !token.isBlank() ? token : env.get(WorkerMain.TOKEN_ENV);
-        return new CoordinatorSettings(listen, suite, database.settingsPath(), jobSize, runLabel,
-                secret == null || secret.isBlank() ? null : secret,
-                new SpecParams(system, temperature, maxTokens, seed), maxAttempts, waitForWorkers, heartbeatInterval,
-                heartbeatTimeout, jobTimeout, models, scorer, epochs, fewShot, groupBy);
+        return runOptions.settings(spec, env, listen, secret == null || secret.isBlank() ? null : secret, waitForWorkers,
+                heartbeatInterval, heartbeatTimeout);
     }
 
     /**
@@ -506,6 +380,6 @@ public final class CoordinatorCommand implements Callable<Integer> {
     }
 
     private ParameterException invalid(String option, String why) {
-        return new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + why);
+        return CliErrors.invalid(spec, option, why);
     }
 }

@@ -48,9 +48,9 @@ final class CostOptions {
             try {
                 prices = Prices.read(pricesFile);
             } catch (IOException e) {
-                throw invalid(spec, "--prices", "cannot read " + pricesFile + ": " + e.getMessage());
+                throw CliErrors.invalid(spec, "--prices", "cannot read " + pricesFile + ": " + e.getMessage());
             } catch (IllegalArgumentException e) {
-                throw invalid(spec, "--prices", e.getMessage());
+                throw CliErrors.invalid(spec, "--prices", e.getMessage());
             }
         }
         for (Map.Entry<String, Price> e : price) {
@@ -58,10 +58,6 @@ final class CostOptions {
         }
         RunGates result = gates.withPrices(prices);
         return maxCost == null ? result : result.withMaxCost(maxCost);
-    }
-
-    static ParameterException invalid(CommandSpec spec, String option, String why) {
-        return new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + why);
     }
 
     /** {@code MODEL=IN/OUT}, as {@link Prices#parseEntry} reads it. */

@@ -37,22 +37,18 @@ final class MetricsOptions {
      */
     void check(CommandSpec spec, boolean hasToken, String guarded) {
         if (insecure && metrics == null) {
-            throw invalid(spec, "--metrics-insecure", "it loosens --metrics, which is not given");
+            throw CliErrors.invalid(spec, "--metrics-insecure", "it loosens --metrics, which is not given");
         }
         if (insecure && hasToken) {
-            throw invalid(spec, "--metrics-insecure", "there is a token (--token or " + WorkerMain.TOKEN_ENV
+            throw CliErrors.invalid(spec, "--metrics-insecure", "there is a token (--token or " + WorkerMain.TOKEN_ENV
                     + "), which " + guarded + "; leave --metrics-insecure out");
         }
         if (metrics != null) {
             try {
                 AdminServer.checkExposure(metrics, hasToken, insecure);
             } catch (IllegalArgumentException e) {
-                throw invalid(spec, "--metrics", e.getMessage());
+                throw CliErrors.invalid(spec, "--metrics", e.getMessage());
             }
         }
-    }
-
-    private static ParameterException invalid(CommandSpec spec, String option, String why) {
-        return new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + why);
     }
 }

@@ -50,7 +50,7 @@ final class SubsetOptions {
      */
     SuiteSubset subset(CommandSpec spec) {
         if (limit != null && limit < 1) {
-            throw invalid(spec, "--limit", "must be at least 1, got " + limit);
+            throw CliErrors.invalid(spec, "--limit", "must be at least 1, got " + limit);
         }
         List<String> ids = new ArrayList<>();
         for (String value : sampleIds) {
@@ -58,7 +58,7 @@ final class SubsetOptions {
             if (id.startsWith("@")) {
                 ids.addAll(readIds(spec, Path.of(id.substring(1))));
             } else if (id.isEmpty()) {
-                throw invalid(spec, "--sample-id", "an empty id in '" + String.join(",", sampleIds) + "'");
+                throw CliErrors.invalid(spec, "--sample-id", "an empty id in '" + String.join(",", sampleIds) + "'");
             } else {
                 ids.add(id);
             }
@@ -68,7 +68,7 @@ final class SubsetOptions {
 
     private static List<String> readIds(CommandSpec spec, Path file) {
         if (!Files.isRegularFile(file)) {
-            throw invalid(spec, "--sample-id", "no such file: " + file);
+            throw CliErrors.invalid(spec, "--sample-id", "no such file: " + file);
         }
         List<String> ids = new ArrayList<>();
         try {
@@ -79,15 +79,11 @@ final class SubsetOptions {
                 }
             }
         } catch (IOException e) {
-            throw invalid(spec, "--sample-id", "cannot read " + file + ": " + e.getMessage());
+            throw CliErrors.invalid(spec, "--sample-id", "cannot read " + file + ": " + e.getMessage());
         }
         if (ids.isEmpty()) {
-            throw invalid(spec, "--sample-id", file + " holds no ids; put one vignette id per line");
+            throw CliErrors.invalid(spec, "--sample-id", file + " holds no ids; put one vignette id per line");
         }
         return ids;
-    }
-
-    private static ParameterException invalid(CommandSpec spec, String option, String why) {
-        return new ParameterException(spec.commandLine(), "Invalid value for option '" + option + "': " + why);
     }
 }

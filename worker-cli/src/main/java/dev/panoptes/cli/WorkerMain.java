@@ -18,7 +18,6 @@ import picocli.CommandLine.Spec;
 import javax.net.ssl.SSLContext;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
-import java.net.URI;
 import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -59,7 +58,8 @@ import java.util.concurrent.Callable;
                     + " exits 4 when the coordinator rejects it for good (wrong token, unsupported protocol,"
                     + " invalid id). On SIGTERM or SIGINT it tells the coordinator it is draining, finishes and"
                     + " answers the jobs it holds (up to --grace), and exits 0.",
-            "The same jar is also the coordinator ('coordinator --suite FILE'), exports results ('results')"
+            "The same jar is also the coordinator ('coordinator --suite FILE'), a whole run on one machine"
+                    + " ('eval --suite FILE --model-api URL'), exports results ('results')"
                     + " and runs the whole system on this machine ('demo'), or only a stub model API to try a"
                     + " worker against ('stub-model'); see '<command> --help'."
         },
@@ -103,32 +103,22 @@ public final class WorkerMain implements Callable<Integer> {
     @Mixin
     private VerboseMixin verbose;
 
+    @Mixin
+    private ModelApiOptions modelApiOptions;
+
     @Option(names = "--coordinator", order = 10, paramLabel = "HOST:PORT", converter = HostPortConverter.class,
             description = "Where the coordinator listens, e.g. 10.0.0.5:7070. Required.")
     private InetSocketAddress coordinator;
-
-    @Option(names = "--model-api", order = 20, paramLabel = "URL", converter = HttpUrlConverter.class,
-            description = "Base URL of an OpenAI-compatible API, e.g. http://localhost:8000/v1. Required.")
-    private URI modelApi;
 
     @Option(names = "--model", order = 30, paramLabel = "NAME",
             description = "A model this worker serves, e.g. llama-3.1-8b; repeat for several. The coordinator sends"
                     + " only jobs for these models. Default: every model the API lists (GET /models).")
     private List<String> models = new ArrayList<>();
 
-    @Option(names = "--api-key", order = 40, paramLabel = "KEY",
-            description = "The model API's key. Default: the " + API_KEY_ENV + " environment variable."
-                    + " Never printed.")
-    private String apiKey;
-
     @Option(names = "--id", order = 50, paramLabel = "ID", converter = WorkerIdConverter.class,
             description = "This worker's id: 1 to 128 characters from [A-Za-z0-9._:@-]."
                     + " Default: <host name>-<pid>.")
     private String id;
-
-    @Option(names = "--capacity", order = 60, paramLabel = "N", defaultValue = "4", converter = CapacityConverter.class,
-            description = "How many jobs to run at once (1 to " + CapacityConverter.MAX + "). Default: ${DEFAULT-VALUE}.")
-    private int capacity;
 
     @Option(names = "--token", order = 70, paramLabel = "TOKEN",
             description = "The coordinator's shared secret. Default: the " + TOKEN_ENV + " environment variable."
@@ -148,15 +138,6 @@ public final class WorkerMain implements Callable<Integer> {
             description = "On SIGTERM/SIGINT, how long to wait for running jobs before exiting."
                     + " Default: ${DEFAULT-VALUE}.")
     private Duration grace;
-
-    @Option(names = "--request-timeout", order = 110, paramLabel = "DURATION", converter = DurationConverter.class,
-            description = "How long one model API request may take. Default: the HTTP client's own.")
-    private Duration requestTimeout;
-
-    @Option(names = "--no-model-check", order = 120,
-            description = "Skip the check of the model API before registering (for a server that the check"
-                    + " misjudges). Without the check, a wrong URL, key or model fails every job instead.")
-    private boolean noModelCheck;
 
     @Mixin
     private MetricsOptions admin;
@@ -232,6 +213,7 @@ public final class WorkerMain implements Callable<Integer> {
     public static CommandLine newCommandLine(Map<String, String> env, WorkerStarter starter) {
         CommandLine cmd = new CommandLine(new WorkerMain(env, starter));
         cmd.addSubcommand(new CoordinatorCommand(env));
+        cmd.addSubcommand(new EvalCommand(env));
         cmd.addSubcommand(new ResultsCommand());
         cmd.addSubcommand(new StatusCommand(env));
         cmd.addSubcommand(new ReportCommand());
@@ -269,7 +251,7 @@ public final class WorkerMain implements Callable<Integer> {
                 throw new ParameterException(spec.commandLine(), "Invalid value for option '--model': must not be empty");
             }
         }
-        if (models.isEmpty() && noModelCheck) {
+        if (models.isEmpty() && modelApiOptions.noModelCheck) {
             throw new ParameterException(spec.commandLine(), "Missing required option '--model=NAME': without the"
                     + " model API check (--no-model-check) the worker cannot ask the API which models it serves");
         }
@@ -288,13 +270,10 @@ public final class WorkerMain implements Callable<Integer> {
             options = options.withHeartbeatTimeout(heartbeatTimeout);
         }
         options = options.withTls(tlsContext());
-        String key = firstSet(apiKey, env.get(API_KEY_ENV));
-        if (key != null) {
-            checkApiKey(key.strip(), firstSet(apiKey, null) != null
-                    ? "option '--api-key'" : "environment variable " + API_KEY_ENV);
-        }
-        WorkerSettings settings = new WorkerSettings(coordinator, modelApi, List.copyOf(new LinkedHashSet<>(models)), key,
-                id == null ? WorkerIds.defaultId() : id, capacity, options, grace, requestTimeout, !noModelCheck,
+        String key = modelApiOptions.apiKey(spec, env);
+        WorkerSettings settings = new WorkerSettings(coordinator, modelApiOptions.modelApi,
+                List.copyOf(new LinkedHashSet<>(models)), key, id == null ? WorkerIds.defaultId() : id,
+                modelApiOptions.capacity, options, grace, modelApiOptions.requestTimeout, !modelApiOptions.noModelCheck,
                 verbose.isVerbose(), admin.metrics, admin.insecure);
         return starter.start(settings);
     }
@@ -310,7 +289,7 @@ public final class WorkerMain implements Callable<Integer> {
         if (!models.isEmpty()) {
             labels.put("model", models.get(0));
         }
-        labels.put("endpoint", Redaction.url(modelApi.toString()).replaceAll("/+$", ""));
+        labels.put("endpoint", Redaction.url(modelApiOptions.modelApi.toString()).replaceAll("/+$", ""));
         return labels;
     }
 
@@ -336,7 +315,7 @@ public final class WorkerMain implements Callable<Integer> {
         if (coordinator == null) {
             missing.add("'--coordinator=HOST:PORT'");
         }
-        if (modelApi == null) {
+        if (modelApiOptions.modelApi == null) {
             missing.add("'--model-api=URL'");
         }
         if (!missing.isEmpty()) {
@@ -345,20 +324,8 @@ public final class WorkerMain implements Callable<Integer> {
         }
     }
 
-    /** Refuses a key an HTTP header cannot carry, without repeating the key. */
-    private void checkApiKey(String key, String source) {
-        for (int i = 0; i < key.length(); i++) {
-            char c = key.charAt(i);
-            if (c <= 0x20 || c >= 0x7f) {
-                throw new ParameterException(spec.commandLine(), "Invalid value for " + source
-                        + ": an API key must be printable ASCII without spaces; character " + (i + 1)
-                        + " is not (the key itself is not printed)");
-            }
-        }
-    }
-
     /** The option's value, else the environment's; blank counts as not given. */
-    private static String firstSet(String option, String fromEnv) {
+    static String firstSet(String option, String fromEnv) {
         if (option != null && !option.isBlank()) {
             return option;
         }

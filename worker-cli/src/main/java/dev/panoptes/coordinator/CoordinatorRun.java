@@ -43,6 +43,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -50,7 +51,10 @@ import java.util.function.Consumer;
  * One run of the {@code coordinator} command: load and plan the suite, open the store, listen
  * for workers, schedule every job, print progress and the summary. Separate from the picocli
  * command so that the demo and the tests drive the same code; the words it prints are
- * {@link RunLines}', the locks {@link StoreLock}'s, the grading {@link JudgePhase}'s.
+ * {@link RunLines}', the locks {@link StoreLock}'s, the grading {@link JudgePhase}'s. Its workers
+ * connect to its worker server, or one runs in this process ({@link #withInProcessWorker}). It
+ * runs past 500 lines because the run's sequence, with every way a run ends, is one idea that
+ * reads best in one place.
  *
  * <p>Over 500 lines because the run's one sequence (lock, plan, listen, serve from the cache,
  * schedule, grade, summarise, and each way it can stop) reads best in one place beside the setters
@@ -123,6 +127,8 @@ public final class CoordinatorRun {
     private SuiteSubset subset = SuiteSubset.ALL;
     /** When answers the database holds are served instead of asking a model (--no-cache, --cache-max-age). */
     private CachePolicy cache = CachePolicy.defaults();
+    /** The one worker in this process, instead of a worker server; null for a fleet. */
+    private WorkerHandle inProcessWorker;
 
     /**
      * @param workerCommand how a user starts a worker, printed with the listening address
@@ -208,6 +214,22 @@ public final class CoordinatorRun {
         this.governor = enabled ? new EndpointGovernor(ceiling) : null;
         return this;
     }
+
+    /**
+     * Runs every job on this worker, in this process (the {@code eval} command: one machine, one
+     * command), instead of listening for workers: no socket, no token, no TLS; the same scheduler,
+     * store, locks and summary. The worker joins once the run is planned and the store open; the
+     * caller owns it (closes it after {@link #run()}). Nothing is framed on the way to it, so no
+     * vignette is too big to send (the frame limit is lifted). Call before {@link #run()}.
+     *
+     * @param worker an in-process worker, such as {@link ModelApiWorker#handle()}
+     */
+    public CoordinatorRun withInProcessWorker(WorkerHandle worker) {
+        this.inProcessWorker = Objects.requireNonNull(worker, "worker");
+        this.maxFrameBytes = Integer.MAX_VALUE;
+        return this;
+    }
+
 
     /**
      * Stores results in this database (a SQLite file or a shared PostgreSQL database) instead of
@@ -351,7 +373,7 @@ public final class CoordinatorRun {
         // On PostgreSQL, coordinators share the database but not a run: refused before anything is bound.
         try (StoreLock runLock = target.lockRun(plan.runId(), settings.listen());
              ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
-             WorkerServer server = WorkerServer.start(serverOptions(), pool, withStatus(fleet = new FleetReporter(progress).governedBy(governor)));
+             WorkerServer server = startServer(pool, fleet = new FleetReporter(progress).governedBy(governor));
              JdbcResultStore store = target.open().withScoring(scoring)) {
             AtomicReference<StoreLock.LostException> lockLost = new AtomicReference<>();
             // Only the run lock can vanish while this process lives (SQLite's OS lock cannot). A
@@ -368,21 +390,28 @@ public final class CoordinatorRun {
             store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(RunLines.plan(settings, suite, plan));
-            InetSocketAddress address = server.address();
-            lock.listening(address);
-            runLock.listening(address);
-            progress.message("listening for workers on " + hostPort(address) + "; results go to " + target
-                    + "; each attempt of a job may take " + Durations.format(settings.jobTimeout())
-                    + " (--job-timeout)");
-            progress.message(RunLines.workerHint(workerCommand, address, settings,
-                    tlsContext == null ? null : tlsCaForWorkers, tlsClientCertificates));
+            InetSocketAddress address = server == null ? null : server.address();
+            if (server == null) {
+                progress.message(RunLines.inProcess(inProcessWorker, target, settings));
+                pool.add(inProcessWorker);
+            } else {
+                lock.listening(address);
+                runLock.listening(address);
+                progress.message("listening for workers on " + hostPort(address) + "; results go to " + target
+                        + "; each attempt of a job may take " + Durations.format(settings.jobTimeout())
+                        + " (--job-timeout)");
+                progress.message(RunLines.workerHint(workerCommand, address, settings,
+                        tlsContext == null ? null : tlsCaForWorkers, tlsClientCertificates));
+            }
             pool.addListener(new ModelWatcher(pool, settings.models(), RunScoring.judgeModelOf(settings.scorer()),
                     progress::message));
             CoordinatorAdmin adminNow = admin;
             if (adminNow != null) {
                 progress.message(RunLines.adminEndpoint(adminNow.address(), settings.token() != null));
             }
-            onListening.accept(address);
+            if (address != null) {
+                onListening.accept(address);
+            }
             SchedulerOptions options = SchedulerOptions.defaults()
                     .withMaxAttempts(settings.maxAttempts())
                     .withWaitForWorkers(settings.waitForWorkers())
@@ -478,6 +507,11 @@ public final class CoordinatorRun {
             err.println(text);
             err.flush();
         }
+    }
+
+    /** The worker server, listening; null when the run's worker is in process (nothing is bound). */
+    private WorkerServer startServer(SharedPool pool, FleetReporter fleet) throws IOException {
+        return inProcessWorker != null ? null : WorkerServer.start(serverOptions(), pool, withStatus(fleet));
     }
 
     private ServerOptions serverOptions() {

@@ -1,9 +1,11 @@
 package dev.panoptes.coordinator;
 
+import dev.panoptes.console.Durations;
 import dev.panoptes.control.Plural;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.cache.CachePlan;
 import dev.panoptes.control.cache.CachePolicy;
+import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.schedule.EndpointGovernor;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.score.RunScoring;
@@ -46,6 +48,14 @@ final class RunLines {
                 + (settings.token() == null ? "" : " --token \"$PANOPTES_TOKEN\"")
                 + (tlsCa == null ? "" : " --tls --tls-ca " + tlsCa)
                 + (clientCertificates ? " --tls-cert WORKER.crt --tls-key WORKER.key" : "");
+    }
+
+    /** Where the run's answers come from and go when its worker runs in this process. */
+    static String inProcess(WorkerHandle worker, DatabaseTarget target, CoordinatorSettings settings) {
+        return "running in this process on worker " + worker.id() + " (" + Plural.of(worker.capacity(), "job")
+                + " at once" + (worker.endpoint() == null ? "" : ", model API " + worker.endpoint())
+                + "); results go to " + target + "; each attempt of a job may take "
+                + Durations.format(settings.jobTimeout()) + " (--job-timeout)";
     }
 
     /** What the run is: the suite's size times the models and epochs, in how many jobs, and its scorer. */

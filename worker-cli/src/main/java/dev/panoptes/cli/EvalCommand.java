@@ -1,0 +1,189 @@
+package dev.panoptes.cli;
+
+import dev.panoptes.control.score.RunScoring;
+import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.control.suite.SuiteSubset;
+import dev.panoptes.coordinator.CoordinatorRun;
+import dev.panoptes.coordinator.DryRun;
+import dev.panoptes.coordinator.RunGates;
+import dev.panoptes.coordinator.CoordinatorSettings;
+import dev.panoptes.coordinator.ModelApiWorker;
+import dev.panoptes.eval.http.ModelApiCheck;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code java -jar worker.jar eval --suite FILE --model M --model-api URL}: a whole run on one
+ * machine in one command. The coordinator's run (the same scheduler, store, locks and summary as
+ * {@code coordinator}) with one worker in this process instead of a worker server: the worker's
+ * model client, checked as a worker checks it, answers the jobs directly, with no socket between
+ * them. The run's options are {@link RunOptions} (as {@code coordinator} takes them), the model
+ * API's {@link ModelApiOptions} (as the worker takes them); this class only puts them together,
+ * through {@link ModelApiWorker} and {@link CoordinatorRun#withInProcessWorker}. Runs on the
+ * command's thread; Ctrl-C stops it keeping what was stored.
+ */
+@Command(name = "eval",
+        sortOptions = false,
+        usageHelpWidth = 100,
+        mixinStandardHelpOptions = true,
+        description = {
+            "Runs an eval suite on this machine in one command: a coordinator and its worker in one process,"
+                    + " asking an OpenAI-compatible model API and storing one record per vignette in a SQLite (or"
+                    + " PostgreSQL) database, with the summary the coordinator prints.",
+            "Before the run it checks that the model API answers and serves every --model (as a worker does;"
+                    + " --no-model-check skips it), and exits " + EvalCommand.EXIT_MODEL_API_UNUSABLE + " when it"
+                    + " does not, having run nothing.",
+            "Running the same command again against the same --db resumes the run. To spread a suite over"
+                    + " several machines, run 'coordinator' and workers instead: the database and the run are"
+                    + " the same."
+        },
+        exitCodeListHeading = "%nExit codes:%n",
+        exitCodeList = {
+            "0:every job completed",
+            "1:failed at run time (for example the --db is in use by another coordinator)",
+            "2:invalid command line or suite file",
+            "3:the run ended with jobs that failed for good (listed in the summary), or answers left ungraded",
+            "4:the run's PostgreSQL lock was lost mid-run: the run stopped, what was stored is kept; run the same"
+                    + " command again to resume",
+            "5:every job completed, with more failed answers than --max-error-rate allows",
+            "6:every job completed, and a model's accuracy is below --fail-under",
+            "7:the --max-cost budget stopped the run (what was sent is stored; a larger budget resumes)",
+            EvalCommand.EXIT_MODEL_API_UNUSABLE + ":the model API is unreachable or unusable as configured: bad URL,"
+                    + " key or model (the message says which); nothing was run",
+            "130:interrupted (Ctrl-C); run the same command again to resume"
+        },
+        footerHeading = "%nEnvironment:%n",
+        footer = {
+            "  OPENAI_API_KEY   the model API key when --api-key is not given",
+            "",
+            "Suite file: as for 'coordinator' (see 'coordinator --help').",
+            "",
+            "Example:",
+            "  java -jar worker.jar eval --suite evals/math.jsonl --model llama-3.1-8b \\",
+            "      --model-api http://localhost:8000/v1 --db math.db --capacity 8"
+        })
+public final class EvalCommand implements Callable<Integer> {
+    /** Exit code when the model API is unreachable or unusable as configured; nothing was run. */
+    public static final int EXIT_MODEL_API_UNUSABLE = 8;
+    /**
+     * How long the run may have no usable worker before it fails what remains: the coordinator's
+     * default, since the one worker is quarantined for a while when its model API falters mid-run.
+     */
+    private static final Duration WAIT_FOR_WORKERS = Duration.ofMinutes(5);
+
+    @Spec
+    private CommandSpec spec;
+
+    @Mixin
+    private VerboseMixin verbose;
+
+    @Mixin
+    private RunOptions runOptions;
+
+    @Mixin
+    private ModelApiOptions modelApiOptions;
+
+    @Mixin
+    private SubsetOptions subsetOptions;
+
+    @Mixin
+    private CacheOptions cache;
+
+    @Mixin
+    private CostOptions cost;
+
+    @Mixin
+    private GateOptions gates;
+
+    @Mixin
+    private ProgressOption progress;
+
+    private final Map<String, String> env;
+
+    /** @param env the environment to read {@value WorkerMain#API_KEY_ENV} from */
+    public EvalCommand(Map<String, String> env) {
+        this.env = Map.copyOf(env);
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        verbose.applyQuietingLibrary();
+        if (modelApiOptions.modelApi == null) {
+            throw new ParameterException(spec.commandLine(), "Missing required option: '--model-api=URL' (the"
+                    + " OpenAI-compatible API to ask, e.g. http://localhost:8000/v1)");
+        }
+        // No worker server: the address only names this process in the database's lock.
+        CoordinatorSettings settings = runOptions.settings(spec, env,
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), null, WAIT_FOR_WORKERS,
+                Duration.ofSeconds(5), null);
+        SuiteSubset subset = subsetOptions.subset(spec);
+        if (subsetOptions.dryRun) {
+            return CoordinatorCommand.dryRun(spec, new DryRun(settings, subset));
+        }
+        RunGates runGates = CoordinatorCommand.gates(spec, runOptions, cost, gates, settings);
+        String key = modelApiOptions.apiKey(spec, env);
+        PrintWriter err = spec.commandLine().getErr();
+        try (ModelApiWorker worker = ModelApiWorker.open(modelApiOptions.modelApi, key, served(settings),
+                modelApiOptions.capacity, modelApiOptions.requestTimeout)) {
+            if (!modelApiOptions.noModelCheck && !usable(worker.check(), err)) {
+                return EXIT_MODEL_API_UNUSABLE;
+            }
+            CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), err,
+                    progress.live(), Jars.selfCommand())
+                    // One worker, whose client retries 429s itself: there is no fleet to govern.
+                    .withRateGovernor(false, 0)
+                    .withGates(runGates)
+                    .withCache(cache.policy(spec))
+                    .withSubset(subset)
+                    .withDatabase(runOptions.database)
+                    .withInProcessWorker(worker.handle());
+            try {
+                return CoordinatorCommand.runInterruptibly(run);
+            } catch (SuiteFormatException e) {
+                return CoordinatorCommand.suiteProblems(spec, e);
+            } catch (SuiteSubset.UnknownIdsException e) {
+                throw CliErrors.invalid(spec, "--sample-id", e.getMessage());
+            }
+        }
+    }
+
+    /** The run's models, and its judge's: what the worker serves and the check asks for. */
+    private static List<String> served(CoordinatorSettings settings) {
+        List<String> models = new ArrayList<>(settings.models());
+        String judge = RunScoring.judgeModelOf(settings.scorer());
+        if (judge != null && !models.contains(judge)) {
+            models.add(judge);
+        }
+        return models;
+    }
+
+    /**
+     * Says what the check found, in the worker's words. A model API that is not up is as unusable
+     * as a wrong one here: no worker is waiting for it elsewhere, so the command says so at once.
+     */
+    private static boolean usable(ModelApiCheck.Result result, PrintWriter err) {
+        if (result.verdict() == ModelApiCheck.Verdict.OK) {
+            err.println(result.message());
+            err.flush();
+            return true;
+        }
+        String message = result.message();
+        err.println("the model API check failed: " + message + (message.endsWith("?") ? "" : ".")
+                + " Nothing was run; exiting with code " + EXIT_MODEL_API_UNUSABLE + " (check --model-api,"
+                + " --api-key or " + WorkerMain.API_KEY_ENV + ", and --model; --no-model-check skips the check)");
+        err.flush();
+        return false;
+    }
+}

@@ -1,0 +1,172 @@
+package dev.panoptes.cli;
+
+import dev.panoptes.console.Durations;
+import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.score.RunScoring;
+import dev.panoptes.control.score.Scorers;
+import dev.panoptes.coordinator.CoordinatorSettings;
+import dev.panoptes.coordinator.DatabaseTarget;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What a run is and where it goes, as {@code coordinator} and {@code eval} both take it: the suite,
+ * the models, the scorer, epochs, sampling parameters, the database, job size, attempts and the
+ * error rate allowed. The options of the fleet (listening, tokens, heartbeats, TLS) stay with the
+ * coordinator command. Filled in by picocli; read on the command's thread.
+ */
+final class RunOptions {
+    @Option(names = "--suite", order = 20, paramLabel = "FILE", required = true,
+            description = "The suite to run: JSONL, or CSV with a header row (see below). Required.")
+    Path suite;
+
+    @Option(names = "--model", order = 22, paramLabel = "NAME", required = true,
+            description = "A model to evaluate; repeat to compare several in one run (the suite is asked of each)."
+                    + " Each job goes only to a worker whose model API serves its model. Required.")
+    List<String> models = new ArrayList<>();
+
+    @Option(names = "--scorer", order = 24, paramLabel = "SCORER", defaultValue = "exact",
+            description = "How answers are scored against \"expected\": exact, normalized (case, punctuation,"
+                    + " articles, spaces), includes, regex:PATTERN (its first group against expected), numeric"
+                    + " [numeric:TOL or numeric:TOL%%], choice (the letter chosen), judge:MODEL (a judge model grades"
+                    + " with a rubric, on workers that serve MODEL). A vignette's own \"scorer\" overrides it."
+                    + " Default: ${DEFAULT-VALUE}.")
+    String scorer;
+
+    @Option(names = "--epochs", order = 26, paramLabel = "N", defaultValue = "1",
+            description = "Ask each vignette N times (with seeds 0..N-1 added to --seed); the summary's confidence"
+                    + " intervals then cluster by vignette. Default: ${DEFAULT-VALUE}.")
+    int epochs;
+
+    @Option(names = "--few-shot", order = 28, paramLabel = "FILE",
+            description = "JSONL of {\"input\": ..., \"answer\": ...} examples, put before every prompt as chat turns.")
+    Path fewShot;
+
+    @Option(names = "--group-by", order = 29, paramLabel = "KEY",
+            description = "Also report accuracy per value of this metadata key.")
+    String groupBy;
+
+    @Option(names = "--db", order = 30, paramLabel = "FILE|URL", defaultValue = "panoptes.db",
+            description = "Where results go: a SQLite file, created when missing, or a PostgreSQL database shared"
+                    + " by several coordinators, postgresql://[user@]host[:port]/dbname[?params] (its tables are"
+                    + " created when missing). Default: ${DEFAULT-VALUE}.")
+    String db;
+
+    @Option(names = "--db-password-file", order = 31, paramLabel = "FILE",
+            description = "A file whose first line is the PostgreSQL password. Default: the "
+                    + DatabaseTarget.PASSWORD_ENV + " or " + DatabaseTarget.PG_PASSWORD_ENV + " environment"
+                    + " variable. Never on the command line; never printed.")
+    Path dbPasswordFile;
+
+    @Option(names = "--job-size", order = 40, paramLabel = "N", defaultValue = "8",
+            description = "Vignettes per job. Default: ${DEFAULT-VALUE}.")
+    int jobSize;
+
+    @Option(names = "--system", order = 60, paramLabel = "TEXT", description = "A system message for every prompt.")
+    String system;
+
+    @Option(names = "--temperature", order = 70, paramLabel = "T", description = "Sampling temperature, 0 to 2.")
+    Double temperature;
+
+    @Option(names = "--max-tokens", order = 80, paramLabel = "N", description = "The most tokens per answer.")
+    Integer maxTokens;
+
+    @Option(names = "--seed", order = 90, paramLabel = "N", description = "A sampling seed, for APIs that take one.")
+    Long seed;
+
+    @Option(names = "--run-label", order = 95, paramLabel = "TEXT", defaultValue = "",
+            description = "Mixed into the run's id: a new label starts the suite afresh in the same --db"
+                    + " (for example the model's name).")
+    String runLabel;
+
+    @Option(names = "--max-attempts", order = 100, paramLabel = "N", defaultValue = "3",
+            description = "Dispatches of a job before it is reported failed. Default: ${DEFAULT-VALUE}.")
+    int maxAttempts;
+
+    @Option(names = "--max-error-rate", order = 105, paramLabel = "R", defaultValue = "0",
+            converter = ShareConverter.class,
+            description = "A vignette the model API refuses for what it holds (HTTP 400 such as"
+                    + " context_length_exceeded, 413, 422, a content filter) is stored as a failed answer with the"
+                    + " API's error, and its neighbours are still asked. Exit 5 when failed answers are more than"
+                    + " this share (0 to 1, or a percentage such as 5%) of the answers stored; 0 for any. Default: ${DEFAULT-VALUE}.")
+    double maxErrorRate;
+
+    @Option(names = "--job-timeout", order = 135, paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "How long one attempt of a job may take before it is cancelled on its worker and sent"
+                    + " to another. Default: --job-size x 5m (the model client's budget for one model call,"
+                    + " retries included).")
+    Duration jobTimeout;
+
+    /** Set by {@link #settings}: where results go, with the PostgreSQL password when there is one. */
+    DatabaseTarget database;
+
+    /**
+     * Checks these options and makes the run's settings with the fleet's parts given.
+     *
+     * @param token the workers' token, or null
+     * @throws ParameterException when an option is invalid (exit 2), naming it
+     */
+    CoordinatorSettings settings(CommandSpec spec, Map<String, String> env, InetSocketAddress listen, String token,
+                                 Duration waitForWorkers, Duration heartbeatInterval, Duration heartbeatTimeout) {
+        if (!Files.isRegularFile(suite)) {
+            throw CliErrors.invalid(spec, "--suite", "no such file: " + suite);
+        }
+        if (epochs < 1) {
+            throw CliErrors.invalid(spec, "--epochs", "must be at least 1, got " + epochs);
+        }
+        for (String m : models) {
+            if (m.isBlank()) {
+                throw CliErrors.invalid(spec, "--model", "must not be empty");
+            }
+        }
+        if (new HashSet<>(models).size() != models.size()) {
+            throw CliErrors.invalid(spec, "--model", "each model once, got " + models);
+        }
+        try {
+            RunScoring.check(scorer);
+        } catch (IllegalArgumentException e) {
+            throw CliErrors.invalid(spec, "--scorer", e.getMessage());
+        }
+        if (Scorers.isJudge(scorer) && RunScoring.judgeModel(scorer) == null) {
+            throw CliErrors.invalid(spec, "--scorer", "name the judge model, as in judge:gpt-4o (any model some worker serves)");
+        }
+        if (fewShot != null && !Files.isRegularFile(fewShot)) {
+            throw CliErrors.invalid(spec, "--few-shot", "no such file: " + fewShot);
+        }
+        if (jobSize < 1) {
+            throw CliErrors.invalid(spec, "--job-size", "must be at least 1, got " + jobSize);
+        }
+        if (maxAttempts < 1) {
+            throw CliErrors.invalid(spec, "--max-attempts", "must be at least 1, got " + maxAttempts);
+        }
+        if (temperature != null && (temperature < 0 || temperature > 2)) {
+            throw CliErrors.invalid(spec, "--temperature", "must be between 0 and 2, got " + temperature);
+        }
+        if (maxTokens != null && maxTokens < 1) {
+            throw CliErrors.invalid(spec, "--max-tokens", "must be at least 1, got " + maxTokens);
+        }
+        if (jobTimeout != null && jobTimeout.toMillis() < 1) {
+            throw CliErrors.invalid(spec, "--job-timeout", "must be at least 1ms, got " + Durations.format(jobTimeout));
+        }
+        database = CoordinatorCommand.database(spec, db, dbPasswordFile, env);
+        if (database instanceof DatabaseTarget.Sqlite sqlite) {
+            Path parent = sqlite.file().toAbsolutePath().getParent();
+            if (parent != null && !Files.isDirectory(parent)) {
+                throw CliErrors.invalid(spec, "--db", "the folder " + parent + " does not exist");
+            }
+        }
+        return new CoordinatorSettings(listen, suite, database.settingsPath(), jobSize, runLabel, token,
+                new SpecParams(system, temperature, maxTokens, seed), maxAttempts, waitForWorkers, heartbeatInterval,
+                heartbeatTimeout, jobTimeout, models, scorer, epochs, fewShot, groupBy);
+    }
+}
