@@ -27,7 +27,8 @@ import java.util.concurrent.Callable;
         sortOptions = false,
         mixinStandardHelpOptions = true,
         description = {"Writes the stored runs in another evaluation tool's format into a folder.",
-            "inspect: Inspect AI eval logs (.json), one per run and model, with the folder's listing.json:"
+            "inspect: Inspect AI eval logs (.json, or .eval with --log-format eval), one per run and model, with the"
+                    + " folder's listing.json:"
                     + " open the folder with 'inspect view --log-dir DIR' or the Inspect log viewer."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:written", "1:the database could not be read or a file not written",
@@ -43,6 +44,12 @@ final class ExportCommand extends StoredRunsCommand implements Callable<Integer>
     @Option(names = "--out", order = 21, paramLabel = "DIR", required = true,
             description = "The folder to write into (created when missing; files of the same name are replaced).")
     private Path out;
+
+    @Option(names = "--log-format", order = 22, paramLabel = "FORM", defaultValue = "json",
+            converter = LogFormatConverter.class,
+            description = "inspect only: json (one JSON document per log) or eval (Inspect's zip, which the viewer"
+                    + " opens a sample at a time). Default: ${DEFAULT-VALUE}.")
+    private InspectLog.LogFormat logFormat;
 
     @Option(names = "--scoring", order = 30, paramLabel = "N",
             description = "Export the scores of this scoring of each run (1 is the first; rescore adds more)."
@@ -63,7 +70,7 @@ final class ExportCommand extends StoredRunsCommand implements Callable<Integer>
         List<Path> files = new ArrayList<>();
         for (RunData run : runs) {
             switch (format) {
-                case inspect -> files.addAll(InspectLog.write(run, out));
+                case inspect -> files.addAll(InspectLog.write(run, out, logFormat));
             }
         }
         PrintWriter stdout = spec.commandLine().getOut();

@@ -9,7 +9,6 @@ import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.suite.RunManifest;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -26,8 +25,9 @@ import java.util.Set;
 /**
  * Writes a stored run as Inspect AI eval logs, so that {@code inspect view}, the Inspect log
  * viewer and Inspect's Python API ({@code read_eval_log}) open Panoptes' results: one log per
- * model in the log format's {@code .json} form (format version 2), and the folder's
- * {@code listing.json}, which the viewer reads to list the logs.
+ * model (format version 2), as one JSON document or as Inspect's {@code .eval} zip
+ * ({@link LogFormat}), and the folder's {@code listing.json}, which the viewer reads to list
+ * the logs.
  *
  * <p>Each log holds the eval spec (task = the suite, its dataset, the model, the config with
  * epochs and the sampling parameters of the run's manifest), the results (the run's scorer with
@@ -52,29 +52,59 @@ public final class InspectLog {
     private InspectLog() {
     }
 
+    /** The two files an Inspect log can be: the same log, as one JSON document or as a zip. */
+    public enum LogFormat {
+        /** One JSON document: simple to read with any tool, loaded whole by the viewer. */
+        JSON(".json"),
+        /** Inspect's {@code .eval} zip: the viewer reads a sample only when it is opened. */
+        EVAL(".eval");
+
+        private final String extension;
+
+        LogFormat(String extension) {
+            this.extension = extension;
+        }
+
+        /** The file name's ending, with its dot. */
+        public String extension() {
+            return extension;
+        }
+    }
+
+    /**
+     * Writes one {@code .json} log per model of a run into {@code dir}: see
+     * {@link #write(RunData, Path, LogFormat)}.
+     */
+    public static List<Path> write(RunData run, Path dir) throws IOException {
+        return write(run, dir, LogFormat.JSON);
+    }
+
     /**
      * Writes one log per model of a run into {@code dir} (created when missing) and adds them to
      * the folder's {@value #LISTING}, keeping the entries of other logs already listed there.
      *
-     * @param run the run, as {@link RunDataLoader} reads it
-     * @param dir the log folder
+     * @param run    the run, as {@link RunDataLoader} reads it
+     * @param dir    the log folder
+     * @param format the logs' file form
      * @return the logs written, in model order
      * @throws IOException when a file cannot be written, or an existing listing is not JSON
      */
-    public static List<Path> write(RunData run, Path dir) throws IOException {
+    public static List<Path> write(RunData run, Path dir, LogFormat format) throws IOException {
         Objects.requireNonNull(run, "run");
+        Objects.requireNonNull(format, "format");
         Files.createDirectories(dir);
         RunStats stats = RunStats.of(run, null);
         ObjectNode listing = readListing(dir.resolve(LISTING));
         List<Path> written = new ArrayList<>();
         for (RunStats.ModelStats model : stats.models()) {
             ObjectNode log = log(run, stats, model.model());
-            Path file = dir.resolve(fileName(run, model.model()));
-            writeAtomically(file, PRETTY.writeValueAsString(log));
+            Path file = dir.resolve(fileName(run, model.model(), format));
+            writeAtomically(file, format == LogFormat.EVAL ? InspectEvalArchive.zip(log)
+                    : PRETTY.writeValueAsBytes(log));
             listing.set(file.getFileName().toString(), listingEntry(log));
             written.add(file);
         }
-        writeAtomically(dir.resolve(LISTING), PRETTY.writeValueAsString(listing));
+        writeAtomically(dir.resolve(LISTING), PRETTY.writeValueAsBytes(listing));
         return written;
     }
 
@@ -119,13 +149,14 @@ public final class InspectLog {
     }
 
     /**
-     * The log's file name as Inspect names its own: {@code <started>_<task>_<id>.json}, with the
-     * run id and the model in the id so that every model of every run has its own file.
+     * The log's file name as Inspect names its own: {@code <started>_<task>_<id>.json} (or
+     * {@code .eval}), with the run id and the model in the id so that every model of every run has
+     * its own file.
      */
-    public static String fileName(RunData run, String model) {
+    public static String fileName(RunData run, String model, LogFormat format) {
         Instant started = run.info().startedAt() == null ? Instant.EPOCH : run.info().startedAt();
-        return TIME.format(started).replace(':', '-') + "_" + slug(task(run.info())) + "_" + slug(run.info().runId()) + "-"
-                + slug(model) + ".json";
+        return TIME.format(started).replace(':', '-') + "_" + slug(task(run.info())) + "_"
+                + slug(run.info().runId()) + "-" + slug(model) + format.extension();
     }
 
     /** The task name: the suite file's name without folder and extension ("suite" when unknown). */
@@ -282,9 +313,9 @@ public final class InspectLog {
         return object;
     }
 
-    private static void writeAtomically(Path file, String text) throws IOException {
+    private static void writeAtomically(Path file, byte[] content) throws IOException {
         Path temporary = file.resolveSibling(file.getFileName() + ".tmp");
-        Files.writeString(temporary, text, StandardCharsets.UTF_8);
+        Files.write(temporary, content);
         Files.move(temporary, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 

@@ -53,7 +53,7 @@ class ExportCommandTest {
     }
 
     @Test
-    void writesAnInspectLogPerModelAndTheListing() throws Exception {
+    void writesAnInspectLogPerModelInEitherFormAndTheListing() throws Exception {
         Path logs = dir.resolve("logs");
 
         assertThat(execute("export", "--db", db.toString(), "--format", "inspect", "--out", logs.toString()))
@@ -67,10 +67,16 @@ class ExportCommandTest {
                 .isEqualTo(0.5);
         assertThat(eval.get("samples")).hasSize(2);
         assertThat(JSON.readTree(logs.resolve("listing.json").toFile()).has(log.getFileName().toString())).isTrue();
+
+        out.getBuffer().setLength(0);
+        assertThat(execute("export", "--db", db.toString(), "--format", "inspect", "--log-format", "eval", "--out",
+                logs.toString())).isZero();
+        assertThat(logs.resolve("1970-01-01T00-00-00+00-00_math_" + RUN + "-m.eval")).isRegularFile();
+        assertThat(JSON.readTree(logs.resolve("listing.json").toFile()).size()).as("both forms listed").isEqualTo(2);
     }
 
     @Test
-    void refusesAFileAsTheFolderAMissingOrUnknownFormatAndAnUnknownRun() throws Exception {
+    void refusesAFileAsTheFolderAMissingOrUnknownFormatOrLogFormatAndAnUnknownRun() throws Exception {
         Path file = Files.writeString(dir.resolve("a-file"), "x");
         assertThat(execute("export", "--db", db.toString(), "--format", "inspect", "--out", file.toString()))
                 .isEqualTo(2);
@@ -84,6 +90,12 @@ class ExportCommandTest {
         assertThat(execute("export", "--db", db.toString(), "--format", "promptfoo", "--out", dir.toString()))
                 .isEqualTo(2);
         assertThat(err.toString()).contains("Invalid value for option '--format'").contains("inspect");
+
+        err.getBuffer().setLength(0);
+        assertThat(execute("export", "--db", db.toString(), "--format", "inspect", "--log-format", "zip", "--out",
+                dir.toString())).isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--log-format': 'zip' is not a log format:"
+                + " json or eval");
 
         err.getBuffer().setLength(0);
         assertThat(execute("export", "--db", db.toString(), "--format", "inspect", "--out", dir.resolve("y").toString(),

@@ -2,6 +2,7 @@ package dev.panoptes.report;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.suite.RunManifest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -11,6 +12,8 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
@@ -94,6 +97,35 @@ class InspectLogTest {
         assertThat(entry.get("status").asText()).isEqualTo("success");
         assertThat(entry.get("primary_metric").get("value").asDouble())
                 .isEqualTo(stats.model("m-b").orElseThrow().accuracy().mean());
+    }
+
+    @Test
+    void theEvalFormIsAZipOfTheSameLogWithOneMemberPerSampleAndTheirSummaries() throws Exception {
+        RunData run = withManifest(ReportFixtures.run());
+        ObjectNode log = InspectLog.log(run, RunStats.of(run, null), "m-a");
+
+        Path zip = InspectLog.write(run, dir, InspectLog.LogFormat.EVAL).get(0);
+
+        assertThat(zip.getFileName().toString()).isEqualTo("2025-05-01T10-00-00+00-00_capitals-sums-_r-1-m-a.eval");
+        try (ZipFile file = new ZipFile(zip.toFile())) {
+            List<String> names = file.stream().map(ZipEntry::getName).toList();
+            assertThat(names).containsExactly("_journal/start.json", "samples/v1_epoch_1.json", "samples/v1_epoch_2.json",
+                    "samples/v2_epoch_1.json", "samples/v2_epoch_2.json", "samples/v3_epoch_1.json",
+                    "samples/v3_epoch_2.json", "_journal/summaries/1.json", "summaries.json", "header.json");
+            JsonNode header = JSON.readTree(file.getInputStream(file.getEntry("header.json")));
+            ObjectNode withoutSamples = log.deepCopy();
+            withoutSamples.remove("samples");
+            // As text: numbers read back may be of another Java type than those written.
+            assertThat(header.toString()).isEqualTo(withoutSamples.toString());
+            assertThat(JSON.readTree(file.getInputStream(file.getEntry("samples/v2_epoch_2.json"))).toString())
+                    .isEqualTo(log.get("samples").get(3).toString());
+            JsonNode summaries = JSON.readTree(file.getInputStream(file.getEntry("summaries.json")));
+            assertThat(summaries).hasSize(6);
+            assertThat(summaries.get(3).get("scores").get("exact").get("value").asDouble()).isEqualTo(0.0);
+            assertThat(summaries.get(3).get("completed").asBoolean()).isTrue();
+            assertThat(summaries.get(3).has("messages")).isFalse();
+        }
+        assertThat(JSON.readTree(dir.resolve(InspectLog.LISTING).toFile()).has(zip.getFileName().toString())).isTrue();
     }
 
     @Test

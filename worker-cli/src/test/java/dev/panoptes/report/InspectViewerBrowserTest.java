@@ -10,6 +10,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -17,6 +19,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -38,6 +42,7 @@ class InspectViewerBrowserTest {
     private static final Map<String, String> TYPES = Map.of("html", "text/html; charset=utf-8",
             "js", "text/javascript; charset=utf-8", "css", "text/css; charset=utf-8",
             "json", "application/json; charset=utf-8");
+    private static final Pattern RANGE = Pattern.compile("bytes=(\\d+)-(\\d*)");
 
     @TempDir
     Path dir;
@@ -55,6 +60,7 @@ class InspectViewerBrowserTest {
         RunStats.ModelStats model = RunStats.of(run, null).model("m-b").orElseThrow();
         Path logs = dir.resolve("logs");
         String file = InspectLog.write(run, logs).get(1).getFileName().toString();
+        String zip = InspectLog.write(run, logs, InspectLog.LogFormat.EVAL).get(0).getFileName().toString();
 
         HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
@@ -62,9 +68,8 @@ class InspectViewerBrowserTest {
         server.start();
         try (DevToolsPage page = DevToolsPage.start(chromium, Files.createDirectories(dir.resolve("profile")))) {
             page.open("http://127.0.0.1:" + server.getAddress().getPort() + "/#/logs/" + file);
-            // The figures as Panoptes prints them (three decimals), which is also how the viewer rounds these.
-            String accuracy = Figures.ratio(model.accuracy().mean());
-            String stderr = Figures.ratio(model.accuracy().standardError());
+            String accuracy = shown(model.accuracy().mean());
+            String stderr = shown(model.accuracy().standardError());
             JsonNode shown = page.awaitPromise(untilShown(List.of("capitals & <sums>", "m-b", accuracy, "6 Samples")));
             String text = shown.get("text").asText();
             assertThat(shown.get("found").asBoolean()).as("the viewer shows the log; it shows:%n%s", text).isTrue();
@@ -77,9 +82,23 @@ class InspectViewerBrowserTest {
             // in any log it opens; the README says to view logs of suites you trust.
             Path target = Files.createDirectories(Path.of("target"));
             page.screenshot(target.resolve("inspect-viewer.png"));
+
+            // The .eval form of model m-a: the same header, and samples read from the zip.
+            // (A new query, so that the page loads anew rather than only changing its fragment.)
+            page.open("http://127.0.0.1:" + server.getAddress().getPort() + "/?eval#/logs/" + zip);
+            String accuracyA = shown(RunStats.of(run, null).model("m-a").orElseThrow().accuracy().mean());
+            JsonNode zipShown = page.awaitPromise(untilShown(List.of("m-a", "ACCURACY\n" + accuracyA, "answer 2.1",
+                    "6 Samples")));
+            assertThat(zipShown.get("found").asBoolean()).as("the viewer shows the .eval log; it shows:%n%s",
+                    zipShown.get("text").asText()).isTrue();
         } finally {
             server.stop(0);
         }
+    }
+
+    /** A figure as the viewer shows it: rounded to three decimals, without trailing zeros (0.5, 0.833). */
+    private static String shown(double value) {
+        return BigDecimal.valueOf(value).setScale(3, RoundingMode.HALF_UP).stripTrailingZeros().toPlainString();
     }
 
     /**
@@ -95,12 +114,13 @@ class InspectViewerBrowserTest {
                 + " else { setTimeout(check, 50); } })(); })";
     }
 
-    /** Serves a file under {@code root} for a GET, else 404; no listing, nothing outside the root. */
+    /** Serves a file under {@code root} for a GET or HEAD, else 404; no listing, nothing outside the root. */
     private static void serve(HttpExchange exchange, Path root, String prefix) throws IOException {
         try (exchange) {
             String path = exchange.getRequestURI().getPath().substring(prefix.length());
             Path file = root.resolve(path.isEmpty() ? "index.html" : path).normalize();
-            if (!"GET".equals(exchange.getRequestMethod()) || !file.startsWith(root.normalize())
+            boolean head = "HEAD".equals(exchange.getRequestMethod());
+            if (!head && !"GET".equals(exchange.getRequestMethod()) || !file.startsWith(root.normalize())
                     || !Files.isRegularFile(file)) {
                 exchange.sendResponseHeaders(404, -1);
                 return;
@@ -108,9 +128,25 @@ class InspectViewerBrowserTest {
             String name = file.getFileName().toString();
             String type = TYPES.getOrDefault(name.substring(name.lastIndexOf('.') + 1), "application/octet-stream");
             exchange.getResponseHeaders().set("Content-Type", type);
-            exchange.sendResponseHeaders(200, Files.size(file));
+            byte[] content = Files.readAllBytes(file);
+            if (head) {
+                // The .eval reader asks for the size first.
+                exchange.getResponseHeaders().set("Content-Length", String.valueOf(content.length));
+                exchange.sendResponseHeaders(200, -1);
+                return;
+            }
+            // ... and then for the zip's parts by byte range, as a static file server serves them.
+            Matcher range = RANGE.matcher(String.valueOf(exchange.getRequestHeaders().getFirst("Range")));
+            int from = 0;
+            int to = content.length - 1;
+            if (range.matches()) {
+                from = Integer.parseInt(range.group(1));
+                to = range.group(2).isEmpty() ? to : Math.min(to, Integer.parseInt(range.group(2)));
+                exchange.getResponseHeaders().set("Content-Range", "bytes " + from + "-" + to + "/" + content.length);
+            }
+            exchange.sendResponseHeaders(range.matches() ? 206 : 200, to - from + 1);
             try (OutputStream body = exchange.getResponseBody()) {
-                Files.copy(file, body);
+                body.write(content, from, to - from + 1);
             }
         }
     }
