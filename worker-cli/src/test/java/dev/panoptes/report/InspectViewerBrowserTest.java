@@ -70,7 +70,9 @@ class InspectViewerBrowserTest {
             page.open("http://127.0.0.1:" + server.getAddress().getPort() + "/#/logs/" + file);
             String accuracy = shown(model.accuracy().mean());
             String stderr = shown(model.accuracy().standardError());
-            JsonNode shown = page.awaitPromise(untilShown(List.of("capitals & <sums>", "m-b", accuracy, "6 Samples")));
+            // Every text asserted below is waited for: the grid fills its rows after the header.
+            JsonNode shown = page.awaitPromise(untilShown(List.of("capitals & <sums>", "m-b", accuracy, "6 Samples",
+                    "What is the capital of France?", "Name a prime above 10.", "reply 0.0", "reply 2.1")));
             String text = shown.get("text").asText();
             assertThat(shown.get("found").asBoolean()).as("the viewer shows the log; it shows:%n%s", text).isTrue();
             assertThat(text).contains("capitals & <sums>").contains("m-b").contains("exact")
@@ -83,9 +85,16 @@ class InspectViewerBrowserTest {
             Path target = Files.createDirectories(Path.of("target"));
             page.screenshot(target.resolve("inspect-viewer.png"));
 
+            // One sample opened: its chat, system prompt first, and the answer.
+            // (Routed by the fragment, as a person's click routes it: the 5 MB page loads once.)
+            page.evaluate("location.hash = '#/logs/" + file + "/samples/sample/v3/2/'");
+            JsonNode sample = page.awaitPromise(untilShown(List.of("Sample v3 (Epoch 2)", "SYSTEM\n\nBe brief.",
+                    "USER\n\nName a prime above 10.", "ASSISTANT\n\nreply 2.1")));
+            assertThat(sample.get("found").asBoolean()).as("the viewer opens a sample; it shows:%n%s",
+                    sample.get("text").asText()).isTrue();
+
             // The .eval form of model m-a: the same header, and samples read from the zip.
-            // (A new query, so that the page loads anew rather than only changing its fragment.)
-            page.open("http://127.0.0.1:" + server.getAddress().getPort() + "/?eval#/logs/" + zip);
+            page.evaluate("location.hash = '#/logs/" + zip + "'");
             String accuracyA = shown(RunStats.of(run, null).model("m-a").orElseThrow().accuracy().mean());
             JsonNode zipShown = page.awaitPromise(untilShown(List.of("m-a", "ACCURACY\n" + accuracyA, "answer 2.1",
                     "6 Samples")));
