@@ -4,6 +4,7 @@ import dev.panoptes.control.Plural;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.report.Figures;
+import dev.panoptes.report.InspectLog;
 import dev.panoptes.report.LmEvalExport;
 import dev.panoptes.report.RunData;
 import picocli.CommandLine.Command;
@@ -23,13 +24,17 @@ import java.util.concurrent.Callable;
 /**
  * {@code java -jar worker.jar export --format FORMAT --out DIR [--db FILE|URL] [--run ID]}: writes
  * stored runs in another tool's format, so that what people already view and share results with
- * reads Panoptes' runs. Each format is one writer of {@code dev.panoptes.report}, listed in
- * {@link #FORMATS}; the command only resolves the runs and the folder. The command's thread only.
+ * reads Panoptes' runs. Each format is one writer of {@code dev.panoptes.report} ({@link InspectLog},
+ * {@link LmEvalExport}), listed in {@link #FORMATS}; the command only resolves the runs and the
+ * folder. The command's thread only.
  */
 @Command(name = "export",
         sortOptions = false,
         mixinStandardHelpOptions = true,
         description = {"Writes the runs of a result database in another tool's format, into a folder.",
+            "inspect: Inspect AI eval logs (.json, or .eval with --log-format eval), one per run and model, with the"
+                    + " folder's listing.json: open the folder with 'inspect view --log-dir DIR' or the Inspect log"
+                    + " viewer.",
             "lm-eval: lm-evaluation-harness's results_<date>.json and samples_<task>_<date>.jsonl, in one folder"
                     + " per model (as lm_eval --output_path writes them); the accuracy and its standard error are"
                     + " the summary's."},
@@ -40,14 +45,15 @@ final class ExportCommand extends StoredRunsCommand implements Callable<Integer>
     /** Writes one run into a folder and says what it wrote, one line per file set. */
     @FunctionalInterface
     interface Exporter {
-        List<String> export(RunData run, Path dir) throws IOException;
+        List<String> export(ExportCommand command, RunData run, Path dir) throws IOException;
     }
 
     /** The formats by name, in the order --help lists them. */
     static final Map<String, Exporter> FORMATS = new LinkedHashMap<>();
 
     static {
-        FORMATS.put("lm-eval", ExportCommand::lmEval);
+        FORMATS.put("inspect", ExportCommand::inspect);
+        FORMATS.put("lm-eval", (command, run, dir) -> lmEval(run, dir));
     }
 
     @Option(names = "--format", order = 20, required = true, paramLabel = "FORMAT", completionCandidates = Names.class,
@@ -57,6 +63,12 @@ final class ExportCommand extends StoredRunsCommand implements Callable<Integer>
     @Option(names = "--out", order = 21, required = true, paramLabel = "DIR",
             description = "The folder to write into (created when missing; files of the same name are replaced).")
     private Path out;
+
+    @Option(names = "--log-format", order = 22, paramLabel = "FORM", defaultValue = "json",
+            converter = LogFormatConverter.class,
+            description = "inspect only: json (one JSON document per log) or eval (Inspect's zip, which the viewer"
+                    + " opens a sample at a time). Default: ${DEFAULT-VALUE}.")
+    private InspectLog.LogFormat logFormat;
 
     @Option(names = "--scoring", order = 30, paramLabel = "N",
             description = "Export the scores of this scoring of each run (1 is the first; rescore adds more)."
@@ -87,12 +99,17 @@ final class ExportCommand extends StoredRunsCommand implements Callable<Integer>
         }
         PrintWriter console = spec.commandLine().getOut();
         for (RunData run : runs) {
-            for (String line : exporter.export(run, out)) {
+            for (String line : exporter.export(this, run, out)) {
                 console.println(line);
             }
         }
         console.flush();
         return 0;
+    }
+
+    private static List<String> inspect(ExportCommand command, RunData run, Path dir) throws IOException {
+        List<Path> files = InspectLog.write(run, dir, command.logFormat);
+        return List.of("run " + run.info().runId() + ": wrote " + Plural.of(files.size(), "file") + " to " + dir);
     }
 
     private static List<String> lmEval(RunData run, Path dir) throws IOException {

@@ -217,6 +217,7 @@ public final class WorkerMain implements Callable<Integer> {
         cmd.addSubcommand(new ResultsCommand());
         cmd.addSubcommand(new StatusCommand(env));
         cmd.addSubcommand(new ReportCommand());
+        cmd.addSubcommand(new ExportCommand());
         cmd.addSubcommand(new RescoreCommand());
         cmd.addSubcommand(new ExportCommand());
         cmd.addSubcommand(new CompareCommand(env));

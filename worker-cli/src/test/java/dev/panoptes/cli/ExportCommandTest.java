@@ -126,7 +126,7 @@ class ExportCommandTest {
         err.getBuffer().setLength(0);
         assertThat(execute("export", "--db", db.toString(), "--format", "helm", "--out", dir.toString()))
                 .isEqualTo(2);
-        assertThat(err.toString()).contains("'helm' is not a format; the formats are lm-eval");
+        assertThat(err.toString()).contains("'helm' is not a format; the formats are inspect, lm-eval");
 
         err.getBuffer().setLength(0);
         assertThat(execute("export", "--db", db.toString(), "--format", "lm-eval", "--out", dir.toString(),

@@ -127,6 +127,20 @@ final class DevToolsPage implements AutoCloseable {
         return result.get("result").get("value");
     }
 
+    /**
+     * The value a JavaScript promise resolves to (which must be JSON-serializable): the page's own
+     * timers do the waiting, so a test waits for what a page shows without sleeping.
+     */
+    JsonNode awaitPromise(String expression) throws Exception {
+        ObjectNode params = JSON.createObjectNode().put("expression", expression).put("returnByValue", true)
+                .put("awaitPromise", true);
+        JsonNode result = call("Runtime.evaluate", params);
+        if (result.has("exceptionDetails")) {
+            throw new AssertionError("the page's promise failed: " + expression + ": " + result.get("exceptionDetails"));
+        }
+        return result.get("result").get("value");
+    }
+
     /** A left click at the middle of the first element matching a CSS selector, as mouse events. */
     void click(String selector) throws Exception {
         JsonNode box = evaluate("(function () { var e = document.querySelector(" + JSON.writeValueAsString(selector)

@@ -1,0 +1,198 @@
+package dev.panoptes.report;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.panoptes.control.suite.RunManifest;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One stored answer as an Inspect AI {@code EvalSample}: the input as chat messages, the target,
+ * the model's output, the score under the scorer's name, the vignette's metadata and the token
+ * usage; and the chat messages and usage objects that the log's other parts share with it.
+ *
+ * <p>The store keeps a chat vignette's prompt as {@code role: content} lines
+ * ({@code Vignette.displayPrompt}); those lines are split back into messages at each line that
+ * starts with a known role. A plain prompt that itself starts with such a line is split the same
+ * way, which changes how it is shown, not what it says. The run's system prompt (from its
+ * manifest) comes first.
+ *
+ * <p>Stateless; any thread.
+ */
+final class InspectSamples {
+    private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
+    private static final Pattern ROLE_LINE = Pattern.compile("(?m)^(system|user|assistant): ");
+
+    private InspectSamples() {
+    }
+
+    /**
+     * The sample of one answer.
+     *
+     * @param scorer the score's name (the run's scorer); null when the run is unscored
+     */
+    static ObjectNode sample(SampleRow row, RunManifest manifest, String scorer) {
+        ObjectNode sample = JSON.objectNode();
+        sample.put("id", row.vignetteId());
+        sample.put("epoch", row.epoch());
+        ArrayNode input = input(row.prompt(), manifest == null ? null : manifest.systemPrompt());
+        sample.set("input", input);
+        sample.put("target", row.expected() == null ? "" : row.expected());
+        ArrayNode messages = input.deepCopy();
+        ObjectNode output = JSON.objectNode();
+        output.put("model", row.apiModel() == null ? row.model() : row.apiModel());
+        ArrayNode choices = output.putArray("choices");
+        if (!row.failed() && row.response() != null) {
+            ObjectNode answer = message("assistant", row.response(), "generate");
+            answer.put("model", output.get("model").asText());
+            messages.add(answer);
+            ObjectNode choice = choices.addObject();
+            choice.set("message", answer.deepCopy());
+            choice.put("stop_reason", stopReason(row.finishReason()));
+            output.put("completion", row.response());
+        } else {
+            output.put("completion", "");
+        }
+        ObjectNode usage = usage(row.promptTokens(), row.completionTokens());
+        if (usage != null) {
+            output.set("usage", usage);
+        }
+        if (row.latencyMs() != null) {
+            output.put("time", row.latencyMs() / 1000.0);
+        }
+        sample.set("messages", messages);
+        sample.set("output", output);
+        Double value = row.figureScore();
+        if (scorer != null && value != null) {
+            ObjectNode score = sample.putObject("scores").putObject(scorer);
+            score.put("value", value);
+            if (row.response() != null) {
+                score.put("answer", row.response());
+            }
+            String explanation = row.failed() ? "no answer: " + row.error() : row.explanation();
+            if (explanation != null) {
+                score.put("explanation", explanation);
+            }
+        }
+        sample.set("metadata", metadata(row));
+        sample.putObject("store");
+        sample.putArray("events");
+        ObjectNode modelUsage = sample.putObject("model_usage");
+        if (usage != null) {
+            modelUsage.set(row.model(), usage.deepCopy());
+        }
+        if (row.latencyMs() != null) {
+            sample.put("total_time", row.latencyMs() / 1000.0);
+            sample.put("working_time", row.latencyMs() / 1000.0);
+        }
+        sample.putObject("attachments");
+        if (row.failed()) {
+            ObjectNode error = sample.putObject("error");
+            error.put("message", row.error());
+            error.put("traceback", "");
+            error.put("traceback_ansi", "");
+        }
+        return sample;
+    }
+
+    /** The chat sent: the system prompt when there is one, then the stored prompt's messages. */
+    static ArrayNode input(String prompt, String systemPrompt) {
+        ArrayNode messages = JSON.arrayNode();
+        if (systemPrompt != null && !systemPrompt.isEmpty()) {
+            messages.add(message("system", systemPrompt, "input"));
+        }
+        for (String[] turn : turns(prompt == null ? "" : prompt)) {
+            messages.add(message(turn[0], turn[1], "input"));
+        }
+        return messages;
+    }
+
+    /** Role and content of each turn of a stored prompt; one user turn when it has no role lines. */
+    static List<String[]> turns(String prompt) {
+        List<String[]> turns = new ArrayList<>();
+        Matcher m = ROLE_LINE.matcher(prompt);
+        if (!m.find() || m.start() != 0) {
+            turns.add(new String[]{"user", prompt});
+            return turns;
+        }
+        String role = m.group(1);
+        int contentStart = m.end();
+        while (m.find()) {
+            // The newline before the next role line separates turns; it is not content.
+            turns.add(new String[]{role, prompt.substring(contentStart, m.start() - 1)});
+            role = m.group(1);
+            contentStart = m.end();
+        }
+        turns.add(new String[]{role, prompt.substring(contentStart)});
+        return turns;
+    }
+
+    /** Inspect's {@code ModelUsage}; null when neither count is known. */
+    static ObjectNode usage(Long input, Long output) {
+        if (input == null && output == null) {
+            return null;
+        }
+        long in = input == null ? 0 : input;
+        long out = output == null ? 0 : output;
+        ObjectNode usage = JSON.objectNode();
+        usage.put("input_tokens", in);
+        usage.put("output_tokens", out);
+        usage.put("total_tokens", in + out);
+        return usage;
+    }
+
+    private static ObjectNode message(String role, String content, String source) {
+        ObjectNode message = JSON.objectNode();
+        message.put("role", role);
+        message.put("content", content);
+        message.put("source", source);
+        return message;
+    }
+
+    /** The OpenAI finish reasons in Inspect's terms ({@code StopReason}). */
+    private static String stopReason(String finishReason) {
+        if (finishReason == null) {
+            return "unknown";
+        }
+        return switch (finishReason.toLowerCase(Locale.ROOT)) {
+            case "stop" -> "stop";
+            case "length" -> "max_tokens";
+            case "tool_calls", "function_call" -> "tool_calls";
+            case "content_filter" -> "content_filter";
+            default -> "unknown";
+        };
+    }
+
+    /** The vignette's metadata, and where the answer came from under {@code panoptes}. */
+    private static ObjectNode metadata(SampleRow row) {
+        ObjectNode metadata = JSON.objectNode();
+        for (Map.Entry<String, Object> e : row.metadata().entrySet()) {
+            metadata.putPOJO(e.getKey(), e.getValue());
+        }
+        ObjectNode panoptes = JSON.objectNode();
+        putIfKnown(panoptes, "run_id", row.runId());
+        putIfKnown(panoptes, "job_id", row.jobId());
+        putIfKnown(panoptes, "worker_id", row.workerId());
+        putIfKnown(panoptes, "finish_reason", row.finishReason());
+        if (row.latencyMs() != null) {
+            panoptes.put("latency_ms", row.latencyMs());
+        }
+        putIfKnown(panoptes, "error", row.error());
+        if (!metadata.has("panoptes")) {
+            metadata.set("panoptes", panoptes);
+        }
+        return metadata;
+    }
+
+    private static void putIfKnown(ObjectNode node, String name, String value) {
+        if (value != null) {
+            node.put(name, value);
+        }
+    }
+}

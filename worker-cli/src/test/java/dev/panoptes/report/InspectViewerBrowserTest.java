@@ -1,0 +1,175 @@
+package dev.panoptes.report;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Opens an exported Inspect log in the real Inspect log viewer ({@code @metrevals/inspect-log-viewer}
+ * on npm) in headless Chromium, and reads back what a person sees: the task, the model, the
+ * accuracy and the samples.
+ *
+ * <p>The viewer is a static page built from {@code src/test/inspect-viewer} by its
+ * {@code build.sh} (npm and esbuild; {@code .ci/run} builds it before Maven). A loopback HTTP
+ * server on an ephemeral port serves that page and, under {@code logs/}, the folder
+ * {@link InspectLog} wrote, as {@code inspect view} serves a log folder. Skipped, saying why, when
+ * Chromium or the built page is missing. Leaves a screenshot in {@code target/inspect-viewer.png}.
+ */
+class InspectViewerBrowserTest {
+    /** The viewer's page; the system property {@code inspect.viewer.dir} names another. */
+    private static final Path VIEWER = Path.of(System.getProperty("inspect.viewer.dir", "src/test/inspect-viewer"));
+    private static final Map<String, String> TYPES = Map.of("html", "text/html; charset=utf-8",
+            "js", "text/javascript; charset=utf-8", "css", "text/css; charset=utf-8",
+            "json", "application/json; charset=utf-8");
+    private static final Pattern RANGE = Pattern.compile("bytes=(\\d+)-(\\d*)");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void theViewerShowsTheTaskTheModelTheAccuracyAndTheSamples() throws Exception {
+        String chromium = chromium();
+        assumeTrue(chromium != null, "no 'chromium' on the PATH nor at /usr/bin/chromium: install Debian's package"
+                + " (sudo apt-get install -y chromium; .ci/run does this)");
+        assumeTrue(Files.isRegularFile(VIEWER.resolve("dist/viewer.js")), "the Inspect viewer page is not built: run "
+                + VIEWER.resolve("build.sh") + " (needs node and npm; .ci/run does this)");
+
+        RunData run = InspectLogTest.withManifest(ReportFixtures.run());
+        RunStats.ModelStats model = RunStats.of(run, null).model("m-b").orElseThrow();
+        Path logs = dir.resolve("logs");
+        String file = InspectLog.write(run, logs).get(1).getFileName().toString();
+        String zip = InspectLog.write(run, logs, InspectLog.LogFormat.EVAL).get(0).getFileName().toString();
+
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
+        server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
+        server.start();
+        try (DevToolsPage page = DevToolsPage.start(chromium, Files.createDirectories(dir.resolve("profile")))) {
+            page.open("http://127.0.0.1:" + server.getAddress().getPort() + "/#/logs/" + file);
+            String accuracy = shown(model.accuracy().mean());
+            String stderr = shown(model.accuracy().standardError());
+            // Every text asserted below is waited for: the grid fills its rows after the header.
+            JsonNode shown = page.awaitPromise(untilShown(List.of("capitals & <sums>", "m-b", accuracy, "6 Samples",
+                    "What is the capital of France?", "Name a prime above 10.", "reply 0.0", "reply 2.1")));
+            String text = shown.get("text").asText();
+            assertThat(shown.get("found").asBoolean()).as("the viewer shows the log; it shows:%n%s", text).isTrue();
+            assertThat(text).contains("capitals & <sums>").contains("m-b").contains("exact")
+                    .contains("ACCURACY\n" + accuracy).contains("STDERR\n" + stderr).contains("6 Samples")
+                    .contains("What is the capital of France?").contains("Name a prime above 10.")
+                    .contains("reply 0.0").contains("reply 2.1");
+            // Not asserted: the viewer turns message text into HTML, and the fixture's prompt with
+            // <img onerror=...> does run there (document.title becomes "img"), as the same input would
+            // in any log it opens; the README says to view logs of suites you trust.
+            Path target = Files.createDirectories(Path.of("target"));
+            page.screenshot(target.resolve("inspect-viewer.png"));
+
+            // One sample opened: its chat, system prompt first, and the answer.
+            // (Routed by the fragment, as a person's click routes it: the 5 MB page loads once.)
+            page.evaluate("location.hash = '#/logs/" + file + "/samples/sample/v3/2/'");
+            JsonNode sample = page.awaitPromise(untilShown(List.of("Sample v3 (Epoch 2)", "SYSTEM\n\nBe brief.",
+                    "USER\n\nName a prime above 10.", "ASSISTANT\n\nreply 2.1")));
+            assertThat(sample.get("found").asBoolean()).as("the viewer opens a sample; it shows:%n%s",
+                    sample.get("text").asText()).isTrue();
+
+            // The .eval form of model m-a: the same header, and samples read from the zip.
+            page.evaluate("location.hash = '#/logs/" + zip + "'");
+            String accuracyA = shown(RunStats.of(run, null).model("m-a").orElseThrow().accuracy().mean());
+            JsonNode zipShown = page.awaitPromise(untilShown(List.of("m-a", "ACCURACY\n" + accuracyA, "answer 2.1",
+                    "6 Samples")));
+            assertThat(zipShown.get("found").asBoolean()).as("the viewer shows the .eval log; it shows:%n%s",
+                    zipShown.get("text").asText()).isTrue();
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    /** A figure as the viewer shows it: rounded to three decimals, without trailing zeros (0.5, 0.833). */
+    private static String shown(double value) {
+        return BigDecimal.valueOf(value).setScale(3, RoundingMode.HALF_UP).stripTrailingZeros().toPlainString();
+    }
+
+    /**
+     * A promise resolving, once the page's text holds every needle (or after 20 s), to
+     * {@code {found, text}}: the viewer loads the log after the page's load event.
+     */
+    private static String untilShown(List<String> needles) throws IOException {
+        String json = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(needles);
+        return "new Promise(function (resolve) { var needles = " + json + "; var deadline = Date.now() + 20000;"
+                + " (function check() { var text = document.body.innerText;"
+                + " var found = needles.every(function (n) { return text.indexOf(n) >= 0; });"
+                + " if (found || Date.now() > deadline) { resolve({found: found, text: text}); }"
+                + " else { setTimeout(check, 50); } })(); })";
+    }
+
+    /** Serves a file under {@code root} for a GET or HEAD, else 404; no listing, nothing outside the root. */
+    private static void serve(HttpExchange exchange, Path root, String prefix) throws IOException {
+        try (exchange) {
+            String path = exchange.getRequestURI().getPath().substring(prefix.length());
+            Path file = root.resolve(path.isEmpty() ? "index.html" : path).normalize();
+            boolean head = "HEAD".equals(exchange.getRequestMethod());
+            if (!head && !"GET".equals(exchange.getRequestMethod()) || !file.startsWith(root.normalize())
+                    || !Files.isRegularFile(file)) {
+                exchange.sendResponseHeaders(404, -1);
+                return;
+            }
+            String name = file.getFileName().toString();
+            String type = TYPES.getOrDefault(name.substring(name.lastIndexOf('.') + 1), "application/octet-stream");
+            exchange.getResponseHeaders().set("Content-Type", type);
+            byte[] content = Files.readAllBytes(file);
+            if (head) {
+                // The .eval reader asks for the size first.
+                exchange.getResponseHeaders().set("Content-Length", String.valueOf(content.length));
+                exchange.sendResponseHeaders(200, -1);
+                return;
+            }
+            // ... and then for the zip's parts by byte range, as a static file server serves them.
+            Matcher range = RANGE.matcher(String.valueOf(exchange.getRequestHeaders().getFirst("Range")));
+            int from = 0;
+            int to = content.length - 1;
+            if (range.matches()) {
+                from = Integer.parseInt(range.group(1));
+                to = range.group(2).isEmpty() ? to : Math.min(to, Integer.parseInt(range.group(2)));
+                exchange.getResponseHeaders().set("Content-Range", "bytes " + from + "-" + to + "/" + content.length);
+            }
+            exchange.sendResponseHeaders(range.matches() ? 206 : 200, to - from + 1);
+            try (OutputStream body = exchange.getResponseBody()) {
+                body.write(content, from, to - from + 1);
+            }
+        }
+    }
+
+    /** Chromium from the PATH, else Debian's /usr/bin/chromium; null when there is none. */
+    private static String chromium() {
+        String path = System.getenv("PATH");
+        for (String entry : (path == null ? "" : path).split(File.pathSeparator)) {
+            File candidate = new File(entry, "chromium");
+            if (candidate.isFile() && candidate.canExecute()) {
+                return candidate.getPath();
+            }
+        }
+        File debian = new File("/usr/bin/chromium");
+        return debian.isFile() && debian.canExecute() ? debian.getPath() : null;
+    }
+}
