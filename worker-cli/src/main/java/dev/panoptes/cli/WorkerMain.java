@@ -219,7 +219,6 @@ public final class WorkerMain implements Callable<Integer> {
         cmd.addSubcommand(new ReportCommand());
         cmd.addSubcommand(new ExportCommand());
         cmd.addSubcommand(new RescoreCommand());
-        cmd.addSubcommand(new ExportCommand());
         cmd.addSubcommand(new CompareCommand(env));
         cmd.addSubcommand(new DemoCommand());
         cmd.addSubcommand(new StubModelCommand());

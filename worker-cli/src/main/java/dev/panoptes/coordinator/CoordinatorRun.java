@@ -426,6 +426,7 @@ public final class CoordinatorRun {
                 CachePlan cached = new ResponseCache(store.answerCache(), cache, Clock.systemUTC())
                         .serve(frames.jobsToRun(store));
                 progress.message(RunLines.cache(cache, settings.params(), cached));
+                progress.addCacheHits((int) cached.served());
                 report = frames.recordFailures(store, new Scheduler(budget == null ? pool : budget.guard(pool),
                         cached.storeFor(adminNow == null ? store : adminNow.timed(store)),
                         budget == null ? options : budget.applyTo(options)).run(cached.jobs()));
@@ -536,6 +537,9 @@ public final class CoordinatorRun {
         List<ProgressListener> all = new ArrayList<>();
         all.add(progress);
         all.add(events);
+        if (!gates.prices().isEmpty()) {
+            all.add(new LiveCost(gates.prices(), progress));
+        }
         all.add(new ProgressListener() {
             @Override
             public void onNoWorkerServes(Duration waited, java.util.Set<String> models, List<WorkerHandle> workers) {
