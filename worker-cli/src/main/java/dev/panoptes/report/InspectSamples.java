@@ -184,6 +184,11 @@ final class InspectSamples {
             panoptes.put("latency_ms", row.latencyMs());
         }
         putIfKnown(panoptes, "error", row.error());
+        if (row.cached()) {
+            // Served by the response cache: the answer of an earlier run, no model call in this one.
+            panoptes.put("cached", true);
+            putIfKnown(panoptes, "cached_from", row.cachedFrom());
+        }
         if (!metadata.has("panoptes")) {
             metadata.set("panoptes", panoptes);
         }

@@ -141,6 +141,11 @@ final class LmEvalSamples {
         p.put("latency_ms", row.latencyMs());
         p.put("prompt_tokens", row.promptTokens());
         p.put("completion_tokens", row.completionTokens());
+        if (row.cached()) {
+            // Served by the response cache: the answer of an earlier run, no model call in this one.
+            p.put("cached", true);
+            p.put("cached_from", row.cachedFrom());
+        }
         return p;
     }
 

@@ -112,6 +112,29 @@ class ResponseCacheRunTest {
                 .startsWith(String.join(",", dev.panoptes.cli.ResultsCommand.COLUMNS) + "\r\n");
         assertThat(command("results", "--db", dir.resolve("r.db").toString(), "--run", first))
                 .doesNotContain("cached");
+
+        // The other tools' formats mark them too.
+        Path lmEval = dir.resolve("lm-eval");
+        command("export", "--db", dir.resolve("r.db").toString(), "--run", second, "--format", "lm-eval",
+                "--out", lmEval.toString());
+        try (var files = java.nio.file.Files.walk(lmEval)) {
+            Path samples = files.filter(f -> f.getFileName().toString().startsWith("samples_")).findFirst().orElseThrow();
+            for (String line : java.nio.file.Files.readAllLines(samples)) {
+                JsonNode p = json.readTree(line).get("panoptes");
+                assertThat(p.get("cached").asBoolean()).isTrue();
+                assertThat(p.get("cached_from").asText()).isEqualTo(first);
+            }
+        }
+        Path inspect = dir.resolve("inspect");
+        command("export", "--db", dir.resolve("r.db").toString(), "--run", second, "--format", "inspect",
+                "--out", inspect.toString());
+        try (var files = java.nio.file.Files.list(inspect)) {
+            Path log = files.filter(f -> f.getFileName().toString().endsWith("-m.json")).findFirst().orElseThrow();
+            assertThat(json.readTree(log.toFile()).get("samples")).hasSize(12).allSatisfy(sample -> {
+                assertThat(sample.get("metadata").get("panoptes").get("cached").asBoolean()).isTrue();
+                assertThat(sample.get("metadata").get("panoptes").get("cached_from").asText()).isEqualTo(first);
+            });
+        }
     }
 
     @Test
