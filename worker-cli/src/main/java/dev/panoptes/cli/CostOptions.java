@@ -1,35 +1,20 @@
 package dev.panoptes.cli;
 
-import dev.panoptes.control.cost.Price;
-import dev.panoptes.control.cost.Prices;
 import dev.panoptes.coordinator.RunGates;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.TypeConversionException;
 
-import java.io.IOException;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-
 /**
- * {@code --price}, {@code --prices} and {@code --max-cost}: what a run's tokens cost, and the budget
- * that stops it. Filled in by picocli; read on the command's thread by {@link #applyTo}.
+ * {@code --price}, {@code --prices} (the {@link PriceOptions} every costing command shares) and
+ * {@code --max-cost}: what a run's tokens cost, and the budget that stops it. Filled in by picocli;
+ * read on the command's thread by {@link #applyTo}.
  */
 final class CostOptions {
-    @Option(names = "--price", order = 150, paramLabel = "MODEL=IN/OUT", converter = PriceConverter.class,
-            description = "A model's price in USD per million input (prompt) and output (completion) tokens, such"
-                    + " as gpt-4o-mini=0.15/0.60; repeat it per model. The summary then shows the run's cost per"
-                    + " model and in all. Wins over --prices.")
-    List<Map.Entry<String, Price>> price = new ArrayList<>();
-
-    @Option(names = "--prices", order = 151, paramLabel = "FILE",
-            description = "Prices from a JSON file: {\"MODEL\": {\"input\": USD, \"output\": USD}, ...}, USD per"
-                    + " million tokens.")
-    Path pricesFile;
+    @Mixin
+    PriceOptions prices;
 
     @Option(names = "--max-cost", order = 152, paramLabel = "USD", converter = UsdConverter.class,
             description = "A budget: once the answers stored cost this many USD (at the prices given, which every"
@@ -43,33 +28,8 @@ final class CostOptions {
      * (exit 2) naming it.
      */
     RunGates applyTo(RunGates gates, CommandSpec spec) {
-        Prices prices = Prices.NONE;
-        if (pricesFile != null) {
-            try {
-                prices = Prices.read(pricesFile);
-            } catch (IOException e) {
-                throw CliErrors.invalid(spec, "--prices", "cannot read " + pricesFile + ": " + e.getMessage());
-            } catch (IllegalArgumentException e) {
-                throw CliErrors.invalid(spec, "--prices", e.getMessage());
-            }
-        }
-        for (Map.Entry<String, Price> e : price) {
-            prices = prices.with(e.getKey(), e.getValue());
-        }
-        RunGates result = gates.withPrices(prices);
+        RunGates result = gates.withPrices(prices.prices(spec));
         return maxCost == null ? result : result.withMaxCost(maxCost);
-    }
-
-    /** {@code MODEL=IN/OUT}, as {@link Prices#parseEntry} reads it. */
-    static final class PriceConverter implements ITypeConverter<Map.Entry<String, Price>> {
-        @Override
-        public Map.Entry<String, Price> convert(String value) {
-            try {
-                return Prices.parseEntry(value);
-            } catch (IllegalArgumentException e) {
-                throw new TypeConversionException(e.getMessage());
-            }
-        }
     }
 
     /** An amount of USD: a number, 0 or more. */

@@ -13,7 +13,7 @@ import java.util.Objects;
 /**
  * Feeds the console what each answered job cost at the given prices, as the answers arrive, so
  * that the progress bar shows the money spent while the run goes. The summary's cost is computed
- * again from the stored records ({@link RunCosts}); this is only the running figure. Answers the
+ * again from the stored records ({@link dev.panoptes.report.RunCosts}); this is only the running figure. Answers the
  * response cache served never pass here: they cost no call.
  *
  * <p>Called on the scheduler's thread, as every {@link ProgressListener}; an increment per job.

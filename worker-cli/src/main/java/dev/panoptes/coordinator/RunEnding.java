@@ -6,6 +6,7 @@ import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.report.Figures;
+import dev.panoptes.report.RunCosts;
 import dev.panoptes.report.RunStats;
 
 import java.io.IOException;

@@ -3,6 +3,7 @@ package dev.panoptes.coordinator;
 import dev.panoptes.control.cost.CostBudget;
 import dev.panoptes.control.cost.Prices;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.report.RunCosts;
 import dev.panoptes.report.RunDataLoader;
 import dev.panoptes.report.RunStats;
 

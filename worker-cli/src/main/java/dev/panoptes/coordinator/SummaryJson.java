@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.report.RunCosts;
 import dev.panoptes.report.RunStats;
 
 import java.io.IOException;

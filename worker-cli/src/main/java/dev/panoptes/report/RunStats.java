@@ -1,5 +1,6 @@
 package dev.panoptes.report;
 
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.PairedDifference;
@@ -182,12 +183,10 @@ public final class RunStats {
                 continue;
             }
             samples++;
-            // A cached answer repeats its source's usage but cost this run no call: tokens (and so
-            // cost) count only what this run asked of a model.
-            if (!row.cached()) {
-                promptTokens += row.promptTokens() == null ? 0 : row.promptTokens();
-                completionTokens += row.completionTokens() == null ? 0 : row.completionTokens();
-            }
+            // Tokens (and so cost) count only what this run asked of a model.
+            Usage charged = row.chargedUsage();
+            promptTokens += charged.promptTokens();
+            completionTokens += charged.completionTokens();
             if (row.failed()) {
                 failedAnswers++;
             }

@@ -1,5 +1,7 @@
 package dev.panoptes.report;
 
+import dev.panoptes.control.Usage;
+
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -70,6 +72,18 @@ public record SampleRow(String runId, String model, int epoch, String vignetteId
     /** True when this answer was served from the response cache (see {@link #cachedFrom()}). */
     public boolean cached() {
         return cachedFrom != null;
+    }
+
+    /**
+     * The tokens this answer cost its run: none when the cache served it (it repeats its source's
+     * usage but made no call), else the counts the API reported (unknown counts as 0). Token totals
+     * and costs in every report add these up.
+     */
+    public Usage chargedUsage() {
+        if (cached()) {
+            return Usage.ZERO;
+        }
+        return new Usage(promptTokens == null ? 0 : promptTokens, completionTokens == null ? 0 : completionTokens);
     }
 
     /** True when the model API gave no answer for this vignette (see {@link #error()}). */

@@ -9,6 +9,7 @@ import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.Suite;
 import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunInfo;
+import dev.panoptes.report.RunCosts;
 import dev.panoptes.report.RunStats;
 import dev.panoptes.report.SampleRow;
 import org.junit.jupiter.api.Test;

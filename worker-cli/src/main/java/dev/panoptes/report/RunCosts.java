@@ -1,9 +1,7 @@
-package dev.panoptes.coordinator;
+package dev.panoptes.report;
 
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.cost.Prices;
-import dev.panoptes.report.Figures;
-import dev.panoptes.report.RunStats;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +11,8 @@ import java.util.Locale;
  * What a run's stored answers cost, per model and in all, at the prices given (recomputed from
  * the token counts of the stored records, as {@link RunStats} adds them up, so resumed runs are
  * costed whole). A model without a price has no cost, and the total then covers only the priced
- * ones (and says so). Immutable.
+ * ones (and says so). The one place that turns tokens into USD for the coordinator's summary, its
+ * JSON, the HTML report and the {@code results} export ({@link #answerUsd}), so they agree. Immutable.
  *
  * @param models  one entry per model of the run, in its order
  * @param pricing whether any price was given at all; without one, nothing is printed
@@ -42,6 +41,18 @@ public record RunCosts(List<ModelCost> models, boolean pricing) {
             models.add(new ModelCost(m.model(), tokens, prices.cost(m.model(), tokens).orElse(null)));
         }
         return new RunCosts(models, !prices.isEmpty());
+    }
+
+    /**
+     * What one stored answer cost in USD: its {@linkplain SampleRow#chargedUsage() charged tokens}
+     * at its model's price, so 0 for an answer the cache served; null when its model has no price
+     * (and a model gave the answer). Over a run's answers these add up to {@link #totalUsd()} (to rounding).
+     */
+    public static Double answerUsd(SampleRow answer, Prices prices) {
+        if (answer.cached()) {
+            return 0.0;
+        }
+        return prices.cost(answer.model(), answer.chargedUsage()).orElse(null);
     }
 
     /** The cost of every priced model, in USD; null when no model has a price. */
