@@ -3,6 +3,7 @@ package dev.panoptes.cli;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.cost.Prices;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.coordinator.DatabaseTarget;
@@ -10,9 +11,11 @@ import dev.panoptes.report.CsvWriter.Cell;
 import dev.panoptes.report.CsvWriter;
 import dev.panoptes.report.RunCardJson;
 import dev.panoptes.report.RunData;
+import dev.panoptes.report.RunCosts;
 import dev.panoptes.report.RunDataLoader;
 import dev.panoptes.report.SampleRow;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -20,6 +23,7 @@ import picocli.CommandLine.ParameterException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,8 +37,10 @@ import java.util.concurrent.Callable;
  * epoch, prompt, expected answer, answer, score (and the number of the scoring it comes from),
  * metadata; an answer served from the response cache is marked {@code cached} with the run whose
  * answer it copies ({@code cachedFrom}): fields of its JSONL line, and two more CSV columns when the
- * export holds any such answer ({@code false} and empty for the others). The rows are those the summary and
- * the report are computed from ({@link RunDataLoader}).
+ * export holds any such answer ({@code false} and empty for the others). Given {@code --price} or
+ * {@code --prices}, each answer also carries its cost in USD ({@link #COST_COLUMN}, from
+ * {@link RunCosts#answerUsd}), which over a run adds up to the cost its summary prints. The rows are
+ * those the summary and the report are computed from ({@link RunDataLoader}).
  */
 @Command(name = "results",
         sortOptions = false,
@@ -45,7 +51,10 @@ import java.util.concurrent.Callable;
                     + " return) are written with a leading ' so that they stay text; a cell that is a plain number"
                     + " (-24, +1, -3.5, 1e-3) is a number and is written as it is.",
             "An answer served from the response cache (no model call) carries \"cached\": true and \"cachedFrom\","
-                    + " the run that answered it; in CSV these are two more columns when the export holds any."},
+                    + " the run that answered it; in CSV these are two more columns when the export holds any.",
+            "Given --price or --prices, each answer carries costUsd, its tokens at its model's price (0 when the"
+                    + " cache served it, empty without a price for its model; the last CSV column): over a run they"
+                    + " add up to the cost the run's summary prints."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:exported", "1:the database could not be read", "2:invalid command line, or no such run"})
 public final class ResultsCommand extends StoredRunsCommand implements Callable<Integer> {
@@ -60,6 +69,11 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
      * export that holds any (a JSONL line carries them as fields when its answer is one).
      */
     public static final List<String> CACHE_COLUMNS = List.of("cached", "cachedFrom");
+    /**
+     * The column (and JSONL field) of each answer's cost in USD when prices are given: last in a
+     * CSV row, empty (null) for a model without a price, 0 for an answer the cache served.
+     */
+    public static final String COST_COLUMN = "costUsd";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Option(names = "--format", order = 20, paramLabel = "FORMAT", defaultValue = "jsonl",
@@ -76,9 +90,13 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
                     + " the scoring shown; null for what it did not record) to this JSON file.")
     private Path manifest;
 
+    @Mixin
+    private PriceOptions prices;
+
     @Override
     public Integer call() throws IOException {
         DatabaseTarget target = existingDatabase();
+        Prices pricing = prices.prices(spec);
         PrintWriter out = spec.commandLine().getOut();
         try (JdbcResultStore store = target.open()) {
             List<RunData> runs = load(spec, store, database.run, ScoringOption.check(spec, scoring));
@@ -92,6 +110,9 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
                 if (anyCached) {
                     header.addAll(CACHE_COLUMNS);
                 }
+                if (!pricing.isEmpty()) {
+                    header.add(COST_COLUMN);
+                }
                 csv.writeRow(header);
                 for (RunData data : runs) {
                     for (SampleRow s : data.samples()) {
@@ -99,6 +120,10 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
                         if (anyCached) {
                             cells.add(Cell.text(Boolean.toString(s.cached())));
                             cells.add(Cell.text(s.cachedFrom()));
+                        }
+                        if (!pricing.isEmpty()) {
+                            Double cost = RunCosts.answerUsd(s, pricing);
+                            cells.add(Cell.number(cost == null ? null : BigDecimal.valueOf(cost).toPlainString()));
                         }
                         csv.writeCells(cells);
                     }
@@ -108,7 +133,7 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
                 JsonFactory json = new JsonFactory();
                 for (RunData data : runs) {
                     for (SampleRow s : data.samples()) {
-                        out.println(jsonLine(json, s, data.scoring()));
+                        out.println(jsonLine(json, s, data.scoring(), pricing));
                     }
                 }
             }
@@ -157,14 +182,20 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
 
     /** The JSON line of an answer with the number of the scoring its score comes from (null when none). */
     static String jsonLine(JsonFactory json, SampleRow s, Scoring scoring) {
-        return jsonLine(json, s, scoring, true);
+        return jsonLine(json, s, scoring, true, Prices.NONE);
+    }
+
+    /** As {@link #jsonLine(JsonFactory, SampleRow, Scoring)}, with the answer's cost given prices. */
+    static String jsonLine(JsonFactory json, SampleRow s, Scoring scoring, Prices prices) {
+        return jsonLine(json, s, scoring, true, prices);
     }
 
     static String jsonLine(JsonFactory json, SampleRow s) {
-        return jsonLine(json, s, null, false);
+        return jsonLine(json, s, null, false, Prices.NONE);
     }
 
-    private static String jsonLine(JsonFactory json, SampleRow s, Scoring scoring, boolean withScoring) {
+    private static String jsonLine(JsonFactory json, SampleRow s, Scoring scoring, boolean withScoring,
+                                   Prices prices) {
         java.io.StringWriter line = new java.io.StringWriter();
         try (JsonGenerator g = json.createGenerator(line)) {
             g.setCodec(JSON);
@@ -196,6 +227,14 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
                 if (s.cached()) {
                     g.writeBooleanField("cached", true);
                     g.writeStringField("cachedFrom", s.cachedFrom());
+                }
+            }
+            if (!prices.isEmpty()) {
+                Double cost = RunCosts.answerUsd(s, prices);
+                if (cost == null) {
+                    g.writeNullField(COST_COLUMN);
+                } else {
+                    g.writeNumberField(COST_COLUMN, cost);
                 }
             }
             g.writeEndObject();

@@ -1,5 +1,7 @@
 package dev.panoptes.report;
 
+import dev.panoptes.control.cost.Prices;
+
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.InputStream;
@@ -23,8 +25,8 @@ import java.util.TreeSet;
  * file can be mailed, archived or opened offline.
  *
  * <p><b>What is where.</b> The number tables (accuracy with 95 % intervals, the comparison
- * between models, the group-by breakdown, workers, tokens, failures) are rendered here, in Java
- * and HTML-escaped, so the page reads without JavaScript. Every figure comes from
+ * between models, the group-by breakdown, workers, tokens and, given prices, cost, failures) are
+ * rendered here, in Java and HTML-escaped, so the page reads without JavaScript. Every figure comes from
  * {@link RunStats} and is printed with {@link Figures}, like the other reports. The samples
  * table is built by the page's script from the JSON in
  * {@code <script type="application/json" id="panoptes-data">}, which keeps each sample's text
@@ -43,7 +45,8 @@ import java.util.TreeSet;
  *
  * <p>Stable hooks for tools and tests: each run is a {@code section.run[data-run]}; figure cells
  * carry {@code data-run}, {@code data-model} and {@code data-metric} ({@code accuracy},
- * {@code stderr}, {@code ci-low}, {@code ci-high}, {@code n}, {@code clusters}, ...); sample
+ * {@code stderr}, {@code ci-low}, {@code ci-high}, {@code n}, {@code clusters}, {@code cost-usd}, ...), a
+ * run's total cost is {@code [data-metric=cost-total]}; sample
  * rows have class {@code sample}. Stateless and thread-safe.
  */
 public final class HtmlReport {
@@ -72,6 +75,23 @@ public final class HtmlReport {
     }
 
     /**
+     * Writes the report to a file, replacing it, with each run's cost per model and in all at
+     * {@code prices} ({@link RunCosts}, the figures the coordinator's summary prints).
+     *
+     * @param runs    the runs, in the order the page shows them
+     * @param out     the file to write
+     * @param groupBy a metadata key to break accuracy down by; null for none
+     * @param prices  the models' prices; {@link Prices#NONE} shows no cost
+     * @throws IOException when the file cannot be written
+     */
+    public static void write(List<RunData> runs, Path out, String groupBy, Prices prices) throws IOException {
+        Objects.requireNonNull(out, "out");
+        try (BufferedWriter writer = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
+            write(runs, List.of(), writer, groupBy, MAX_EMBEDDED_SAMPLES, prices);
+        }
+    }
+
+    /**
      * Writes the report with a comparison section first ({@code compare --out}), replacing the file.
      *
      * @param runs        the runs, in the order the page shows them
@@ -84,7 +104,7 @@ public final class HtmlReport {
             throws IOException {
         Objects.requireNonNull(out, "out");
         try (BufferedWriter writer = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
-            write(runs, comparisons, writer, groupBy, MAX_EMBEDDED_SAMPLES);
+            write(runs, comparisons, writer, groupBy, MAX_EMBEDDED_SAMPLES, Prices.NONE);
         }
     }
 
@@ -101,13 +121,22 @@ public final class HtmlReport {
         write(runs, out, groupBy, MAX_EMBEDDED_SAMPLES);
     }
 
+    /**
+     * As {@link #write(List, Writer, String)}, with each run's cost at {@code prices}
+     * ({@link Prices#NONE}: none shown).
+     */
+    public static void write(List<RunData> runs, Writer out, String groupBy, Prices prices) throws IOException {
+        write(runs, List.of(), out, groupBy, MAX_EMBEDDED_SAMPLES, prices);
+    }
+
     /** As {@link #write(List, Writer, String)}, embedding at most {@code maxSamples} samples (tests use a small cap). */
     static void write(List<RunData> runs, Writer out, String groupBy, int maxSamples) throws IOException {
-        write(runs, List.of(), out, groupBy, maxSamples);
+        write(runs, List.of(), out, groupBy, maxSamples, Prices.NONE);
     }
 
     private static void write(List<RunData> runs, List<ModelComparison.Result> comparisons, Writer out, String groupBy,
-                              int maxSamples) throws IOException {
+                              int maxSamples, Prices prices) throws IOException {
+        Objects.requireNonNull(prices, "prices");
         Objects.requireNonNull(runs, "runs");
         Objects.requireNonNull(comparisons, "comparisons");
         Objects.requireNonNull(out, "out");
@@ -124,7 +153,7 @@ public final class HtmlReport {
             ComparisonHtml.write(out, comparisons);
         }
         for (int i = 0; i < runs.size(); i++) {
-            RunSectionHtml.write(out, stats.get(i), runs.get(i).failures());
+            RunSectionHtml.write(out, stats.get(i), RunCosts.of(stats.get(i), prices), runs.get(i).failures());
         }
         writeSamples(out, runs, stats, groupBy, maxSamples);
         out.write("</main>\n<script type=\"application/json\" id=\"panoptes-data\">");

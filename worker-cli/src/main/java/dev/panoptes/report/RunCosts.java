@@ -18,6 +18,8 @@ import java.util.Locale;
  * @param pricing whether any price was given at all; without one, nothing is printed
  */
 public record RunCosts(List<ModelCost> models, boolean pricing) {
+    private static final String NO_PRICE = "no price";
+
     /**
      * One model's tokens and cost.
      *
@@ -71,16 +73,31 @@ public record RunCosts(List<ModelCost> models, boolean pricing) {
         if (!pricing) {
             return "";
         }
-        Double total = totalUsd();
-        List<String> unpriced = models.stream().filter(m -> m.costUsd() == null).map(ModelCost::model).toList();
         StringBuilder sb = new StringBuilder();
-        sb.append(String.format(Locale.ROOT, "  cost:        %s USD%s%n", total == null ? Figures.NOT_AVAILABLE
-                : Figures.usd(total), unpriced.isEmpty() ? "" : " (without " + String.join(", ", unpriced)
-                + ": no --price for " + (unpriced.size() == 1 ? "it" : "them") + ")"));
+        sb.append(String.format(Locale.ROOT, "  cost:        %s USD%s%n", totalText(), unpricedNote()));
         for (ModelCost m : models) {
-            sb.append(String.format(Locale.ROOT, "    %s: %s%n", m.model(), m.costUsd() == null ? "no price"
+            sb.append(String.format(Locale.ROOT, "    %s: %s%n", m.model(), m.costUsd() == null ? NO_PRICE
                     : Figures.usd(m.costUsd()) + " USD"));
         }
         return sb.toString();
+    }
+
+    /** The total as every report prints it, in USD without the unit: {@code 0.0123}, or n/a when nothing is priced. */
+    public String totalText() {
+        Double total = totalUsd();
+        return total == null ? Figures.NOT_AVAILABLE : Figures.usd(total);
+    }
+
+    /** One model's cost as the report prints it, in USD without the unit, or "no price" (or n/a when not in the run). */
+    public String modelText(String model) {
+        return models.stream().filter(m -> m.model().equals(model)).findFirst()
+                .map(m -> m.costUsd() == null ? NO_PRICE : Figures.usd(m.costUsd())).orElse(Figures.NOT_AVAILABLE);
+    }
+
+    /** What the total leaves out, after it: " (without b: no --price for it)", or "" when every model is priced. */
+    public String unpricedNote() {
+        List<String> unpriced = models.stream().filter(m -> m.costUsd() == null).map(ModelCost::model).toList();
+        return unpriced.isEmpty() ? "" : " (without " + String.join(", ", unpriced) + ": no --price for "
+                + (unpriced.size() == 1 ? "it" : "them") + ")";
     }
 }

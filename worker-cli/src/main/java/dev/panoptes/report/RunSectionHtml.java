@@ -24,15 +24,18 @@ final class RunSectionHtml {
     private final Writer out;
     private final RunStats stats;
     private final String run;
+    private final RunCosts costs;
 
-    private RunSectionHtml(Writer out, RunStats stats) {
+    private RunSectionHtml(Writer out, RunStats stats, RunCosts costs) {
         this.out = out;
         this.stats = stats;
         this.run = Html.escape(stats.info().runId());
+        this.costs = costs;
     }
 
-    static void write(Writer out, RunStats stats, List<FailureRow> failures) throws IOException {
-        RunSectionHtml section = new RunSectionHtml(out, stats);
+    /** The section of a run whose figures are {@code stats}; with {@code costs} priced, its cost too. */
+    static void write(Writer out, RunStats stats, RunCosts costs, List<FailureRow> failures) throws IOException {
+        RunSectionHtml section = new RunSectionHtml(out, stats, costs);
         out.write("<section class=\"run\" data-run=\"" + section.run + "\">\n");
         section.header();
         section.accuracy();
@@ -168,7 +171,8 @@ final class RunSectionHtml {
         out.write("<h3>Samples, failures and tokens</h3>\n<div class=\"scroll\"><table class=\"volume\">\n"
                 + "<thead><tr><th>Model</th><th>Samples</th><th>Scored</th><th>Unscored</th><th>Failed answers</th>"
                 + "<th>Failed jobs</th>"
-                + "<th>Prompt tokens</th><th>Completion tokens</th></tr></thead>\n<tbody>\n");
+                + "<th>Prompt tokens</th><th>Completion tokens</th>" + (costs.pricing() ? "<th>Cost (USD)</th>" : "")
+                + "</tr></thead>\n<tbody>\n");
         for (RunStats.ModelStats m : stats.models()) {
             String model = Html.escape(m.model());
             out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
@@ -179,9 +183,17 @@ final class RunSectionHtml {
             figure(model, "failures", Figures.count(m.failures()));
             figure(model, "prompt-tokens", Figures.count(m.promptTokens()));
             figure(model, "completion-tokens", Figures.count(m.completionTokens()));
+            if (costs.pricing()) {
+                figure(model, "cost-usd", costs.modelText(m.model()));
+            }
             out.write("</tr>\n");
         }
         out.write("</tbody></table></div>\n");
+        if (costs.pricing()) {
+            out.write("<p class=\"cost\">Cost: <span data-run=\"" + run + "\" data-metric=\"cost-total\">"
+                    + Html.escape(costs.totalText()) + "</span> USD" + Html.escape(costs.unpricedNote())
+                    + ". Tokens at the prices given; answers the response cache served cost nothing.</p>\n");
+        }
     }
 
     private void workers() throws IOException {

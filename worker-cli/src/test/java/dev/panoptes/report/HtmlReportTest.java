@@ -2,6 +2,8 @@ package dev.panoptes.report;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.cost.Price;
+import dev.panoptes.control.cost.Prices;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.suite.RunManifest;
@@ -214,6 +216,24 @@ class HtmlReportTest {
                 .contains("<dd data-card=\"scoring\">scoring 2 of 2 (normalized, made by rescore at "
                         + "2026-12-01T10:10:00Z)</dd>")
                 .doesNotContain(RunCard.NOT_RECORDED);
+    }
+
+    @Test
+    void givenPricesEachRunShowsItsCostPerModelAndInAllAsRunCostsPrintsItAndWithoutNone() throws IOException {
+        // m-a: 60 prompt and 12 completion tokens at 1,000 / 5,000 USD per million = 0.06 + 0.06.
+        Prices prices = Prices.of(Map.of("m-a", new Price(1_000, 5_000)));
+        StringWriter out = new StringWriter();
+        HtmlReport.write(List.of(ReportFixtures.run()), out, null, prices);
+        String html = out.toString();
+
+        RunCosts costs = RunCosts.of(RunStats.of(ReportFixtures.run(), null), prices);
+        assertThat(costs.totalText()).isEqualTo("0.1200");
+        assertThat(html).contains("<th>Cost (USD)</th>")
+                .contains("data-metric=\"cost-total\">" + costs.totalText() + "</span> USD (without m-b")
+                .containsPattern("data-model=\"m-a\" data-metric=\"cost-usd\">0\\.1200<")
+                .containsPattern("data-model=\"m-b\" data-metric=\"cost-usd\">no price<");
+        assertThat(render(List.of(ReportFixtures.run()), null)).doesNotContain("Cost (USD)", "cost-total",
+                "cost-usd");
     }
 
     private static String render(List<RunData> runs, String groupBy) throws IOException {
