@@ -9,7 +9,12 @@ import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.StoredRecord;
+import dev.panoptes.control.cost.Price;
+import dev.panoptes.control.cost.Prices;
 import dev.panoptes.coordinator.CoordinatorRun;
+import dev.panoptes.report.RunCosts;
+import dev.panoptes.report.RunDataLoader;
+import dev.panoptes.report.RunStats;
 import dev.panoptes.testing.QuestionSuite;
 import dev.panoptes.worker.WorkerLoop;
 import dev.panoptes.worker.WorkerOptions;
@@ -35,13 +40,17 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * {@code coordinator} with {@code --price}, {@code --max-cost}, {@code --fail-under},
  * {@code --max-error-rate} and {@code --summary-json}, as a user types them, with one in-process
- * worker whose answers carry token usage: the exit codes, the summary's lines and its JSON.
+ * worker whose answers carry token usage: the exit codes, the summary's lines and its JSON, and the
+ * same cost in {@code report} and {@code results} given the same prices.
  */
 class CostAndGatesCommandTest {
     @TempDir
@@ -146,6 +155,54 @@ class CostAndGatesCommandTest {
         assertThat(execute(with(base, "--fail-under", "1.5"))).isEqualTo(2);
         assertThat(err.toString()).contains("'--fail-under': must be an accuracy from 0 to 1, got 1.5");
         assertThat(dir.resolve("r.db")).as("refused before anything is opened").doesNotExist();
+    }
+
+    @Test
+    void theReportAndTheResultsExportGivenTheSamePricesShowAndAddUpToTheCostTheSummaryPrints() throws Exception {
+        int port = startWorker(v -> {
+            int i = Integer.parseInt(v.id().substring(1));
+            return new ResponseRecord(v.id(), "Answer " + i, "m", "stop", 5L, new Usage(1_234 + 97L * i, 7 + 31L * i),
+                    null);
+        }, false);
+        String[] price = {"--price", "m=1.5/3"};
+        assertThat(execute(coordinator(port, 7, price))).as(err.toString()).isZero();
+        Matcher printed = Pattern.compile("cost: +(\\S+) USD").matcher(out.toString());
+        assertThat(printed.find()).as(out.toString()).isTrue();
+        String db = dir.resolve("r.db").toString();
+        Path html = dir.resolve("report.html");
+
+        assertThat(execute(with(List.of("report", "--db", db, "--out", html.toString()), price))).isZero();
+        Matcher shown = Pattern.compile("data-metric=\"cost-total\">([^<]+)<").matcher(Files.readString(html));
+        assertThat(shown.find()).isTrue();
+        assertThat(shown.group(1)).isEqualTo(printed.group(1));
+
+        RunCosts costs;
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("r.db"))) {
+            String run = RunDataLoader.runIds(store).get(0);
+            costs = RunCosts.of(RunStats.of(RunDataLoader.load(store, run), null),
+                    Prices.of(Map.of("m", new Price(1.5, 3))));
+        }
+        assertThat(costs.totalText()).isEqualTo(printed.group(1));
+        out.getBuffer().setLength(0);
+        assertThat(execute(with(List.of("results", "--db", db), price))).isZero();
+        double sum = 0;
+        for (String line : out.toString().split("\n")) {
+            sum += new ObjectMapper().readTree(line).get(ResultsCommand.COST_COLUMN).asDouble();
+        }
+        assertThat(sum).isCloseTo(costs.totalUsd(), within(1e-12));
+
+        out.getBuffer().setLength(0);
+        assertThat(execute(with(List.of("results", "--db", db, "--format", "csv"), price))).isZero();
+        String[] rows = out.toString().split("\r?\n");
+        assertThat(rows[0]).endsWith(",scoring," + ResultsCommand.COST_COLUMN);
+        double csvSum = 0;
+        for (int r = 1; r < rows.length; r++) {
+            csvSum += Double.parseDouble(rows[r].substring(rows[r].lastIndexOf(',') + 1));
+        }
+        assertThat(csvSum).isCloseTo(costs.totalUsd(), within(1e-12));
+        out.getBuffer().setLength(0);
+        assertThat(execute(List.of("results", "--db", db))).isZero();
+        assertThat(out.toString()).as("no prices, no cost").doesNotContain(ResultsCommand.COST_COLUMN);
     }
 
     // ---- helpers ----

@@ -1,6 +1,8 @@
 package dev.panoptes.report;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.panoptes.control.cost.Price;
+import dev.panoptes.control.cost.Prices;
 import dev.panoptes.control.stats.Estimate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -15,6 +17,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -58,7 +61,9 @@ class HtmlReportBrowserTest {
         RunData run = ReportFixtures.run();
         RunStats stats = RunStats.of(run, "topic");
         Path report = dir.resolve("report.html");
-        HtmlReport.write(List.of(run), report, "topic");
+        Prices prices = Prices.of(Map.of("m-a", new Price(1_000, 5_000), "m-b", new Price(0.15, 0.6)));
+        RunCosts costs = RunCosts.of(stats, prices);
+        HtmlReport.write(List.of(run), report, "topic", prices);
         String url = report.toUri() + "#q=paris";
 
         browser.open(url);
@@ -72,7 +77,12 @@ class HtmlReportBrowserTest {
             assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "ci-low")).isEqualTo(Figures.ratio(e.ciLow()));
             assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "ci-high")).isEqualTo(Figures.ratio(e.ciHigh()));
             assertThat(dom.figure("accuracy", ReportFixtures.RUN, m.model(), "n")).isEqualTo(Figures.count(e.n()));
+            assertThat(dom.figure("volume", ReportFixtures.RUN, m.model(), "prompt-tokens"))
+                    .isEqualTo(Figures.count(m.promptTokens()));
+            assertThat(dom.figure("volume", ReportFixtures.RUN, m.model(), "cost-usd"))
+                    .isEqualTo(costs.modelText(m.model()));
         }
+        assertThat(dom.withoutDataBlock()).contains("data-metric=\"cost-total\">" + costs.totalText() + "<");
 
         List<ReportPage.Row> rows = dom.sampleRows();
         assertThat(rows).as("the script built every sample row").hasSize(13);
