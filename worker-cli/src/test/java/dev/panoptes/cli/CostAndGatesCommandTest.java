@@ -203,6 +203,9 @@ class CostAndGatesCommandTest {
         out.getBuffer().setLength(0);
         assertThat(execute(List.of("results", "--db", db))).isZero();
         assertThat(out.toString()).as("no prices, no cost").doesNotContain(ResultsCommand.COST_COLUMN);
+        assertThat(execute(List.of("report", "--db", db, "--prices", dir.resolve("none.json").toString())))
+                .isEqualTo(2);
+        assertThat(err.toString()).contains("Invalid value for option '--prices': cannot read");
     }
 
     // ---- helpers ----
