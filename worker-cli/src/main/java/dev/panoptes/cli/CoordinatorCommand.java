@@ -7,7 +7,6 @@ import dev.panoptes.coordinator.AdminLinger;
 import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.coordinator.CoordinatorSettings;
 import dev.panoptes.coordinator.DatabaseTarget;
-import dev.panoptes.coordinator.DryRun;
 import dev.panoptes.coordinator.RunGates;
 import dev.panoptes.remote.tls.PemFiles;
 import picocli.CommandLine.Command;
@@ -154,19 +153,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
     private MetricsOptions admin;
 
     @Mixin
-    private SubsetOptions subsetOptions;
-
-    @Mixin
-    private CacheOptions cache;
-
-    @Mixin
-    private CostOptions cost;
-
-    @Mixin
-    private GateOptions gates;
-
-    @Mixin
-    private ProgressOption progress;
+    private RunChoices choices;
 
     @Option(names = "--admin-linger", order = 145, paramLabel = "DURATION", defaultValue = "35s",
             converter = DurationConverter.OrZero.class,
@@ -191,18 +178,16 @@ public final class CoordinatorCommand implements Callable<Integer> {
                     + maxConcurrencyPerEndpoint);
         }
         checkMetrics(settings.token() != null);
-        SuiteSubset subset = subsetOptions.subset(spec);
-        if (subsetOptions.dryRun) {
-            return dryRun(spec, new DryRun(settings, subset));
+        SuiteSubset subset = choices.subset(spec);
+        if (choices.dryRun()) {
+            return choices.printPlan(spec, settings, subset);
         }
-        CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), spec.commandLine().getErr(),
-                progress.live(), Jars.selfCommand())
+        RunGates gates = choices.gates(spec, runOptions, settings);
+        CoordinatorRun run = choices.applyTo(new CoordinatorRun(settings, spec.commandLine().getOut(),
+                        spec.commandLine().getErr(), choices.liveProgress(), Jars.selfCommand()), spec, gates, subset)
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
-                .withGates(gates(spec, runOptions, cost, gates, settings))
                 .withMaxFrameBytes(maxFrameBytes)
-                .withCache(cache.policy(spec))
                 .withDatabase(runOptions.database)
-                .withSubset(subset)
                 .withAdmin(admin.metrics, admin.insecure);
         configureTls(run);
         try {
@@ -214,37 +199,6 @@ public final class CoordinatorCommand implements Callable<Integer> {
         } finally {
             run.closeAdmin();
         }
-    }
-
-    /** --dry-run: prints the plan and the first requests; exit 0, or 2 when the suite or --sample-id is wrong. */
-    /** Prints the plan and the first requests of a run, sending nothing (--dry-run); for every run command. */
-    static int dryRun(CommandSpec spec, DryRun dryRun) throws java.io.IOException {
-        try {
-            dryRun.print(spec.commandLine().getOut(), DryRun.DEFAULT_REQUESTS);
-            return 0;
-        } catch (SuiteFormatException e) {
-            spec.commandLine().getErr().println(e.getMessage());
-            spec.commandLine().getErr().flush();
-            return spec.exitCodeOnInvalidInput();
-        } catch (SuiteSubset.UnknownIdsException e) {
-            throw CliErrors.invalid(spec, "--sample-id", e.getMessage());
-        }
-    }
-
-    /**
-     * The run's gates from --max-error-rate, the cost and the gate options; a model without a price
-     * under --max-cost is a usage error (exit 2) naming it.
-     */
-    /** The run's gates from its options: error rate, accuracy floor, prices, budget, summary JSON; for every run command. */
-    static RunGates gates(CommandSpec spec, RunOptions runOptions, CostOptions cost, GateOptions gates,
-                          CoordinatorSettings settings) {
-        RunGates result = gates.applyTo(cost.applyTo(RunGates.NONE.withMaxErrorRate(runOptions.maxErrorRate), spec));
-        java.util.List<String> unpriced = result.unpricedUnderBudget(settings.models());
-        if (!unpriced.isEmpty()) {
-            throw CliErrors.invalid(spec, "--max-cost", "no price for " + String.join(", ", unpriced) + "; give each"
-                    + " model of the run --price MODEL=IN/OUT (USD per million input/output tokens) or --prices FILE");
-        }
-        return result;
     }
 
     /**

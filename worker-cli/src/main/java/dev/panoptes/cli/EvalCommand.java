@@ -4,7 +4,6 @@ import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.suite.SuiteFormatException;
 import dev.panoptes.control.suite.SuiteSubset;
 import dev.panoptes.coordinator.CoordinatorRun;
-import dev.panoptes.coordinator.DryRun;
 import dev.panoptes.coordinator.RunGates;
 import dev.panoptes.coordinator.CoordinatorSettings;
 import dev.panoptes.coordinator.ModelApiWorker;
@@ -96,19 +95,7 @@ public final class EvalCommand implements Callable<Integer> {
     private ModelApiOptions modelApiOptions;
 
     @Mixin
-    private SubsetOptions subsetOptions;
-
-    @Mixin
-    private CacheOptions cache;
-
-    @Mixin
-    private CostOptions cost;
-
-    @Mixin
-    private GateOptions gates;
-
-    @Mixin
-    private ProgressOption progress;
+    private RunChoices choices;
 
     private final Map<String, String> env;
 
@@ -128,11 +115,11 @@ public final class EvalCommand implements Callable<Integer> {
         CoordinatorSettings settings = runOptions.settings(spec, env,
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), null, WAIT_FOR_WORKERS,
                 Duration.ofSeconds(5), null);
-        SuiteSubset subset = subsetOptions.subset(spec);
-        if (subsetOptions.dryRun) {
-            return CoordinatorCommand.dryRun(spec, new DryRun(settings, subset));
+        SuiteSubset subset = choices.subset(spec);
+        if (choices.dryRun()) {
+            return choices.printPlan(spec, settings, subset);
         }
-        RunGates runGates = CoordinatorCommand.gates(spec, runOptions, cost, gates, settings);
+        RunGates runGates = choices.gates(spec, runOptions, settings);
         String key = modelApiOptions.apiKey(spec, env);
         PrintWriter err = spec.commandLine().getErr();
         try (ModelApiWorker worker = ModelApiWorker.open(modelApiOptions.modelApi, key, served(settings),
@@ -140,13 +127,10 @@ public final class EvalCommand implements Callable<Integer> {
             if (!modelApiOptions.noModelCheck && !usable(worker.check(), err)) {
                 return EXIT_MODEL_API_UNUSABLE;
             }
-            CoordinatorRun run = new CoordinatorRun(settings, spec.commandLine().getOut(), err,
-                    progress.live(), Jars.selfCommand())
+            CoordinatorRun run = choices.applyTo(new CoordinatorRun(settings, spec.commandLine().getOut(), err,
+                            choices.liveProgress(), Jars.selfCommand()), spec, runGates, subset)
                     // One worker, whose client retries 429s itself: there is no fleet to govern.
                     .withRateGovernor(false, 0)
-                    .withGates(runGates)
-                    .withCache(cache.policy(spec))
-                    .withSubset(subset)
                     .withDatabase(runOptions.database)
                     .withInProcessWorker(worker.handle());
             try {

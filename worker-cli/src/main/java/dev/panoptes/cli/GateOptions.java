@@ -20,7 +20,7 @@ final class GateOptions {
 
     @Option(names = "--summary-json", order = 156, paramLabel = "FILE",
             description = "Also write the summary to FILE as JSON: run id, exit code, counts, per model and group"
-                    + " the accuracy with its 95% interval (its method named), failed answers, tokens, cost, budget.")
+                    + " the accuracy with its 95%% interval (its method named), failed answers, tokens, cost, budget.")
     Path summaryJson;
 
     /** These options on {@code gates}. */

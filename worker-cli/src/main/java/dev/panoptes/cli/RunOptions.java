@@ -98,7 +98,7 @@ final class RunOptions {
             description = "A vignette the model API refuses for what it holds (HTTP 400 such as"
                     + " context_length_exceeded, 413, 422, a content filter) is stored as a failed answer with the"
                     + " API's error, and its neighbours are still asked. Exit 5 when failed answers are more than"
-                    + " this share (0 to 1, or a percentage such as 5%) of the answers stored; 0 for any. Default: ${DEFAULT-VALUE}.")
+                    + " this share (0 to 1, or a percentage such as 5%%) of the answers stored; 0 for any. Default: ${DEFAULT-VALUE}.")
     double maxErrorRate;
 
     @Option(names = "--job-timeout", order = 135, paramLabel = "DURATION", converter = DurationConverter.class,

@@ -51,6 +51,9 @@ public final class SummaryJson {
         interval.put("method", Accuracy.METHOD);
         interval.put("scorer", stats.info().scorer());
         root.put("groupBy", stats.groupBy());
+        ObjectNode cache = root.putObject("cache");
+        cache.put("hits", stats.cacheHits().answers());
+        cache.put("fromRuns", stats.cacheHits().fromRuns().size());
         tokens(root.putObject("tokens"), summary.tokens().promptTokens(), summary.tokens().completionTokens());
         putUsd(root, "costUsd", ending.costs().totalUsd());
         if (ending.budget() != null) {

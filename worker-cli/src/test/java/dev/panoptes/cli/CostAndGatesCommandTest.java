@@ -91,6 +91,7 @@ class CostAndGatesCommandTest {
         assertThat(summary.get("exitCode").asInt()).isEqualTo(6);
         assertThat(summary.get("interval").get("method").asText()).isEqualTo("Wilson, clustered by vignette");
         assertThat(summary.get("answers").get("stored").asInt()).isEqualTo(8);
+        assertThat(summary.get("cache").get("hits").asInt()).as("no --temperature 0, no cache").isZero();
         assertThat(summary.get("gates").get("below").get(0).asText()).isEqualTo("m");
         JsonNode m = summary.get("models").get(0);
         assertThat(m.get("model").asText()).isEqualTo("m");
