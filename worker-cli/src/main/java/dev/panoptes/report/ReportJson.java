@@ -23,7 +23,7 @@ import java.util.Map;
 final class ReportJson {
     /** The samples table's columns, in order; the report's header row uses the same names. */
     static final List<String> SAMPLE_COLUMNS = List.of("run", "model", "epoch", "vignette", "prompt",
-            "response", "expected", "score", "explanation", "error");
+            "response", "expected", "score", "explanation", "error", "cached from");
     /** Columns holding free text, which the page shows in a scrolling box. */
     static final List<Integer> LONG_COLUMNS = List.of(4, 5, 6, 8, 9);
     /** Columns the page sorts as numbers rather than as text. */
@@ -119,7 +119,7 @@ final class ReportJson {
     static List<String> sampleCells(SampleRow s) {
         return List.of(s.runId(), s.model(), Integer.toString(s.epoch()), s.vignetteId(), orEmpty(s.prompt()),
                 orEmpty(s.response()), orEmpty(s.expected()), Figures.score(s.figureScore()), orEmpty(s.explanation()),
-                orEmpty(s.error()));
+                orEmpty(s.error()), s.cached() ? orEmpty(s.cachedFrom()) : "");
     }
 
     private static void writeSample(JsonGenerator g, SampleRow sample) throws IOException {

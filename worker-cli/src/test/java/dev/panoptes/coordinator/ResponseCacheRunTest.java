@@ -125,6 +125,10 @@ class ResponseCacheRunTest {
                 assertThat(p.get("cached_from").asText()).isEqualTo(first);
             }
         }
+        Path html = dir.resolve("report.html");
+        command("report", "--db", dir.resolve("r.db").toString(), "--run", second, "--out", html.toString());
+        assertThat(java.nio.file.Files.readString(html)).as("the report's sample table names each answer's source")
+                .contains("cached from").contains("\"" + first + "\"");
         Path inspect = dir.resolve("inspect");
         command("export", "--db", dir.resolve("r.db").toString(), "--run", second, "--format", "inspect",
                 "--out", inspect.toString());
