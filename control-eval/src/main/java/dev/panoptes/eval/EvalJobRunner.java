@@ -22,10 +22,11 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The eval workload: runs each vignette of a job's spec through a {@link ModelClient}, one call
- * after another in spec order, with the spec's parameters, and answers with exactly one
+ * The eval workload: runs each vignette of a job's spec through a {@link ModelClient}, with the
+ * spec's parameters, and answers with exactly one
  * {@link ResponseRecord} per vignette (text, model, finish reason, latency, usage).
  *
  * <p><b>The vignette is the unit of failure.</b> When the model API refuses a vignette's request
@@ -36,7 +37,8 @@ import java.util.concurrent.TimeUnit;
  * job goes on with the next vignette. Whose fault a failure is, is decided once, by the client
  * ({@link Retries#scopeOf} for HTTP answers); this class only acts on the scope.
  *
- * <p>Any other failure fails the whole job, and the vignettes after it are not sent. The job
+ * <p>Any other failure fails the whole job: the vignettes not yet sent are not sent, and the
+ * calls still in flight are cancelled. The job
  * fails as the vignette did, with the same {@link FailureScope}: a {@link WorkerFaultException}
  * when this worker is at fault (its model API's URL, key, model or server), a plain
  * {@link WorkerException} (retryable) when the client's own retries ran out or anything
@@ -44,10 +46,12 @@ import java.util.concurrent.TimeUnit;
  * exception is the cause.
  *
  * <p>Two ways to run a job: {@link #run} blocks the calling thread through the whole job (for
- * a {@link JobRunner} worker, one thread per job); {@link #start} returns at once and chains the
- * vignettes through {@link ModelClient#completeAsync}, each call starting from the completion of
- * the one before, on the client's own threads (for an {@link AsyncJobRunner} worker, no thread
- * per job). Both answer and fail alike.
+ * a {@link JobRunner} worker, one thread per job), one call after another in spec order;
+ * {@link #start} returns at once and sends the vignettes through {@link ModelClient#completeAsync}
+ * on the client's own threads (for an {@link AsyncJobRunner} worker, no thread per job or per
+ * request): one at a time, or, with {@link RequestPermits}, as many at once as the worker's
+ * budget of requests in flight allows, shared by all the jobs it holds. Both answer and fail
+ * alike, and the records are in spec order either way.
  *
  * <p>Thread-safe when its client is, as {@link dev.panoptes.eval.http.HttpModelClient} is: a
  * worker runs several jobs through one runner at once.
@@ -55,11 +59,40 @@ import java.util.concurrent.TimeUnit;
 public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     private static final Logger log = LoggerFactory.getLogger(EvalJobRunner.class);
 
-    private final ModelClient client;
+    /** Job starts, in order, so that the jobs started first get the permits first. */
+    private final AtomicLong starts = new AtomicLong();
 
-    /** @param client the model client every vignette is sent through */
+    private final ModelClient client;
+    /** The worker's budget of requests in flight, or null for one vignette at a time per job. */
+    private final RequestPermits permits;
+
+    /**
+     * A runner whose started jobs each send one vignette at a time.
+     *
+     * @param client the model client every vignette is sent through
+     */
     public EvalJobRunner(ModelClient client) {
         this.client = Objects.requireNonNull(client, "client");
+        this.permits = null;
+    }
+
+    /**
+     * A runner whose started jobs send their vignettes concurrently, within one budget of
+     * requests in flight shared by every job it runs: what a worker whose knob is
+     * {@code --requests} runs.
+     *
+     * @param client  the model client every vignette is sent through; give it at least
+     *                {@code permits.permits()} connections, or calls wait for one
+     * @param permits the worker's requests in flight, shared by all its jobs
+     */
+    public EvalJobRunner(ModelClient client, RequestPermits permits) {
+        this.client = Objects.requireNonNull(client, "client");
+        this.permits = Objects.requireNonNull(permits, "permits");
+    }
+
+    /** The budget of requests in flight that started jobs share, or null when each job sends one at a time. */
+    public RequestPermits permits() {
+        return permits;
     }
 
     /**
@@ -109,15 +142,17 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     }
 
     /**
-     * Starts the job's vignettes in spec order, each once the one before has answered, and
-     * returns at once. Any thread; never blocks, provided the client's
-     * {@link ModelClient#completeAsync} does not ({@link dev.panoptes.eval.http.HttpModelClient}'s
-     * does not). Nothing runs on the common pool: the stages are chained without an executor, so
-     * each vignette starts on the thread that completed the one before (the client's), and the
-     * returned future completes there too.
+     * Starts the job's vignettes in spec order and returns at once: without
+     * {@link RequestPermits}, each once the one before has answered; with them, each as soon as
+     * a permit is free, the jobs started first served first. Any thread; never blocks, provided
+     * the client's {@link ModelClient#completeAsync} does not
+     * ({@link dev.panoptes.eval.http.HttpModelClient}'s does not). Nothing runs on the common
+     * pool: a vignette starts on the thread that freed its permit (the starter's, or the
+     * client's), and the returned future completes on the client's threads.
      *
-     * <p>Cancelling the returned future cancels the vignette's call in flight, which
-     * {@link dev.panoptes.eval.http.HttpModelClient} aborts, and no further vignette is sent.
+     * <p>Cancelling the returned future cancels the calls in flight, which
+     * {@link dev.panoptes.eval.http.HttpModelClient} aborts, no further vignette is sent, and
+     * every permit the job held goes back.
      *
      * @return completes with one record per vignette, in spec order; or exceptionally with a
      *         {@link WorkerFaultException} or {@link WorkerException} naming the job and
@@ -127,9 +162,10 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     @Override
     public CompletableFuture<JobOutcome> start(Job job) {
         Objects.requireNonNull(job, "job");
-        AsyncJob running = new AsyncJob(job);
-        running.advance();
-        return running;
+        StartedJob started = new StartedJob(client, permits != null ? permits : new RequestPermits(1),
+                starts.getAndIncrement(), job);
+        started.pump();
+        return started;
     }
 
     /**
@@ -143,7 +179,7 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     }
 
     /** A job's place where a vignette failed, as messages name it. */
-    private static String where(Job job, int index) {
+    static String where(Job job, int index) {
         List<Vignette> vignettes = job.spec().vignettes();
         return "job " + job.id() + ": vignette '" + vignettes.get(index).id() + "' (" + (index + 1) + " of "
                 + vignettes.size() + ")";
@@ -153,7 +189,7 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
      * The failed answer of a vignette whose request the model API refused for what it holds:
      * the client's message, which names the status, the API's message and the endpoint.
      */
-    private static ResponseRecord failedAnswer(String where, Vignette v, EvalSpec spec, long startNanos,
+    static ResponseRecord failedAnswer(String where, Vignette v, EvalSpec spec, long startNanos,
                                                ControlException e) {
         long latencyMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
         String error = e.getMessage() == null || e.getMessage().isBlank() ? e.toString() : e.getMessage();
@@ -177,12 +213,12 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     }
 
     /** A failure of the call for a vignette, without its CompletionException wrapper. */
-    private static Throwable unwrapped(Throwable failure) {
+    static Throwable unwrapped(Throwable failure) {
         return failure instanceof CompletionException && failure.getCause() != null ? failure.getCause() : failure;
     }
 
     /** A failure of the call for a vignette, as the job fails with it. */
-    private static ControlException translated(String where, Throwable failure) {
+    static ControlException translated(String where, Throwable failure) {
         Throwable t = unwrapped(failure);
         if (t instanceof ControlException e) {
             return rescoped(where, e);
@@ -202,126 +238,5 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     @Override
     public String toString() {
         return "EvalJobRunner[" + client + "]";
-    }
-
-    /**
-     * One job started with {@link #start}: its records so far, and the call in flight. The
-     * vignettes run one at a time, so only one thread at a time touches {@code records} and
-     * {@code next}; the call in flight is read by whoever cancels.
-     */
-    private final class AsyncJob extends CompletableFuture<JobOutcome> {
-        private final Job job;
-        private final List<Vignette> vignettes;
-        private final List<ResponseRecord> records;
-        /** The next vignette to send. */
-        private int next;
-        /** The call in flight, for a cancel to abort. */
-        private volatile CompletableFuture<ModelResponse> current;
-        /** When the call in flight started, for a failed answer's latency. */
-        private long startNanos;
-
-        AsyncJob(Job job) {
-            this.job = job;
-            this.vignettes = job.spec().vignettes();
-            this.records = new ArrayList<>(vignettes.size());
-        }
-
-        /**
-         * Sends vignettes until one has not answered yet, whose completion calls this again. A
-         * loop rather than a recursion, for clients whose futures are already complete.
-         */
-        void advance() {
-            while (!isDone()) {
-                if (next == vignettes.size()) {
-                    complete(new JobOutcome(job.id(), records));
-                    return;
-                }
-                int index = next;
-                CompletableFuture<ModelResponse> call;
-                startNanos = System.nanoTime();
-                try {
-                    call = client.completeAsync(request(job, index));
-                } catch (RuntimeException e) {
-                    // Thrown before any call: judged as a failed call would be.
-                    if (!answered(index, null, e)) {
-                        return;
-                    }
-                    continue;
-                }
-                if (call == null) {
-                    completeExceptionally(new WorkerException(where(job, index)
-                            + ": the model client returned no future"));
-                    return;
-                }
-                current = call;
-                if (isDone()) {
-                    // Cancelled while the call started: it may not have seen the call to abort.
-                    call.cancel(true);
-                    return;
-                }
-                if (!call.isDone()) {
-                    call.whenComplete((r, t) -> {
-                        if (answered(index, r, t)) {
-                            advance();
-                        }
-                    });
-                    return;
-                }
-                Throwable failure = failureOf(call);
-                if (!answered(index, failure == null ? call.getNow(null) : null, failure)) {
-                    return;
-                }
-            }
-        }
-
-        /** Records a vignette's answer; false when the job is over (failed here, or cancelled). */
-        private boolean answered(int index, ModelResponse r, Throwable failure) {
-            current = null;
-            if (isDone()) {
-                return false;
-            }
-            String where = where(job, index);
-            if (failure != null) {
-                if (unwrapped(failure) instanceof ControlException e && e.scope() == FailureScope.JOB) {
-                    records.add(failedAnswer(where, vignettes.get(index), job.spec(), startNanos, e));
-                    next = index + 1;
-                    return true;
-                }
-                completeExceptionally(translated(where, failure));
-                return false;
-            }
-            if (r == null) {
-                completeExceptionally(new WorkerException(where + ": the model client returned no response"));
-                return false;
-            }
-            log.debug("{} answered by {} in {} ms", where, r.model(), r.latencyMs());
-            records.add(new ResponseRecord(vignettes.get(index).id(), r.text(), r.model(), r.finishReason(),
-                    r.latencyMs(), r.usage()));
-            next = index + 1;
-            return true;
-        }
-
-        /** Cancels the job and the vignette's call in flight. */
-        @Override
-        public boolean cancel(boolean mayInterruptIfRunning) {
-            boolean cancelled = super.cancel(mayInterruptIfRunning);
-            CompletableFuture<ModelResponse> call = current;
-            if (call != null) {
-                call.cancel(mayInterruptIfRunning);
-            }
-            return cancelled;
-        }
-    }
-
-    /** What a completed future failed with, or null when it succeeded. */
-    private static Throwable failureOf(CompletableFuture<?> done) {
-        try {
-            done.join();
-            return null;
-        } catch (CompletionException e) {
-            return e.getCause() == null ? e : e.getCause();
-        } catch (CancellationException e) {
-            return e;
-        }
     }
 }

@@ -16,6 +16,15 @@ public final class CapacityConverter implements ITypeConverter<Integer> {
      */
     @Override
     public Integer convert(String value) {
+        return inRange(value, MAX);
+    }
+
+    /**
+     * A whole number from 1 to {@code max}, as the worker's counts take it.
+     *
+     * @throws TypeConversionException when it is not, saying why
+     */
+    static int inRange(String value, int max) {
         int n;
         try {
             n = Integer.parseInt(value.trim());
@@ -25,8 +34,8 @@ public final class CapacityConverter implements ITypeConverter<Integer> {
         if (n < 1) {
             throw new TypeConversionException("must be at least 1, got " + n);
         }
-        if (n > MAX) {
-            throw new TypeConversionException("must be at most " + MAX + ", got " + n);
+        if (n > max) {
+            throw new TypeConversionException("must be at most " + max + ", got " + n);
         }
         return n;
     }

@@ -71,7 +71,7 @@ import java.util.concurrent.Callable;
             "",
             "Example:",
             "  java -jar worker.jar eval --suite evals/math.jsonl --model llama-3.1-8b \\",
-            "      --model-api http://localhost:8000/v1 --db math.db --capacity 8"
+            "      --model-api http://localhost:8000/v1 --db math.db --requests 128"
         })
 public final class EvalCommand implements Callable<Integer> {
     /** Exit code when the model API is unreachable or unusable as configured; nothing was run. */
@@ -123,7 +123,7 @@ public final class EvalCommand implements Callable<Integer> {
         String key = modelApiOptions.apiKey(spec, env);
         PrintWriter err = spec.commandLine().getErr();
         try (ModelApiWorker worker = ModelApiWorker.open(modelApiOptions.modelApi, key, served(settings),
-                modelApiOptions.capacity, modelApiOptions.requestTimeout)) {
+                modelApiOptions.capacity(), modelApiOptions.requests, modelApiOptions.requestTimeout)) {
             if (!modelApiOptions.noModelCheck && !usable(worker.check(), err)) {
                 return EXIT_MODEL_API_UNUSABLE;
             }

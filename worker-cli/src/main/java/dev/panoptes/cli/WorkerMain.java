@@ -85,7 +85,7 @@ import java.util.concurrent.Callable;
             "",
             "Example:",
             "  java -jar worker.jar --coordinator 10.0.0.5:7070 --model-api http://localhost:8000/v1 \\",
-            "      --model llama-3.1-8b --capacity 8"
+            "      --model llama-3.1-8b --requests 128"
         })
 public final class WorkerMain implements Callable<Integer> {
     /** Environment variable read when {@code --api-key} is not given. */
@@ -273,7 +273,7 @@ public final class WorkerMain implements Callable<Integer> {
         String key = modelApiOptions.apiKey(spec, env);
         WorkerSettings settings = new WorkerSettings(coordinator, modelApiOptions.modelApi,
                 List.copyOf(new LinkedHashSet<>(models)), key, id == null ? WorkerIds.defaultId() : id,
-                modelApiOptions.capacity, options, grace, modelApiOptions.requestTimeout, !modelApiOptions.noModelCheck,
+                modelApiOptions.capacity(), modelApiOptions.requests, options, grace, modelApiOptions.requestTimeout, !modelApiOptions.noModelCheck,
                 verbose.isVerbose(), admin.metrics, admin.insecure);
         return starter.start(settings);
     }

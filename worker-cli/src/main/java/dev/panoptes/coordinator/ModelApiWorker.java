@@ -4,6 +4,7 @@ import dev.panoptes.control.Redaction;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.local.AsyncLocalWorker;
 import dev.panoptes.eval.EvalJobRunner;
+import dev.panoptes.eval.RequestPermits;
 import dev.panoptes.eval.http.HttpModelClient;
 import dev.panoptes.eval.http.ModelApiCheck;
 
@@ -22,7 +23,7 @@ import java.util.Objects;
  *
  * <pre>{@code
  * try (ModelApiWorker worker = ModelApiWorker.open(URI.create("http://127.0.0.1:8000/v1"),
- *         System.getenv("OPENAI_API_KEY"), settings.models(), 4, null)) {
+ *         System.getenv("OPENAI_API_KEY"), settings.models(), 64, 64, null)) {
  *     if (worker.check().verdict() != ModelApiCheck.Verdict.OK) { ... }
  *     int exit = new CoordinatorRun(settings, out, err, false, "")
  *             .withRateGovernor(false, 0)
@@ -42,26 +43,39 @@ public final class ModelApiWorker implements AutoCloseable {
     private final List<String> models;
     private final AsyncLocalWorker handle;
 
-    private ModelApiWorker(HttpModelClient client, List<String> models, int capacity, URI modelApi) {
+    private ModelApiWorker(HttpModelClient client, List<String> models, int capacity, int requests, URI modelApi) {
         this.client = client;
         this.models = models;
         this.handle = new AsyncLocalWorker(WORKER_ID, capacity, new LinkedHashSet<>(models),
-                Redaction.url(modelApi.toString()).replaceAll("/+$", ""), new EvalJobRunner(client));
+                Redaction.url(modelApi.toString()).replaceAll("/+$", ""),
+                new EvalJobRunner(client, new RequestPermits(requests)));
+    }
+
+    /**
+     * A worker that keeps as many requests in flight as it runs jobs (each job's vignettes one
+     * at a time), as {@link #open(URI, String, List, int, int, Duration)} with
+     * {@code requests = capacity}.
+     */
+    public static ModelApiWorker open(URI modelApi, String apiKey, List<String> models, int capacity,
+                                      Duration requestTimeout) {
+        return open(modelApi, apiKey, models, capacity, capacity, requestTimeout);
     }
 
     /**
      * Builds the model client, as a worker with these options does: one keep-alive connection per
-     * job run at once. Nothing is asked of the API yet.
+     * request in flight. Nothing is asked of the API yet.
      *
      * @param modelApi       the base URL of an OpenAI-compatible API, such as {@code http://host:8000/v1}
      * @param apiKey         its key, or null
      * @param models         the models the run asks (and its judge), at least one; jobs that name
      *                       them go to this worker, and the first is the client's default
-     * @param capacity       jobs run at once (each calls the API for one vignette at a time), at least 1
+     * @param capacity       jobs held at once, at least 1
+     * @param requests       model API requests kept in flight at once, shared by the jobs held (a
+     *                       job's vignettes run concurrently within it), at least 1
      * @param requestTimeout how long one request may take, or null for the client's default
      * @throws IllegalArgumentException when the client refuses a setting (a bad URL, say)
      */
-    public static ModelApiWorker open(URI modelApi, String apiKey, List<String> models, int capacity,
+    public static ModelApiWorker open(URI modelApi, String apiKey, List<String> models, int capacity, int requests,
                                       Duration requestTimeout) {
         Objects.requireNonNull(modelApi, "modelApi");
         List<String> served = List.copyOf(new LinkedHashSet<>(models));
@@ -71,13 +85,16 @@ public final class ModelApiWorker implements AutoCloseable {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
         }
+        if (requests < 1) {
+            throw new IllegalArgumentException("requests in flight must be at least 1, got " + requests);
+        }
         HttpModelClient.Builder builder = HttpModelClient.builder(modelApi, served.get(0))
                 .apiKey(apiKey)
-                .maxConnections(capacity);
+                .maxConnections(requests);
         if (requestTimeout != null) {
             builder.requestTimeout(requestTimeout);
         }
-        return new ModelApiWorker(builder.build(), served, capacity, modelApi);
+        return new ModelApiWorker(builder.build(), served, capacity, requests, modelApi);
     }
 
     /**

@@ -71,6 +71,9 @@ public final class StubModelServer implements AutoCloseable {
     /** Requests answered 429 because more than {@link #maxConcurrent} were in flight. */
     private final AtomicLong throttled = new AtomicLong();
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** Completions being answered now, and the most there ever were at once. */
+    private final AtomicInteger serving = new AtomicInteger();
+    private final AtomicInteger peakServing = new AtomicInteger();
     /** Requests answered 400 context_length_exceeded. */
     private final AtomicLong refused = new AtomicLong();
     /** The most completions it serves at once before answering 429, as a rate-limited API does; 0 for no limit. */
@@ -139,6 +142,19 @@ public final class StubModelServer implements AutoCloseable {
         return refused.get();
     }
 
+    /**
+     * The most completions it was answering at once since it started (or since
+     * {@link #resetPeakConcurrency}): how many requests its clients kept in flight, up to its threads.
+     */
+    public int peakConcurrency() {
+        return peakServing.get();
+    }
+
+    /** Starts counting {@link #peakConcurrency} afresh from the completions being answered now. */
+    public void resetPeakConcurrency() {
+        peakServing.set(serving.get());
+    }
+
     /** Completions served so far. */
     public long requestCount() {
         return requests.get();
@@ -201,9 +217,11 @@ public final class StubModelServer implements AutoCloseable {
                         + " requests in flight\",\"type\":\"rate_limit_error\"}}");
                 return;
             }
+            peakServing.accumulateAndGet(serving.incrementAndGet(), Math::max);
             try {
                 answer(exchange, body, messages);
             } finally {
+                serving.decrementAndGet();
                 if (maxConcurrent > 0) {
                     inFlight.decrementAndGet();
                 }

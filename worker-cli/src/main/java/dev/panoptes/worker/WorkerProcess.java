@@ -6,6 +6,7 @@ import dev.panoptes.console.Durations;
 import dev.panoptes.console.Logging;
 import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.eval.EvalJobRunner;
+import dev.panoptes.eval.RequestPermits;
 import dev.panoptes.eval.http.HttpModelClient;
 import dev.panoptes.eval.http.ModelApiCheck;
 import org.slf4j.Logger;
@@ -58,18 +59,35 @@ public final class WorkerProcess {
      * @throws InterruptedException     when the calling thread is interrupted
      */
     public static int start(WorkerSettings settings) throws InterruptedException {
-        // One keep-alive connection per job the worker may run at once: no call waits for one.
+        try (HttpModelClient client = modelClient(settings)) {
+            ModelApiProbe probe = settings.checkModelApi()
+                    ? new ModelApiCheck(client, settings.models())::run : null;
+            return serveUntilSignalled(settings, runner(client, settings), probe);
+        }
+    }
+
+    /**
+     * The model client a worker with these settings calls through: one keep-alive connection per
+     * request in flight, so that no call waits for one. The caller closes it.
+     *
+     * @throws IllegalArgumentException when the client refuses a setting
+     */
+    public static HttpModelClient modelClient(WorkerSettings settings) {
         HttpModelClient.Builder builder = HttpModelClient.builder(settings.modelApi(), settings.model())
                 .apiKey(settings.apiKey())
-                .maxConnections(settings.capacity());
+                .maxConnections(settings.requests());
         if (settings.requestTimeout() != null) {
             builder.requestTimeout(settings.requestTimeout());
         }
-        try (HttpModelClient client = builder.build()) {
-            ModelApiProbe probe = settings.checkModelApi()
-                    ? new ModelApiCheck(client, settings.models())::run : null;
-            return serveUntilSignalled(settings, new EvalJobRunner(client), probe);
-        }
+        return builder.build();
+    }
+
+    /**
+     * The runner a worker with these settings runs its jobs with: every job's vignettes at once
+     * within one budget of {@link WorkerSettings#requests()} requests in flight.
+     */
+    public static EvalJobRunner runner(HttpModelClient client, WorkerSettings settings) {
+        return new EvalJobRunner(client, new RequestPermits(settings.requests()));
     }
 
     /**

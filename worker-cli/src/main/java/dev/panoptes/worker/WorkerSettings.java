@@ -19,7 +19,8 @@ import java.util.Objects;
  * @param models         the models to offer (--model); empty to offer what the model API lists
  * @param apiKey         the model API's key, or null
  * @param workerId       a valid worker id
- * @param capacity       jobs run at once, at least 1
+ * @param capacity       jobs held at once, at least 1
+ * @param requests       model API requests kept in flight at once, shared by the jobs held, at least 1
  * @param options        token, heartbeat, connect timeout and backoff
  * @param grace          how long a graceful shutdown waits for held jobs
  * @param requestTimeout the model API's per-request timeout, or null for the client's default
@@ -32,7 +33,7 @@ import java.util.Objects;
  *                       (--metrics-insecure); else only a loopback address is served
  */
 public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<String> models, String apiKey,
-                             String workerId, int capacity, WorkerOptions options, Duration grace,
+                             String workerId, int capacity, int requests, WorkerOptions options, Duration grace,
                              Duration requestTimeout, boolean checkModelApi, boolean verbose,
                              InetSocketAddress metrics, boolean metricsInsecure) {
     /** @throws NullPointerException when a required part is missing */
@@ -43,6 +44,23 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
         WorkerIds.requireValid(workerId);
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(grace, "grace");
+        WorkerIds.requireCapacity(workerId, capacity);
+        if (requests < 1) {
+            throw new IllegalArgumentException("worker " + workerId + " needs at least 1 request in flight, got "
+                    + requests);
+        }
+    }
+
+    /**
+     * Settings whose worker keeps as many requests in flight as it holds jobs: one vignette at a
+     * time per job, as a worker ran before {@code --requests}.
+     */
+    public WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<String> models, String apiKey,
+                          String workerId, int capacity, WorkerOptions options, Duration grace,
+                          Duration requestTimeout, boolean checkModelApi, boolean verbose,
+                          InetSocketAddress metrics, boolean metricsInsecure) {
+        this(coordinator, modelApi, models, apiKey, workerId, capacity, capacity, options, grace, requestTimeout,
+                checkModelApi, verbose, metrics, metricsInsecure);
     }
 
     /** The model sent with requests of jobs that name none: the first of {@link #models()}, or null. */
@@ -56,7 +74,8 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
                 + ", model API " + Redaction.url(modelApi.toString())
                 + (models.isEmpty() ? ", models: those the API lists" : (models.size() == 1 ? ", model " : ", models ")
                         + String.join(", ", models))
-                + ", capacity " + capacity
+                + ", capacity " + capacity + (capacity == 1 ? " job" : " jobs")
+                + ", " + requests + (requests == 1 ? " request" : " requests") + " in flight"
                 + ", heartbeat " + Durations.format(options.heartbeatInterval())
                 + ", API key " + (apiKey == null ? "none" : "set")
                 + ", token " + (options.token() == null ? "none" : "set")
@@ -75,6 +94,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
                 + ", apiKey=" + (apiKey == null ? "none" : "***")
                 + ", workerId=" + workerId
                 + ", capacity=" + capacity
+                + ", requests=" + requests
                 + ", options=" + options
                 + ", grace=" + Durations.format(grace)
                 + ", requestTimeout=" + (requestTimeout == null ? "default" : Durations.format(requestTimeout))

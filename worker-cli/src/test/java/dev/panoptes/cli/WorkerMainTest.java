@@ -107,7 +107,8 @@ class WorkerMainTest {
         assertThat(execute(REQUIRED)).isZero();
 
         WorkerSettings s = onlyStarted();
-        assertThat(s.capacity()).isEqualTo(4);
+        assertThat(s.capacity()).isEqualTo(64);
+        assertThat(s.requests()).isEqualTo(64);
         assertThat(s.options().heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
         assertThat(s.options().heartbeatTimeout()).isEqualTo(Duration.ofSeconds(15));
         assertThat(s.grace()).isEqualTo(Duration.ofSeconds(30));
@@ -157,6 +158,14 @@ class WorkerMainTest {
                         "Invalid value for option '--capacity': must be a whole number, got 'many'"),
                 Arguments.of(with(REQUIRED, "--capacity", "5000"),
                         "Invalid value for option '--capacity': must be at most 1024, got 5000"),
+                Arguments.of(with(REQUIRED, "--requests", "0"),
+                        "Invalid value for option '--requests': must be at least 1, got 0"),
+                Arguments.of(with(REQUIRED, "--requests", "-3"),
+                        "Invalid value for option '--requests': must be at least 1, got -3"),
+                Arguments.of(with(REQUIRED, "--requests", "lots"),
+                        "Invalid value for option '--requests': must be a whole number, got 'lots'"),
+                Arguments.of(with(REQUIRED, "--requests", "9000"),
+                        "Invalid value for option '--requests': must be at most 8192, got 9000"),
                 Arguments.of(replacing("--coordinator", "localhost"),
                         "Invalid value for option '--coordinator': expected HOST:PORT"),
                 Arguments.of(replacing("--coordinator", "host:99999"),
@@ -314,12 +323,12 @@ class WorkerMainTest {
         String help = out.toString();
         assertThat(help).startsWith("Usage: worker.jar ");
         for (String option : List.of("--coordinator=HOST:PORT", "--model-api=URL", "--model=NAME", "--api-key=KEY",
-                "--id=ID", "--capacity=N", "--token=TOKEN", "--heartbeat=DURATION", "--heartbeat-timeout=DURATION",
+                "--id=ID", "--requests=N", "--capacity=N", "--token=TOKEN", "--heartbeat=DURATION", "--heartbeat-timeout=DURATION",
                 "--grace=DURATION", "--request-timeout=DURATION", "--no-model-check", "-v, --verbose", "-h, --help",
                 "-V, --version")) {
             assertThat(help).contains(option);
         }
-        assertThat(help).contains("Default: 4.").contains("Default: 5s.").contains("Default: 30s.")
+        assertThat(help).contains("Default: 64, for a batching server").contains("Default: 5s.").contains("Default: 30s.")
                 .contains("Exit codes:").contains("2   invalid command line")
                 .contains("3   the model API is unusable as configured: bad URL, key or model")
                 .contains("4   the coordinator rejected the registration for good")
@@ -342,8 +351,8 @@ class WorkerMainTest {
         WorkerSettings s = onlyStarted();
         assertThat(s.startupLine())
                 .contains("worker " + s.workerId()).contains("coordinator 10.0.0.5:7070")
-                .contains("model API http://localhost:8000/v1").contains("model llama-3.1-8b").contains("capacity 4")
-                .contains("API key set").contains("token set")
+                .contains("model API http://localhost:8000/v1").contains("model llama-3.1-8b").contains("capacity 64 jobs")
+                .contains("64 requests in flight").contains("API key set").contains("token set")
                 .doesNotContain("sk-cli-secret").doesNotContain("token-cli-secret");
         assertThat(s.toString()).doesNotContain("sk-cli-secret").doesNotContain("token-cli-secret");
         assertThat(out.toString() + err.toString()).doesNotContain("secret");
@@ -389,6 +398,17 @@ class WorkerMainTest {
         starter = settings -> WorkerMain.EXIT_REJECTED;
         assertThat(execute(REQUIRED)).isEqualTo(4);
         assertThat(err.toString()).isEmpty();
+    }
+
+    @Test
+    void theJobsHeldFollowTheRequestsInFlightUnlessGiven() {
+        execute(with(REQUIRED, "--requests", "16"));
+        execute(with(REQUIRED, "--requests", "16", "--capacity", "2"));
+        execute(with(REQUIRED, "--requests", "4000"));
+
+        assertThat(started).extracting(WorkerSettings::capacity).containsExactly(16, 2, 1024);
+        assertThat(started).extracting(WorkerSettings::requests).containsExactly(16, 16, 4000);
+        assertThat(started.get(1).startupLine()).contains("capacity 2 jobs, 16 requests in flight");
     }
 
     @Test
