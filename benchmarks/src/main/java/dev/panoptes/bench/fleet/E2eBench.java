@@ -173,7 +173,8 @@ public final class E2eBench {
                 for (int i = 1; i <= o.workers(); i++) {
                     workers.add(Child.startCommand(ctx, "e2e-worker-" + i, cli.command(List.of(),
                             List.of("--coordinator", "127.0.0.1:" + port, "--model-api", url, "--model", "stub",
-                                    "--capacity", Integer.toString(o.capacity()), "--id", "e2e-worker-" + i))));
+                                    "--capacity", Integer.toString(o.capacity()), "--requests", Integer.toString(o.capacity()),
+                                    "--id", "e2e-worker-" + i))));
                 }
             }
             long workerCpu0 = cpu(workers);

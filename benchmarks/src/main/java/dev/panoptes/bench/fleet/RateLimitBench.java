@@ -124,7 +124,8 @@ public final class RateLimitBench {
                 for (int i = 1; i <= o.workers(); i++) {
                     workers.add(Child.startCommand(ctx, "ratelimit-worker-" + name + "-" + i, cli.command(List.of(),
                             List.of("--coordinator", "127.0.0.1:" + port, "--model-api", url, "--model", "stub",
-                                    "--capacity", Integer.toString(o.capacity()), "--id", "w" + i))));
+                                    "--capacity", Integer.toString(o.capacity()), "--requests", Integer.toString(o.capacity()),
+                                    "--id", "w" + i))));
                 }
                 // Answers per second in the steady state (10 % to 90 % of the records, every worker
                 // registered), as the e2e benchmark measures it: JVM start-up is not the governor's.
