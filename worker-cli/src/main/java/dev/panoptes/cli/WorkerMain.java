@@ -273,8 +273,8 @@ public final class WorkerMain implements Callable<Integer> {
         String key = modelApiOptions.apiKey(spec, env);
         WorkerSettings settings = new WorkerSettings(coordinator, modelApiOptions.modelApi,
                 List.copyOf(new LinkedHashSet<>(models)), key, id == null ? WorkerIds.defaultId() : id,
-                modelApiOptions.capacity(), modelApiOptions.requests, options, grace, modelApiOptions.requestTimeout, !modelApiOptions.noModelCheck,
-                verbose.isVerbose(), admin.metrics, admin.insecure);
+                modelApiOptions.capacity(), modelApiOptions.requests, options, grace, modelApiOptions.requestTimeout,
+                !modelApiOptions.noModelCheck, verbose.isVerbose(), admin.metrics, admin.insecure);
         return starter.start(settings);
     }
 
