@@ -34,8 +34,8 @@ import java.util.function.Consumer;
  * {@link StoreException} (a closed store, a bug), the writer gives up and tells the run, which
  * stops. A {@link RecordRejectedException} is not an outage: it is the job's own failure.
  *
- * <p><b>Batches.</b> The answers queued one behind another (up to {@value #BATCH}, or
- * {@link #BATCH_CHARS} characters of responses) go to the store in one
+ * <p><b>Batches.</b> The answers queued one behind another (up to {@value #BATCH} writes,
+ * {@value #BATCH_RECORDS} records or {@link #BATCH_CHARS} characters of responses) go to the store in one
  * {@link ResultStore#recordAll} call, which a JDBC store commits as one transaction: the cost of a
  * commit is paid once per batch, and a batch forms by itself when answers come faster than
  * commits. An answer is told to the run as stored only once the store reports it done, so after
@@ -59,6 +59,11 @@ final class StoreWriter {
      * them go to the store in one call, committed together.
      */
     private static final int BATCH = 256;
+    /**
+     * A batch of answers stops growing at this many records: past a few hundred rows a SQLite
+     * transaction costs more per row again (measured with the benchmarks' {@code store --batch}).
+     */
+    private static final int BATCH_RECORDS = 512;
     /** A batch of answers stops growing past this many characters of responses (roughly 2 bytes each). */
     private static final long BATCH_CHARS = 4L << 20;
     private static final int SPINS = 50;
@@ -373,7 +378,7 @@ final class StoreWriter {
 
     /**
      * Does the write at {@code from} and, when it is an answer, the answers right behind it, up to
-     * {@link #BATCH_CHARS}, in one call of the store (one transaction on a JDBC store); adds to
+     * {@link #BATCH_RECORDS} records or {@link #BATCH_CHARS}, in one call of the store (one transaction on a JDBC store); adds to
      * {@code done} the event that tells the run of each write done, in order.
      *
      * @throws StoreException when the store fails: the writes in {@code done} are done, the rest not
@@ -391,10 +396,12 @@ final class StoreWriter {
         answers.clear();
         written.clear();
         long chars = 0;
+        int records = 0;
         for (int i = from; i < batch.size() && batch.get(i) instanceof RecordWrite r
-                && (answers.isEmpty() || chars < BATCH_CHARS); i++) {
+                && (answers.isEmpty() || chars < BATCH_CHARS && records < BATCH_RECORDS); i++) {
             answers.add(new ResultStore.Answer(r.state().job, r.outcome(), r.worker().id()));
             chars += size(r.outcome());
+            records += r.outcome().records().size();
         }
         try {
             store.recordAll(answers, written);
