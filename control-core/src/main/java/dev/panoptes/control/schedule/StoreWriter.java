@@ -340,6 +340,9 @@ final class StoreWriter {
                     i += done.size();
                 }
                 if (failure == null) {
+                    if (done.isEmpty()) {
+                        throw new IllegalStateException(store + " returned from recordAll without doing any write");
+                    }
                     continue;
                 }
                 long now = System.nanoTime();
