@@ -35,8 +35,8 @@ import java.util.function.Consumer;
  * stops. A {@link RecordRejectedException} is not an outage: it is the job's own failure.
  *
  * <p><b>Batches.</b> The answers queued one behind another (up to {@value #BATCH} writes,
- * {@value #BATCH_RECORDS} records or {@link #BATCH_CHARS} characters of responses) go to the store in one
- * {@link ResultStore#recordAll} call, which a JDBC store commits as one transaction: the cost of a
+ * {@value #BATCH_RECORDS} records or {@link #BATCH_CHARS} characters of responses) go to the store
+ * in one {@link ResultStore#recordAll} call, which a JDBC store commits as one transaction: the cost of a
  * commit is paid once per batch, and a batch forms by itself when answers come faster than
  * commits. An answer is told to the run as stored only once the store reports it done, so after
  * the commit of its batch; a batch that fails is written again whole (less what the store reports
@@ -60,10 +60,11 @@ final class StoreWriter {
      */
     private static final int BATCH = 256;
     /**
-     * A batch of answers stops growing at this many records: past a few hundred rows a SQLite
-     * transaction costs more per row again (measured with the benchmarks' {@code store --batch}).
+     * A batch of answers stops growing at this many records: it bounds how long one transaction
+     * holds the database's write lock (another process on a SQLite file waits that long). The rate
+     * is flat from a few hundred rows per transaction on (the benchmarks' {@code store --batch}).
      */
-    private static final int BATCH_RECORDS = 512;
+    private static final int BATCH_RECORDS = 2048;
     /** A batch of answers stops growing past this many characters of responses (roughly 2 bytes each). */
     private static final long BATCH_CHARS = 4L << 20;
     private static final int SPINS = 50;
@@ -381,8 +382,8 @@ final class StoreWriter {
 
     /**
      * Does the write at {@code from} and, when it is an answer, the answers right behind it, up to
-     * {@link #BATCH_RECORDS} records or {@link #BATCH_CHARS}, in one call of the store (one transaction on a JDBC store); adds to
-     * {@code done} the event that tells the run of each write done, in order.
+     * {@link #BATCH_RECORDS} records or {@link #BATCH_CHARS}, in one call of the store (one
+     * transaction on a JDBC store); adds to {@code done} the event that tells the run of each write done, in order.
      *
      * @throws StoreException when the store fails: the writes in {@code done} are done, the rest not
      */
