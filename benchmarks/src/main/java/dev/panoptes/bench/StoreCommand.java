@@ -31,6 +31,10 @@ final class StoreCommand extends BenchCommand {
             defaultValue = "8")
     int records;
 
+    @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "Write to this PostgreSQL database (user"
+            + " and password in the URL) instead of a SQLite file; by-batch table only.")
+    String postgres;
+
     StoreCommand() {
         super(3);
     }
@@ -41,22 +45,24 @@ final class StoreCommand extends BenchCommand {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
                     "--outcomes, --records and every --batch must be at least 1");
         }
-        if (batches.equals(List.of(1)) && records == 8) {
+        if (batches.equals(List.of(1)) && records == 8 && postgres == null) {
             E2eBench.reportStore(report, StoreBench.measure(report, runs(), outcomes, 1000), outcomes);
             return 0;
         }
         List<List<String>> rows = new ArrayList<>();
         for (int batch : batches) {
-            List<StoreBench.Result> r = StoreBench.measure(report, runs(), outcomes, 1000, batch, records);
+            List<StoreBench.Result> r = StoreBench.measure(report, runs(), outcomes, 1000, batch, records, postgres);
             rows.add(List.of(Integer.toString(batch),
                     Stats.of(r.stream().map(StoreBench.Result::recordsPerSecond).toList()).formatRate(),
                     Stats.of(r.stream().map(StoreBench.Result::outcomesPerSecond).toList()).formatRate(),
                     Stats.of(r.stream().map(StoreBench.Result::microsPerOutcome).toList()).format(1)));
         }
         report.line("");
-        report.line("### JdbcResultStore on SQLite by batch (" + runs() + " runs of " + outcomes + " outcomes x "
-                + records + " records, one transaction per batch, fresh database per run, after a warm-up run;"
-                + " median (min-max))");
+        String where = postgres == null ? "SQLite" : "PostgreSQL";
+        String fresh = postgres == null ? "fresh database per run" : "one database, new job ids per run";
+        report.line("### JdbcResultStore on " + where + " by batch (" + runs() + " runs of " + outcomes
+                + " outcomes x " + records + " records, one transaction per batch, " + fresh
+                + ", after a warm-up run; median (min-max))");
         report.line("");
         report.line("Machine: " + Machine.describe() + ".");
         report.line("");

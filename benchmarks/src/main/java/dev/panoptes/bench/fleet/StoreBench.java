@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
@@ -43,12 +44,25 @@ public final class StoreBench {
      */
     public static List<Result> measure(Report report, int runs, int outcomes, int warmupOutcomes, int batch,
                                        int records) throws IOException {
+        return measure(report, runs, outcomes, warmupOutcomes, batch, records, null);
+    }
+
+    /**
+     * @param postgresUrl a PostgreSQL JDBC URL (user and password in it) to write to instead of a
+     *                    SQLite file, or null; each run writes job ids of its own there
+     */
+    public static List<Result> measure(Report report, int runs, int outcomes, int warmupOutcomes, int batch,
+                                       int records, String postgresUrl) throws IOException {
         Path dir = Files.createTempDirectory("panoptes-store-bench");
+        String tag = Long.toString(System.nanoTime(), 36) + "-b" + batch + "-";
+        Function<String, JdbcResultStore> open = name -> postgresUrl == null
+                ? JdbcResultStore.openSqlite(dir.resolve(name + ".db"))
+                : JdbcResultStore.openPostgres(postgresUrl, null, null);
         try {
-            once(dir.resolve("warmup.db"), warmupOutcomes, "w", batch, records);
+            once(open.apply("warmup"), warmupOutcomes, tag + "w", batch, records);
             List<Result> results = new ArrayList<>();
             for (int r = 1; r <= runs; r++) {
-                Result res = once(dir.resolve("run" + r + ".db"), outcomes, "r" + r, batch, records);
+                Result res = once(open.apply("run" + r), outcomes, tag + "r" + r, batch, records);
                 results.add(res);
                 report.progress(String.format(Locale.ROOT, "store run %d, batch %d: %,.0f records/s (%,.0f"
                         + " outcomes/s, %.1f us per outcome) [load %.2f]", r, batch, res.recordsPerSecond(),
@@ -65,12 +79,13 @@ public final class StoreBench {
         }
     }
 
-    private static Result once(Path db, int outcomes, String prefix, int batch, int records) {
+    private static Result once(JdbcResultStore opened, int outcomes, String prefix, int batch, int records) {
         List<JobOutcome> all = new ArrayList<>(outcomes);
         for (int i = 0; i < outcomes; i++) {
             all.add(outcome(prefix + "-job-" + i, records));
         }
-        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+        try (JdbcResultStore store = opened) {
+            long before = store.recordCount();
             List<ResultStore.Written> done = new ArrayList<>(outcomes);
             long t0 = System.nanoTime();
             if (batch <= 1) {
@@ -88,7 +103,7 @@ public final class StoreBench {
                 }
             }
             long nanos = System.nanoTime() - t0;
-            long stored = store.recordCount();
+            long stored = store.recordCount() - before;
             if (stored != (long) records * outcomes) {
                 throw new IllegalStateException("stored " + stored + " records, expected " + (long) records * outcomes);
             }
