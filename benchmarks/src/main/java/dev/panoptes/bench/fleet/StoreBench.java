@@ -7,6 +7,7 @@ import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.ResultStore;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -14,13 +15,16 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 import java.util.stream.Stream;
 
 /**
  * Records per second written by {@link JdbcResultStore} on SQLite (a file in a temporary
- * directory, WAL, as the coordinator opens it): N outcomes of 8 records, each outcome one
- * {@code record} call and so one transaction, in this JVM, on one thread, as the scheduler
- * stores them. A fresh database per run, after a warm-up run.
+ * directory, WAL, as the coordinator opens it): N outcomes of 8 records (or as many as asked),
+ * in this JVM, on one thread. With a batch of 1 each outcome is one {@code record} call and so one
+ * transaction; with a batch of B, B outcomes go to one {@code recordAll} call and one
+ * transaction, as the scheduler's store writer hands over the answers queued behind each other.
+ * A fresh database per run, after a warm-up run.
  */
 public final class StoreBench {
     /** One run's rate. */
@@ -31,16 +35,38 @@ public final class StoreBench {
     }
 
     public static List<Result> measure(Report report, int runs, int outcomes, int warmupOutcomes) throws IOException {
+        return measure(report, runs, outcomes, warmupOutcomes, 1, 8);
+    }
+
+    /**
+     * @param batch   outcomes per store call (and transaction); 1 for one {@code record} call each
+     * @param records records (vignettes) per outcome
+     */
+    public static List<Result> measure(Report report, int runs, int outcomes, int warmupOutcomes, int batch,
+                                       int records) throws IOException {
+        return measure(report, runs, outcomes, warmupOutcomes, batch, records, null);
+    }
+
+    /**
+     * @param postgresUrl a PostgreSQL JDBC URL (user and password in it) to write to instead of a
+     *                    SQLite file, or null; each run writes job ids of its own there
+     */
+    public static List<Result> measure(Report report, int runs, int outcomes, int warmupOutcomes, int batch,
+                                       int records, String postgresUrl) throws IOException {
         Path dir = Files.createTempDirectory("panoptes-store-bench");
+        String tag = Long.toString(System.nanoTime(), 36) + "-b" + batch + "-";
+        Function<String, JdbcResultStore> open = name -> postgresUrl == null
+                ? JdbcResultStore.openSqlite(dir.resolve(name + ".db"))
+                : JdbcResultStore.openPostgres(postgresUrl, null, null);
         try {
-            once(dir.resolve("warmup.db"), warmupOutcomes, "w");
+            once(open.apply("warmup"), warmupOutcomes, tag + "w", batch, records);
             List<Result> results = new ArrayList<>();
             for (int r = 1; r <= runs; r++) {
-                Result res = once(dir.resolve("run" + r + ".db"), outcomes, "r" + r);
+                Result res = once(open.apply("run" + r), outcomes, tag + "r" + r, batch, records);
                 results.add(res);
-                report.progress(String.format(Locale.ROOT, "store run %d: %,.0f records/s (%,.0f outcomes/s,"
-                        + " %.0f us per outcome) [load %.2f]", r, res.recordsPerSecond(), res.outcomesPerSecond(),
-                        res.microsPerOutcome(), Machine.loadAverage()));
+                report.progress(String.format(Locale.ROOT, "store run %d, batch %d: %,.0f records/s (%,.0f"
+                        + " outcomes/s, %.1f us per outcome) [load %.2f]", r, batch, res.recordsPerSecond(),
+                        res.outcomesPerSecond(), res.microsPerOutcome(), Machine.loadAverage()));
             }
             return results;
         } finally {
@@ -53,29 +79,43 @@ public final class StoreBench {
         }
     }
 
-    private static Result once(Path db, int outcomes, String prefix) {
-        List<JobOutcome> batch = new ArrayList<>(outcomes);
+    private static Result once(JdbcResultStore opened, int outcomes, String prefix, int batch, int records) {
+        List<JobOutcome> all = new ArrayList<>(outcomes);
         for (int i = 0; i < outcomes; i++) {
-            batch.add(outcome(prefix + "-job-" + i));
+            all.add(outcome(prefix + "-job-" + i, records));
         }
-        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+        try (JdbcResultStore store = opened) {
+            long before = store.recordCount();
+            List<ResultStore.Written> done = new ArrayList<>(outcomes);
             long t0 = System.nanoTime();
-            for (JobOutcome o : batch) {
-                store.record(o, "bench-worker");
+            if (batch <= 1) {
+                for (JobOutcome o : all) {
+                    store.record(o, "bench-worker");
+                }
+            } else {
+                List<ResultStore.Answer> answers = new ArrayList<>(batch);
+                for (int from = 0; from < outcomes; from += batch) {
+                    answers.clear();
+                    for (JobOutcome o : all.subList(from, Math.min(outcomes, from + batch))) {
+                        answers.add(new ResultStore.Answer(null, o, "bench-worker"));
+                    }
+                    store.recordAll(answers, done);
+                }
             }
             long nanos = System.nanoTime() - t0;
-            long stored = store.recordCount();
-            if (stored != 8L * outcomes) {
-                throw new IllegalStateException("stored " + stored + " records, expected " + 8L * outcomes);
+            long stored = store.recordCount() - before;
+            if (stored != (long) records * outcomes) {
+                throw new IllegalStateException("stored " + stored + " records, expected " + (long) records * outcomes);
             }
-            return new Result(8.0 * outcomes * 1e9 / nanos, outcomes * 1e9 / nanos, nanos / 1e3 / outcomes);
+            return new Result((double) records * outcomes * 1e9 / nanos, outcomes * 1e9 / nanos,
+                    nanos / 1e3 / outcomes);
         }
     }
 
-    /** An outcome of 8 records shaped like a model's: a sentence of text, model, finish reason, latency, usage. */
-    private static JobOutcome outcome(String jobId) {
-        List<ResponseRecord> records = new ArrayList<>(8);
-        for (int v = 0; v < 8; v++) {
+    /** An outcome of n records shaped like a model's: a sentence of text, model, finish reason, latency, usage. */
+    private static JobOutcome outcome(String jobId, int n) {
+        List<ResponseRecord> records = new ArrayList<>(n);
+        for (int v = 0; v < n; v++) {
             records.add(new ResponseRecord("v" + v, "The answer to vignette " + v + " of " + jobId
                     + " is a sentence of ordinary length, about what a model says.", "stub-model", "stop", 50L,
                     new Usage(24, 18)));

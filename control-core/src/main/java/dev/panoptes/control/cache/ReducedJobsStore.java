@@ -40,6 +40,12 @@ final class ReducedJobsStore extends ForwardingResultStore {
         return whole.isEmpty() ? Set.of() : super.completedAmong(whole);
     }
 
+    /** Writes are the store's own: a batch is committed as it commits one. */
+    @Override
+    public void recordAll(List<Answer> answers, List<Written> done) {
+        forwardRecordAll(answers, done);
+    }
+
     /** The scheduler's view ends with the run; the store itself is its owner's to close. */
     @Override
     public void close() {

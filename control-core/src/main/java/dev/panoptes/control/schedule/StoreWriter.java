@@ -2,6 +2,7 @@ package dev.panoptes.control.schedule;
 
 import dev.panoptes.control.Plural;
 import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.store.RecordRejectedException;
 import dev.panoptes.control.store.ResultStore;
@@ -33,6 +34,14 @@ import java.util.function.Consumer;
  * {@link StoreException} (a closed store, a bug), the writer gives up and tells the run, which
  * stops. A {@link RecordRejectedException} is not an outage: it is the job's own failure.
  *
+ * <p><b>Batches.</b> The answers queued one behind another (up to {@value #BATCH} writes,
+ * {@value #BATCH_RECORDS} records or {@link #BATCH_CHARS} characters of responses) go to the store
+ * in one {@link ResultStore#recordAll} call, which a JDBC store commits as one transaction: the cost of a
+ * commit is paid once per batch, and a batch forms by itself when answers come faster than
+ * commits. An answer is told to the run as stored only once the store reports it done, so after
+ * the commit of its batch; a batch that fails is written again whole (less what the store reports
+ * done) by the retries above; one answer the store refuses is refused alone.
+ *
  * <p><b>Threads.</b> The scheduler's thread calls {@link #submit}, {@link #accepting},
  * {@link #finish}, {@link #working}, {@link #abandon} and, for an inline writer,
  * {@link #writeQueuedHere}; {@link #held} may be read on any thread. The writes run on the
@@ -45,8 +54,19 @@ import java.util.function.Consumer;
  */
 final class StoreWriter {
     private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);
-    /** Writes taken at once: their results reach the scheduler in one event. */
+    /**
+     * Writes taken at once: their results reach the scheduler in one event, and the answers among
+     * them go to the store in one call, committed together.
+     */
     private static final int BATCH = 256;
+    /**
+     * A batch of answers stops growing at this many records: it bounds how long one transaction
+     * holds the database's write lock (another process on a SQLite file waits that long). The rate
+     * is flat from a few hundred rows per transaction on (the benchmarks' {@code store --batch}).
+     */
+    private static final int BATCH_RECORDS = 2048;
+    /** A batch of answers stops growing past this many characters of responses (roughly 2 bytes each). */
+    private static final long BATCH_CHARS = 4L << 20;
     private static final int SPINS = 50;
     /** How long {@link #abandon} lets a store that works store what waits. */
     private static final long ABANDON_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(2);
@@ -111,6 +131,9 @@ final class StoreWriter {
     private Thread thread;
     /** Writes submitted and not done (stored, refused or given up on). Any thread. */
     private final AtomicInteger held = new AtomicInteger();
+    /** The answers of the store call in progress and what became of them; the writing thread's. */
+    private final List<ResultStore.Answer> answers = new ArrayList<>(BATCH);
+    private final List<ResultStore.Written> written = new ArrayList<>(BATCH);
     /** From the store's first failure to its next success. Written by the writer's thread. */
     private volatile boolean down;
 
@@ -266,6 +289,7 @@ final class StoreWriter {
     private void writeAll() throws InterruptedException {
         List<Write> batch = new ArrayList<>(BATCH);
         List<Runnable> results = new ArrayList<>();
+        List<Runnable> done = new ArrayList<>();
         long downSince = 0;
         int failures = 0;
         while (true) {
@@ -295,69 +319,113 @@ final class StoreWriter {
             }
             int i = 0;
             while (i < batch.size()) {
-                Write write = batch.get(i);
-                Runnable result;
+                done.clear();
+                StoreException failure = null;
                 try {
-                    result = write(write);
-                } catch (RecordRejectedException e) {
-                    result = () -> outcomes.refused(write, e);
+                    writeFrom(batch, i, done);
                 } catch (StoreException e) {
-                    long now = System.nanoTime();
-                    if (!down) {
-                        down = true;
-                        downSince = now;
-                        failures = 0;
+                    failure = e;
+                }
+                if (!done.isEmpty()) {
+                    held.addAndGet(-done.size());
+                    if (down) {
+                        down = false;
+                        Duration outage = Duration.ofNanos(System.nanoTime() - downSince);
                         int waiting = held.get();
-                        log.warn("result store down: {}; {} {} held in memory and no new job is sent until it"
-                                + " takes writes again (retrying for up to {} s)", e.getMessage(),
-                                Plural.of(waiting, "answer or failure", "answers and failures"),
-                                waiting == 1 ? "is" : "are", retry.maxOutage().toSeconds());
-                        String error = e.getMessage();
-                        results.add(() -> outcomes.down(error, waiting));
+                        log.info("result store back after {} ms and {}; storing the {} it held, in order, and"
+                                + " sending jobs again", outage.toMillis(), Plural.of(failures, "failed attempt"),
+                                Plural.of(waiting, "answer or failure", "answers and failures"));
+                        results.add(() -> outcomes.back(outage, waiting));
                     }
-                    failures++;
-                    flush(results);
-                    long outage = now - downSince;
-                    if (outage >= retry.maxOutage().toNanos()) {
-                        Duration d = Duration.ofNanos(outage);
-                        log.error("result store down for {} s ({} failed attempts), the limit: the run stops; last"
-                                + " error: {}", d.toSeconds(), failures, e.getMessage());
-                        giveUp(() -> outcomes.lost(e, d, held.get(), false));
-                        return;
-                    }
-                    long pause = Math.min(backoffNanos(failures), retry.maxOutage().toNanos() - outage);
-                    if (!pause(pause)) {
-                        return;
+                    results.addAll(done);
+                    i += done.size();
+                }
+                if (failure == null) {
+                    if (done.isEmpty()) {
+                        throw new IllegalStateException(store + " returned from recordAll without doing any write");
                     }
                     continue;
                 }
-                held.decrementAndGet();
-                if (down) {
-                    down = false;
-                    Duration outage = Duration.ofNanos(System.nanoTime() - downSince);
+                long now = System.nanoTime();
+                if (!down) {
+                    down = true;
+                    downSince = now;
+                    failures = 0;
                     int waiting = held.get();
-                    log.info("result store back after {} ms and {}; storing the {} it held, in order, and sending jobs"
-                            + " again", outage.toMillis(), Plural.of(failures, "failed attempt"),
-                            Plural.of(waiting, "answer or failure", "answers and failures"));
-                    results.add(() -> outcomes.back(outage, waiting));
+                    log.warn("result store down: {}; {} {} held in memory and no new job is sent until it"
+                            + " takes writes again (retrying for up to {} s)", failure.getMessage(),
+                            Plural.of(waiting, "answer or failure", "answers and failures"),
+                            waiting == 1 ? "is" : "are", retry.maxOutage().toSeconds());
+                    String error = failure.getMessage();
+                    results.add(() -> outcomes.down(error, waiting));
                 }
-                results.add(result);
-                i++;
+                failures++;
+                flush(results);
+                long outage = now - downSince;
+                if (outage >= retry.maxOutage().toNanos()) {
+                    Duration d = Duration.ofNanos(outage);
+                    StoreException last = failure;
+                    log.error("result store down for {} s ({} failed attempts), the limit: the run stops; last"
+                            + " error: {}", d.toSeconds(), failures, failure.getMessage());
+                    giveUp(() -> outcomes.lost(last, d, held.get(), false));
+                    return;
+                }
+                long pause = Math.min(backoffNanos(failures), retry.maxOutage().toNanos() - outage);
+                if (!pause(pause)) {
+                    return;
+                }
             }
             batch.clear();
             flush(results);
         }
     }
 
-    /** Does one write; returns the event that tells the run. */
-    private Runnable write(Write write) {
-        if (write instanceof RecordWrite r) {
-            ResultStore.Receipt receipt = store.record(r.state().job, r.outcome(), r.worker().id());
-            return () -> outcomes.stored(r, receipt);
+    /**
+     * Does the write at {@code from} and, when it is an answer, the answers right behind it, up to
+     * {@link #BATCH_RECORDS} records or {@link #BATCH_CHARS}, in one call of the store (one
+     * transaction on a JDBC store); adds to {@code done} the event that tells the run of each write done, in order.
+     *
+     * @throws StoreException when the store fails: the writes in {@code done} are done, the rest not
+     */
+    private void writeFrom(List<Write> batch, int from, List<Runnable> done) {
+        if (batch.get(from) instanceof FailureWrite f) {
+            try {
+                store.recordFailure(f.state().job, f.reason(), f.attempts());
+                done.add(() -> outcomes.failureStored(f));
+            } catch (RecordRejectedException e) {
+                done.add(() -> outcomes.refused(f, e));
+            }
+            return;
         }
-        FailureWrite f = (FailureWrite) write;
-        store.recordFailure(f.state().job, f.reason(), f.attempts());
-        return () -> outcomes.failureStored(f);
+        answers.clear();
+        written.clear();
+        long chars = 0;
+        int records = 0;
+        for (int i = from; i < batch.size() && batch.get(i) instanceof RecordWrite r
+                && (answers.isEmpty() || chars < BATCH_CHARS && records < BATCH_RECORDS); i++) {
+            answers.add(new ResultStore.Answer(r.state().job, r.outcome(), r.worker().id()));
+            chars += size(r.outcome());
+            records += r.outcome().records().size();
+        }
+        try {
+            store.recordAll(answers, written);
+        } finally {
+            for (int i = 0; i < written.size(); i++) {
+                RecordWrite r = (RecordWrite) batch.get(from + i);
+                ResultStore.Written w = written.get(i);
+                done.add(w.refused() == null ? () -> outcomes.stored(r, w.receipt()) : () -> outcomes.refused(r,
+                        w.refused()));
+            }
+        }
+    }
+
+    /** Roughly what an outcome's records hold, in characters: enough to bound a batch's memory. */
+    private static long size(JobOutcome outcome) {
+        long chars = 0;
+        for (ResponseRecord r : outcome.records()) {
+            chars += 64 + (r.response() == null ? 0 : r.response().length());
+        }
+        return chars;
     }
 
     private void flush(List<Runnable> results) {

@@ -5,6 +5,7 @@ import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 
 import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Consumer;
@@ -13,7 +14,11 @@ import java.util.function.Consumer;
  * A {@link ResultStore} that passes every call to another, default methods included, so that
  * the other's own overrides (one pass over a suite, the job's context kept with each record)
  * still apply. Extend it to change a few calls (time the writes, fail some on purpose) and leave
- * the rest as they are. {@link #close()} closes the store it wraps unless overridden.
+ * the rest as they are. {@link #close()} closes the store it wraps unless overridden. One exception:
+ * {@link #recordAll} stores the answers one by one through this store's own {@link #record(Job,
+ * JobOutcome, String)}, so that a subclass that changes {@code record} sees every answer; a subclass
+ * that leaves writes alone should pass {@code recordAll} on too ({@link #forwardRecordAll}), so
+ * that the store it wraps commits a batch at once.
  *
  * <p>Threads: as the store it wraps.
  */
@@ -38,6 +43,11 @@ public abstract class ForwardingResultStore implements ResultStore {
     @Override
     public Receipt record(Job job, JobOutcome outcome, String workerId) {
         return delegate.record(job, outcome, workerId);
+    }
+
+    /** {@link #recordAll} as the store this one wraps does it, for subclasses that leave writes alone. */
+    protected final void forwardRecordAll(List<Answer> answers, List<Written> done) {
+        delegate.recordAll(answers, done);
     }
 
     @Override

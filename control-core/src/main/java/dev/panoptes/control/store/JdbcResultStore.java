@@ -28,9 +28,21 @@ import java.util.function.Consumer;
  *
  * <p>The schema is created on first use and versioned in {@code panoptes_schema}; a database
  * written by a newer schema is refused rather than misread. Each outcome is stored in one
- * transaction, so a crash never leaves half a job, and every failed operation rolls back (on
+ * transaction, or many together ({@link #recordAll}: one commit for a batch, the scheduler's
+ * writer's way), so a crash never leaves half a job, and every failed operation rolls back (on
  * PostgreSQL an error aborts the whole transaction). On SQLite the journal is WAL and writers
- * wait for each other (busy timeout) instead of failing, so two processes may share a file. On
+ * wait for each other (busy timeout) instead of failing, so two processes may share a file.
+ *
+ * <p><b>Durability.</b> SQLite runs with {@code synchronous = NORMAL}, deliberately: in WAL mode a
+ * commit is then a write into the WAL file without an fsync (the WAL is synced at checkpoints). A
+ * committed transaction is in the operating system's hands, so it survives the process being
+ * killed (kill -9, a crash of the JVM), which is what resume relies on: an answer acknowledged as
+ * stored is there when the run is started again. It does not promise to survive an operating
+ * system crash or a power cut: the last transactions before one may be lost (the database stays
+ * consistent), and resume then sends their jobs again, as for answers never stored; an fsync per
+ * commit ({@code FULL}) would cost a disk flush per batch to cover a failure the rest of a run
+ * does not survive either. PostgreSQL keeps its server's own setting (by default each commit
+ * is flushed). On
  * PostgreSQL any number of stores may write one database at once: a record stored by one is a
  * duplicate for the others, and the schema is prepared under a transaction-scoped advisory lock,
  * so that stores starting together do not race to create it.
@@ -58,7 +70,8 @@ import java.util.function.Consumer;
  * manifest is kept with it ({@link #recordRun}, {@link RunEntry#manifest()}); the runs are listed by
  * {@link #runs()} and one is removed with all it holds by {@link #deleteRun}.
  *
- * <p>This class is the store's API and its lock. The work is in package-private classes:
+ * <p>This class is the store's API and its lock; its length is that API's documentation, each method
+ * a few lines under the lock. The work is in package-private classes:
  * {@link StoreConnection} (the connection, its transactions, reconnecting, and what a failure
  * means), {@link OutcomeWriter} (an outcome's records and scores in one transaction), and the SQL
  * by table: {@link OutcomeRows} (records and failures as written), {@link RecordRows} (records as
@@ -228,6 +241,45 @@ public final class JdbcResultStore implements ResultStore {
 
     private Receipt store(Job job, JobOutcome outcome, String workerId) {
         return store(job, outcome, workerId, Map.of());
+    }
+
+    /**
+     * Stores the answers in one transaction, one JDBC batch per statement; when the database
+     * refuses a record of one of them for what it holds, nothing of that transaction is kept and
+     * they are stored again one by one, each in its own transaction, so that only the answer at
+     * fault is refused. A failure of the store ({@link StoreException}) leaves none of the batch
+     * stored, or, in that one-by-one pass, those in {@code done} before it.
+     */
+    @Override
+    public synchronized void recordAll(List<Answer> answers, List<Written> done) {
+        if (answers.isEmpty()) {
+            return;
+        }
+        List<OutcomeWriter.Pending> pending = new ArrayList<>(answers.size());
+        for (Answer a : answers) {
+            pending.add(new OutcomeWriter.Pending(a.job(), a.outcome(), a.workerId(), Map.of()));
+        }
+        List<Receipt> receipts;
+        try {
+            receipts = outcomes.storeAll(pending, scoring);
+        } catch (RecordRejectedException e) {
+            if (answers.size() == 1) {
+                done.add(new Written(null, e));
+                return;
+            }
+            for (Answer a : answers) {
+                try {
+                    done.add(new Written(store(a.job(), a.outcome(), a.workerId()), null));
+                } catch (RecordRejectedException alone) {
+                    done.add(new Written(null, alone));
+                }
+            }
+            return;
+        }
+        for (Receipt receipt : receipts) {
+            duplicates += receipt.duplicates();
+            done.add(new Written(receipt, null));
+        }
     }
 
     /** Stores an outcome, marking the records of the vignettes {@code cachedFrom} names as served from the cache. */

@@ -12,14 +12,19 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * How a {@link JdbcResultStore} writes an outcome: its new records (a record already there is a
  * duplicate, except one that a write of its own whose commit failed midway left), each scored as
  * it is stored into the current scoring of its run (see {@link FailedAnswers} for failed answers),
- * and the job's failure cleared, all in one transaction.
+ * and the job's failure cleared, all in one transaction; or many outcomes so in one transaction
+ * ({@link #storeAll}), each statement prepared once per connection and sent as one JDBC batch, so
+ * that a commit (on SQLite a WAL append, on PostgreSQL a round trip and a WAL flush) is paid once
+ * per batch rather than once per answer.
  *
  * <p>Not thread-safe: its store calls it under its own lock.
  */
@@ -71,61 +76,123 @@ final class OutcomeWriter {
      * {@code cachedFrom} names as served from the cache, copied from that run's answer.
      */
     Receipt store(Job job, JobOutcome outcome, String workerId, RecordScoring scorer, Map<String, String> cachedFrom) {
+        return storeAll(List.of(new Pending(job, outcome, workerId, cachedFrom)), scorer).get(0);
+    }
+
+    /** One outcome to store: as the arguments of {@link #store(Job, JobOutcome, String, RecordScoring, Map)}. */
+    record Pending(Job job, JobOutcome outcome, String workerId, Map<String, String> cachedFrom) {
+    }
+
+    /**
+     * Stores outcomes as {@link #store(Job, JobOutcome, String, RecordScoring, Map)} stores each,
+     * all in one transaction: every record in one JDBC batch of the reused insert, then their
+     * scores and the jobs' cleared failures in two more. All or nothing: when it throws, none is
+     * stored. A record that two outcomes of the list carry is stored once, the second a duplicate.
+     *
+     * @return one receipt per outcome, in order
+     * @throws RecordRejectedException when the database refuses a record of one of them for what
+     *         it holds (which one is not known: store them one by one to find out)
+     * @throws StoreException when it cannot write now (the whole list may be written again)
+     */
+    List<Receipt> storeAll(List<Pending> pending, RecordScoring scorer) {
         db.ready();
         long now = clock.millis();
         PreparedStatement insert = db.insertRecord();
-        Map<String, Vignette> vignettes = job == null ? Map.of() : OutcomeRows.vignettesById(job);
-        String jobId = outcome.jobId().value();
-        List<OutcomeRows.Stamp> doubts = recordsInDoubt.get(jobId);
-        boolean scored = job != null && scorer != RecordScoring.NONE;
-        String scoringRun = job == null ? null : ScoreTables.runKey(job.runId());
+        Map<String, Integer> scoringsMade = new HashMap<>(2);
         boolean committing = false;
         try {
-            int scoringNumber = scored ? currentScoring(scoringRun, scorer, now) : 0;
-            int stored = 0;
-            int dup = 0;
-            int scores = 0;
-            for (ResponseRecord r : OutcomeRows.inKeyOrder(outcome.records())) {
-                Vignette v = vignettes.get(r.vignetteId());
-                OutcomeRows.bindRecord(insert, jobId, r, workerId, now, job, v, cachedFrom.get(r.vignetteId()));
-                if (insert.executeUpdate() == 1 || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts)) {
-                    stored++;
-                    if (scored && v != null && scoreAtStore(jobId, r, v, scorer, scoringNumber)) {
-                        scores++;
-                    }
-                } else {
-                    dup++;
+            List<ResponseRecord> rows = new ArrayList<>();
+            int[] firstRow = new int[pending.size() + 1];
+            List<Map<String, Vignette>> vignettesOf = new ArrayList<>(pending.size());
+            for (int p = 0; p < pending.size(); p++) {
+                Pending o = pending.get(p);
+                firstRow[p] = rows.size();
+                Map<String, Vignette> vignettes = o.job() == null ? Map.of() : OutcomeRows.vignettesById(o.job());
+                vignettesOf.add(vignettes);
+                for (ResponseRecord r : OutcomeRows.inKeyOrder(o.outcome().records())) {
+                    OutcomeRows.bindRecord(insert, o.outcome().jobId().value(), r, o.workerId(), now, o.job(),
+                            vignettes.get(r.vignetteId()), o.cachedFrom().get(r.vignetteId()));
+                    insert.addBatch();
+                    rows.add(r);
                 }
+            }
+            firstRow[pending.size()] = rows.size();
+            int[] inserted = rows.isEmpty() ? new int[0] : insert.executeBatch();
+            Set<String> seen = new HashSet<>();
+            List<Receipt> receipts = new ArrayList<>(pending.size());
+            int scores = 0;
+            for (int p = 0; p < pending.size(); p++) {
+                Pending o = pending.get(p);
+                String jobId = o.outcome().jobId().value();
+                List<OutcomeRows.Stamp> doubts = recordsInDoubt.get(jobId);
+                Map<String, Vignette> vignettes = vignettesOf.get(p);
+                boolean scored = o.job() != null && scorer != RecordScoring.NONE;
+                int scoringNumber = scored ? scoringOf(o.job().runId(), scorer, now, scoringsMade) : 0;
+                int stored = 0;
+                int dup = 0;
+                for (int row = firstRow[p]; row < firstRow[p + 1]; row++) {
+                    ResponseRecord r = rows.get(row);
+                    // A copy earlier in this list took the row: this one is a duplicate, whatever a doubt says.
+                    boolean first = seen.add(jobId + '\u0000' + r.vignetteId());
+                    if (first && (inserted[row] == 1 || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts))) {
+                        stored++;
+                        Vignette v = vignettes.get(r.vignetteId());
+                        if (scored && v != null && scoreAtStore(jobId, r, v, scorer, scoringNumber)) {
+                            scores++;
+                        }
+                    } else {
+                        dup++;
+                    }
+                }
+                receipts.add(new Receipt(stored, dup));
+                db.clearFailure().setString(1, jobId);
+                db.clearFailure().addBatch();
             }
             if (scores > 0) {
                 db.insertScore().executeBatch();
             }
-            db.clearFailure().setString(1, jobId);
-            db.clearFailure().executeUpdate();
+            if (!pending.isEmpty()) {
+                db.clearFailure().executeBatch();
+            }
             committing = true;
             db.connection().commit();
-            recordsInDoubt.remove(jobId);
-            if (scored) {
-                currentScorings.put(scoringRun, scoringNumber);
+            for (Pending o : pending) {
+                recordsInDoubt.remove(o.outcome().jobId().value());
             }
-            return new Receipt(stored, dup);
+            currentScorings.putAll(scoringsMade);
+            return receipts;
         } catch (SQLException | RuntimeException e) {
             SQLException cause = e instanceof SQLException se ? se : new SQLException(e.toString(), e);
-            clearScoresQuietly(cause);
+            clearBatchesQuietly(cause);
             db.rollbackQuietly(cause);
             if (committing) {
                 // The server may have committed before the connection failed: a repeat of this
                 // write must not count these rows, if they are there, as another delivery's.
-                recordsInDoubt.computeIfAbsent(jobId, k -> new ArrayList<>(1))
-                        .add(new OutcomeRows.Stamp(workerId, now));
+                for (Pending o : pending) {
+                    recordsInDoubt.computeIfAbsent(o.outcome().jobId().value(), k -> new ArrayList<>(1))
+                            .add(new OutcomeRows.Stamp(o.workerId(), now));
+                }
             }
-            String message = db.scrub("cannot store the outcome of job " + outcome.jobId() + " from worker " + workerId
-                    + " in " + db.description() + ": " + e.getMessage());
+            Pending head = pending.get(0);
+            String message = db.scrub("cannot store the outcome of job " + head.outcome().jobId() + " from worker "
+                    + head.workerId() + (pending.size() == 1 ? "" : " and of " + (pending.size() - 1) + " more in its"
+                    + " batch") + " in " + db.description() + ": " + e.getMessage());
             if (db.refusesTheData(e)) {
                 throw new RecordRejectedException(message, e);
             }
             throw new StoreException(message, e);
         }
+    }
+
+    /** The scoring of a run for this transaction: one made or found in it, else {@link #currentScoring}. */
+    private int scoringOf(String runId, RecordScoring scorer, long now, Map<String, Integer> made) throws SQLException {
+        String key = ScoreTables.runKey(runId);
+        Integer number = made.get(key);
+        if (number == null) {
+            number = currentScoring(key, scorer, now);
+            made.put(key, number);
+        }
+        return number;
     }
 
     /**
@@ -163,15 +230,17 @@ final class OutcomeWriter {
         return true;
     }
 
-    /** A failed write's batched scores must not go out with the next one. */
-    private void clearScoresQuietly(Exception cause) {
-        try {
-            PreparedStatement insert = db.insertScore();
-            if (insert != null) {
-                insert.clearBatch();
+    /** A failed write's batched rows must not go out with the next one. */
+    private void clearBatchesQuietly(Exception cause) {
+        for (PreparedStatement batched : new PreparedStatement[] {db.insertRecord(), db.insertScore(),
+                db.clearFailure()}) {
+            try {
+                if (batched != null) {
+                    batched.clearBatch();
+                }
+            } catch (SQLException e) {
+                cause.addSuppressed(e);
             }
-        } catch (SQLException e) {
-            cause.addSuppressed(e);
         }
     }
 

@@ -6,6 +6,7 @@ import dev.panoptes.control.JobOutcome;
 
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
 
@@ -43,6 +44,30 @@ public interface ResultStore extends AutoCloseable {
      */
     default Receipt record(Job job, JobOutcome outcome, String workerId) {
         return record(outcome, workerId);
+    }
+
+    /**
+     * Stores answers as {@link #record(Job, JobOutcome, String)} stores each, in their order, and
+     * appends to {@code done}, in the same order, what became of each once it is committed or
+     * refused: only an answer in {@code done} may be acknowledged as stored. A store may commit
+     * many answers in one transaction ({@link JdbcResultStore} does); one answer the store refuses
+     * for what it holds is refused alone, its neighbours stored. Idempotence holds inside the
+     * list too: an answer given twice is stored once, its second copy counted duplicate. The
+     * default stores them one by one through {@link #record(Job, JobOutcome, String)}.
+     *
+     * @param done receives one {@link Written} per answer done, in order
+     * @throws StoreException when the store cannot write now: the answers before the failure that
+     *         are in {@code done} are done; the others (none, when the store commits them together)
+     *         are not stored and may be written again
+     */
+    default void recordAll(List<Answer> answers, List<Written> done) {
+        for (Answer a : answers) {
+            try {
+                done.add(new Written(record(a.job(), a.outcome(), a.workerId()), null));
+            } catch (RecordRejectedException e) {
+                done.add(new Written(null, e));
+            }
+        }
     }
 
     /**
@@ -109,5 +134,16 @@ public interface ResultStore extends AutoCloseable {
      * @param duplicates records that were already there and were ignored
      */
     record Receipt(int stored, int duplicates) {
+    }
+
+    /** One answer for {@link #recordAll}: the arguments of {@link #record(Job, JobOutcome, String)}. */
+    record Answer(Job job, JobOutcome outcome, String workerId) {
+    }
+
+    /**
+     * What {@link #recordAll} did with one answer: stored ({@code receipt}), or refused for what
+     * it holds ({@code refused}); exactly one is set.
+     */
+    record Written(Receipt receipt, RecordRejectedException refused) {
     }
 }

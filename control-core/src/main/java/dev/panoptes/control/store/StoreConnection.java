@@ -174,6 +174,7 @@ final class StoreConnection {
             if (sqlite) {
                 s.execute("PRAGMA busy_timeout = " + busyTimeoutMs);
                 s.execute("PRAGMA journal_mode = WAL");
+                // A commit survives a killed process without an fsync; not an OS crash (see JdbcResultStore).
                 s.execute("PRAGMA synchronous = NORMAL");
             }
         }

@@ -331,6 +331,34 @@ class PostgresResultStoreTest {
     }
 
     @Test
+    void aBatchRefusesItsNulAnswerAloneStoresItsNeighboursAndCountsACopyDuplicate() {
+        Job before = TestJobs.job("before", "a", "b");
+        Job nul = TestJobs.job("nul", "a");
+        Job after = TestJobs.job("after", "a");
+        try (JdbcResultStore store = db.open()) {
+            List<ResultStore.Written> done = new java.util.ArrayList<>();
+            store.recordAll(List.of(new ResultStore.Answer(before, TestJobs.echo(before), "w1"),
+                    new ResultStore.Answer(nul, new JobOutcome(nul.id(),
+                            List.of(new ResponseRecord("v0", "an answer with a \u0000 in it"))), "w1"),
+                    new ResultStore.Answer(after, TestJobs.echo(after), "w1"),
+                    new ResultStore.Answer(before, TestJobs.echo(before), "w2")), done);
+
+            assertThat(done).hasSize(4);
+            assertThat(done.get(0).receipt()).isEqualTo(new ResultStore.Receipt(2, 0));
+            assertThat(done.get(1).refused()).hasMessageContaining("cannot store the outcome of job nul from worker w1");
+            assertThat(done.get(2).receipt()).isEqualTo(new ResultStore.Receipt(1, 0));
+            assertThat(done.get(3).receipt()).isEqualTo(new ResultStore.Receipt(0, 2));
+            assertThat(store.recordCount()).isEqualTo(3);
+
+            done.clear();
+            store.recordAll(List.of(new ResultStore.Answer(nul, TestJobs.echo(nul), "w1"),
+                    new ResultStore.Answer(after, TestJobs.echo(after), "w1")), done);
+            assertThat(done).extracting(ResultStore.Written::receipt)
+                    .containsExactly(new ResultStore.Receipt(1, 0), new ResultStore.Receipt(0, 1));
+        }
+    }
+
+    @Test
     void aTerminatedBackendIsReplacedAndTheRepeatedWriteGoesThrough() throws Exception {
         Job first = TestJobs.job("j1", "a");
         Job second = TestJobs.job("j2", "a", "b");
