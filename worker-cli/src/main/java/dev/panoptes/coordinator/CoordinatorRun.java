@@ -540,19 +540,7 @@ public final class CoordinatorRun {
         if (!gates.prices().isEmpty()) {
             all.add(new LiveCost(gates.prices(), progress));
         }
-        all.add(new ProgressListener() {
-            @Override
-            public void onNoWorkerServes(Duration waited, java.util.Set<String> models, List<WorkerHandle> workers) {
-                progress.message("no connected worker serves " + RunLines.describe(models) + " for " + waited.toSeconds()
-                        + " s; start workers whose model API serves it (connected: " + workers.size() + ")");
-            }
-
-            @Override
-            public void onWaitingForWorkers(Duration waited) {
-                progress.message("no worker connected for " + waited.toSeconds() + " s; are workers pointed at "
-                        + hostPort(address) + "?" + fleet.rejectionsNote());
-            }
-        });
+        all.add(new WaitingNotices(progress, fleet, address));
         CoordinatorAdmin adminNow = admin;
         if (adminNow != null) {
             all.add(adminNow.status());
