@@ -2,7 +2,6 @@ package dev.panoptes.coordinator;
 
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobOutcome;
-import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.cost.Prices;
 import dev.panoptes.control.schedule.ProgressListener;
@@ -29,12 +28,7 @@ final class LiveCost implements ProgressListener {
 
     @Override
     public void onCompleted(Job job, WorkerHandle worker, JobOutcome outcome, ResultStore.Receipt receipt) {
-        double usd = 0;
-        for (ResponseRecord r : outcome.records()) {
-            if (r.usage() != null) {
-                usd += prices.cost(job.model(), r.usage()).orElse(0.0);
-            }
-        }
+        double usd = prices.cost(job, outcome);
         if (usd > 0) {
             counts.addCost(usd);
         }

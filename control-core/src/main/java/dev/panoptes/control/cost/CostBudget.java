@@ -3,7 +3,6 @@ package dev.panoptes.control.cost;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
-import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSource;
 import dev.panoptes.control.schedule.DispatchGate;
@@ -160,13 +159,7 @@ public final class CostBudget implements ProgressListener {
 
     @Override
     public void onCompleted(Job job, WorkerHandle worker, JobOutcome outcome, ResultStore.Receipt receipt) {
-        double cost = 0;
-        for (ResponseRecord r : outcome.records()) {
-            if (r.usage() != null) {
-                cost += prices.cost(job.model(), r.usage()).orElse(0.0);
-            }
-        }
-        spentUsd += cost;
+        spentUsd += prices.cost(job, outcome);
         inTheAir.remove(job.id());
         settle();
     }

@@ -2,6 +2,9 @@ package dev.panoptes.control.cost;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Usage;
 
 import java.io.IOException;
@@ -124,6 +127,24 @@ public final class Prices {
     /** What {@code usage} of {@code model} costs in USD, if the model has a price. */
     public Optional<Double> cost(String model, Usage usage) {
         return price(model).map(p -> p.cost(usage));
+    }
+
+    /**
+     * What a job's answers cost in USD, summed over the records that report usage; 0 when the
+     * job's model has no price. Any thread.
+     */
+    public double cost(Job job, JobOutcome outcome) {
+        Optional<Price> price = price(job.model());
+        if (price.isEmpty()) {
+            return 0;
+        }
+        double usd = 0;
+        for (ResponseRecord r : outcome.records()) {
+            if (r.usage() != null) {
+                usd += price.get().cost(r.usage());
+            }
+        }
+        return usd;
     }
 
     /** The models among {@code models} without a price, in their order. */
