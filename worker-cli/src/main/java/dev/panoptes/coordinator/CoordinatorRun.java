@@ -430,8 +430,10 @@ public final class CoordinatorRun {
                 report = frames.recordFailures(store, new Scheduler(budget == null ? pool : budget.guard(pool),
                         cached.storeFor(adminNow == null ? store : adminNow.timed(store)),
                         budget == null ? options : budget.applyTo(options)).run(cached.jobs()));
-                grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
-                        current.number(), progress::message).run(pool, options);
+                if (JudgePhase.judges(current.scorer(), suite.vignettes())) {
+                    grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
+                            current.number(), progress::message).run(pool, options);
+                }
             } catch (InterruptedException e) {
                 events.storeIn(store, plan.runId());
                 progress.message("interrupted: " + RunLines.recordsKept(store.recordCount()) + " in " + target

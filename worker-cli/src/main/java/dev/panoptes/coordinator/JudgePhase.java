@@ -69,6 +69,22 @@ final class JudgePhase {
     }
 
     /**
+     * Whether any answer of a suite scored with {@code scorer} (the run's default) can wait for a
+     * judge: only then is reading the run's answers back worth it.
+     */
+    static boolean judges(String scorer, List<Vignette> vignettes) {
+        if (Scorers.isJudge(scorer)) {
+            return true;
+        }
+        for (Vignette v : vignettes) {
+            if (v.scorer() != null && Scorers.isJudge(v.scorer())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * Grades every answer of the run that waits for a judge; returns at once when none does.
      *
      * @return the grading run's report, or null when nothing waited
