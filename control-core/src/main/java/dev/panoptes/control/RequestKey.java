@@ -11,7 +11,7 @@ import java.util.List;
  * model API for one vignette, and the epoch it is asked in. Two requests with the same key ask
  * the same model the same thing in the same way, so an answer stored for one (in any run of a
  * database) may stand for the other; the response cache looks answers up by it, and every record
- * the store keeps carries the key of the request that produced it.
+ * of a {@link #cacheable} request carries the key of the request that produced it.
  *
  * <p>The key covers the model the job names, the messages as sent (the system prompt, then the
  * vignette's turns, few-shot examples included, each role and content), the temperature, the
@@ -30,6 +30,24 @@ public final class RequestKey {
     private static final String VERSION = "panoptes request key 1";
 
     private RequestKey() {
+    }
+
+    /**
+     * True for the only requests whose answer is worth keeping for another run: temperature 0,
+     * given explicitly. At any other temperature (or the API's default, 1 for OpenAI-compatible
+     * APIs) the model samples, and a stored answer is one draw, not the answer.
+     */
+    public static boolean cacheable(SpecParams params) {
+        return params.temperature() != null && params.temperature() == 0.0;
+    }
+
+    /**
+     * The key a record keeps for its request: {@link #of(Job, Vignette)} for a
+     * {@link #cacheable} request, else null. Only such keys are ever looked up, and a key the store
+     * indexes costs a write at a random place of the index, several times the row's own cost.
+     */
+    public static String stored(Job job, Vignette vignette) {
+        return cacheable(job.spec().params()) ? of(job, vignette) : null;
     }
 
     /**

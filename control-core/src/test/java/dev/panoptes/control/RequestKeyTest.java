@@ -52,6 +52,20 @@ class RequestKeyTest {
     }
 
     @Test
+    void onlyARequestAtTemperatureZeroKeepsItsKeyInTheStore() {
+        Vignette v = new Vignette("q1", "What is 1+1?", "2", Map.of());
+        Job zero = new Job(JobId.of("r-m-e0-0000"), new EvalSpec("s", List.of(v), ZERO.withModel("m")), "r", 0);
+        Job sampled = new Job(JobId.of("r-m-e0-0001"), new EvalSpec("s", List.of(v),
+                new SpecParams("Be brief.", 0.7, 16, 7L).withModel("m")), "r", 0);
+        Job apiDefault = new Job(JobId.of("r-m-e0-0002"), new EvalSpec("s", List.of(v),
+                new SpecParams(null, null, null, null).withModel("m")), "r", 0);
+
+        assertThat(RequestKey.stored(zero, v)).isEqualTo(RequestKey.of(zero, v)).hasSize(64);
+        assertThat(RequestKey.stored(sampled, v)).as("temperature 0.7 samples: never served").isNull();
+        assertThat(RequestKey.stored(apiDefault, v)).as("the API's default temperature samples").isNull();
+    }
+
+    @Test
     void aJobThatNamesNoModelHasNoKey() {
         assertThat(RequestKey.of(null, ZERO, TURNS, 0)).isNull();
     }

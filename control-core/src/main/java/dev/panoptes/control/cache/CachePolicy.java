@@ -1,6 +1,7 @@
 package dev.panoptes.control.cache;
 
 import dev.panoptes.control.Job;
+import dev.panoptes.control.RequestKey;
 import dev.panoptes.control.SpecParams;
 
 import java.time.Duration;
@@ -55,7 +56,7 @@ public record CachePolicy(boolean enabled, Duration maxAge) {
 
     /** True for temperature 0 given explicitly: the only requests whose answer is worth keeping. */
     public static boolean deterministic(SpecParams params) {
-        return params.temperature() != null && params.temperature() == 0.0;
+        return RequestKey.cacheable(params);
     }
 
     /** The oldest an answer may have been stored, seen at {@code now}. */

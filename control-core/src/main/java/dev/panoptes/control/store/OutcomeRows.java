@@ -73,7 +73,7 @@ final class OutcomeRows {
         insert.setString(15, v == null ? null : v.expected());
         insert.setString(16, v == null || v.metadata().isEmpty() ? null : metadataJson(v));
         insert.setString(17, r.error());
-        insert.setString(18, job == null || v == null ? null : RequestKey.of(job, v));
+        insert.setString(18, job == null || v == null ? null : RequestKey.stored(job, v));
         insert.setString(19, cachedFrom);
     }
 

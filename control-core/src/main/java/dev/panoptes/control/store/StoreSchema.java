@@ -23,8 +23,10 @@ import java.util.List;
  * when they agree, else the run's); the old score columns stay, unused, and its runs read as
  * legacy (no manifest).
  *
- * <p>Version 4 keeps with each record the {@link dev.panoptes.control.RequestKey} of the request
- * that produced it ({@code request_key}, indexed: the response cache looks answers up by it) and,
+ * <p>Version 4 keeps with each record of a temperature-0 request the
+ * {@link dev.panoptes.control.RequestKey} of the request that produced it ({@code request_key},
+ * indexed: the response cache looks answers up by it; null for any other request, which is never
+ * served from the cache and would only cost the index a random write) and,
  * for an answer served from the cache, the run whose answer it copies ({@code cached_from}). Records
  * of older versions keep both null: they are never served from the cache.
  */
