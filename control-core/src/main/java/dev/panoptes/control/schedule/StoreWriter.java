@@ -58,7 +58,7 @@ final class StoreWriter {
      * Writes taken at once: their results reach the scheduler in one event, and the answers among
      * them go to the store in one call, committed together.
      */
-    private static final int BATCH = 256;
+    static final int BATCH = 256;
     /**
      * A batch of answers stops growing at this many records: it bounds how long one transaction
      * holds the database's write lock (another process on a SQLite file waits that long). The rate
@@ -67,7 +67,13 @@ final class StoreWriter {
     private static final int BATCH_RECORDS = 2048;
     /** A batch of answers stops growing past this many characters of responses (roughly 2 bytes each). */
     private static final long BATCH_CHARS = 4L << 20;
-    private static final int SPINS = 50;
+    /**
+     * How long the oldest write waiting may wait for others to share its commit. A commit costs
+     * the store about as much as a few dozen rows (a WAL append and its page writes on SQLite, a
+     * round trip and a flush on PostgreSQL), so answers that arrive within this of each other go
+     * in one transaction; the answer that waits longest is acknowledged this much later.
+     */
+    static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     /** How long {@link #abandon} lets a store that works store what waits. */
     private static final long ABANDON_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -116,6 +122,7 @@ final class StoreWriter {
     private final Consumer<Runnable> post;
     private final Outcomes outcomes;
     private final boolean inline;
+    private final long lingerNanos;
     private final Object lock = new Object();
     /** Writes not taken by the writer's thread yet, oldest first; guarded by {@link #lock}. */
     private final ArrayDeque<Write> queue = new ArrayDeque<>();
@@ -123,6 +130,13 @@ final class StoreWriter {
     private Mode mode = Mode.RUNNING;
     /** The writer's thread waits for writes; guarded by {@link #lock}. */
     private boolean idle;
+    /** The writer's thread waits for a batch to fill ({@link #lingerForMore}); guarded by {@link #lock}. */
+    private boolean lingering;
+    /**
+     * When the oldest write in {@link #queue} was queued ({@link System#nanoTime}); far in the past
+     * when writes were left behind by a full batch, which then do not wait. Guarded by {@link #lock}.
+     */
+    private long oldestQueuedAt;
     /** A writer's thread is on (or about to start); guarded by {@link #lock}. */
     private boolean working;
     /** The writer gave up; nothing is written any more; guarded by {@link #lock}. */
@@ -152,6 +166,13 @@ final class StoreWriter {
      */
     StoreWriter(ResultStore store, SchedulerOptions.StoreRetry retry, Consumer<Runnable> post, Outcomes outcomes,
                 boolean inline) {
+        this(store, retry, post, outcomes, inline, LINGER_NANOS);
+    }
+
+    /** @param lingerNanos how long the oldest write waits for others to share its commit ({@link #LINGER_NANOS}) */
+    StoreWriter(ResultStore store, SchedulerOptions.StoreRetry retry, Consumer<Runnable> post, Outcomes outcomes,
+                boolean inline, long lingerNanos) {
+        this.lingerNanos = lingerNanos;
         this.store = store;
         this.retry = retry;
         this.post = post;
@@ -189,8 +210,11 @@ final class StoreWriter {
         held.incrementAndGet();
         boolean start = false;
         synchronized (lock) {
+            if (queue.isEmpty()) {
+                oldestQueuedAt = System.nanoTime();
+            }
             queue.addLast(write);
-            if (idle) {
+            if (idle || lingering && queue.size() >= BATCH) {
                 lock.notifyAll();
             }
             if (!inline && !working && !gaveUp && mode != Mode.ABANDONED) {
@@ -202,6 +226,13 @@ final class StoreWriter {
             thread = new Thread(this::run, "result-store");
             thread.setDaemon(true);
             thread.start();
+        }
+    }
+
+    /** True while the writer's thread waits for more writes to share a commit; for tests. */
+    boolean lingering() {
+        synchronized (lock) {
+            return lingering;
         }
     }
 
@@ -293,17 +324,15 @@ final class StoreWriter {
         long downSince = 0;
         int failures = 0;
         while (true) {
-            // At full speed the next answer comes within microseconds: looking again a few times
-            // is cheaper than sleeping and being woken for each one.
-            for (int spin = 0; spin < SPINS && held.get() == 0; spin++) {
-                Thread.yield();
-            }
             synchronized (lock) {
                 while (queue.isEmpty() && mode == Mode.RUNNING) {
                     idle = true;
                     lock.wait();
                 }
                 idle = false;
+                if (!inline) {
+                    lingerForMore();
+                }
                 if (mode == Mode.ABANDONED || queue.isEmpty()) {
                     // Posted before working is cleared, under the lock: whoever sees it cleared
                     // finds every event of this thread queued. It also wakes a scheduler waiting
@@ -316,6 +345,8 @@ final class StoreWriter {
                 for (int i = 0; i < BATCH && !queue.isEmpty(); i++) {
                     batch.add(queue.pollFirst());
                 }
+                // What a full batch left behind has waited already: the next batch takes it at once.
+                oldestQueuedAt = System.nanoTime() - lingerNanos;
             }
             int i = 0;
             while (i < batch.size()) {
@@ -449,6 +480,21 @@ final class StoreWriter {
             working = false;
             lock.notifyAll();
         }
+    }
+
+    /**
+     * Group commit: waits, under the lock, until a whole batch is queued or the oldest write has
+     * waited the linger ({@link #LINGER_NANOS} by default), so that answers arriving close together share one commit.
+     * A draining or abandoned writer does not wait: the end of a run is not held back.
+     */
+    private void lingerForMore() throws InterruptedException {
+        long until = oldestQueuedAt + lingerNanos;
+        long left;
+        while (mode == Mode.RUNNING && queue.size() < BATCH && (left = until - System.nanoTime()) > 0) {
+            lingering = true;
+            TimeUnit.NANOSECONDS.timedWait(lock, left);
+        }
+        lingering = false;
     }
 
     /** Waits before the next attempt. @return false when abandoned meanwhile */

@@ -1,0 +1,163 @@
+package dev.panoptes.control.schedule;
+
+import dev.panoptes.control.Job;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.TestJobs;
+import dev.panoptes.control.WorkerHandle;
+import dev.panoptes.control.store.ForwardingResultStore;
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.RecordRejectedException;
+import dev.panoptes.control.store.ResultStore;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Group commit on the writer's own thread: answers that arrive one by one, close together, share
+ * one store call (one commit) instead of one each; a full batch does not wait; and a run that
+ * finishes is not held back by the wait. The linger is set to a minute here, so that only the
+ * batch filling up or the run finishing can end it, whatever the machine's load.
+ */
+class StoreWriterLingerTest {
+    private static final long MINUTE = TimeUnit.MINUTES.toNanos(1);
+
+    @TempDir
+    Path dir;
+
+    private final AtomicInteger stored = new AtomicInteger();
+    private final SchedulerOptions.StoreRetry retry = new SchedulerOptions.StoreRetry(Duration.ofMillis(1),
+            Duration.ofMillis(2), Duration.ofSeconds(30), 10_000);
+
+    private static final WorkerHandle WORKER = new WorkerHandle() {
+        @Override
+        public String id() {
+            return "w1";
+        }
+
+        @Override
+        public int capacity() {
+            return 1;
+        }
+
+        @Override
+        public CompletableFuture<JobOutcome> dispatch(Job job) {
+            throw new UnsupportedOperationException();
+        }
+    };
+
+    private static final class CountingStore extends ForwardingResultStore {
+        final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
+
+        CountingStore(ResultStore delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public void recordAll(List<Answer> answers, List<Written> done) {
+            batchSizes.add(answers.size());
+            forwardRecordAll(answers, done);
+        }
+    }
+
+    /** A threaded writer whose events run where they are posted: only {@code stored} is counted. */
+    private StoreWriter writer(ResultStore store, long lingerNanos) {
+        return new StoreWriter(store, retry, Runnable::run, new StoreWriter.Outcomes() {
+            @Override
+            public void stored(StoreWriter.RecordWrite write, ResultStore.Receipt receipt) {
+                stored.incrementAndGet();
+            }
+
+            @Override
+            public void failureStored(StoreWriter.FailureWrite write) {
+            }
+
+            @Override
+            public void refused(StoreWriter.Write write, RecordRejectedException error) {
+            }
+
+            @Override
+            public void down(String error, int held) {
+            }
+
+            @Override
+            public void back(Duration outage, int held) {
+            }
+
+            @Override
+            public void lost(Throwable error, Duration outage, int held, boolean permanent) {
+            }
+        }, false, lingerNanos);
+    }
+
+    private static void submit(StoreWriter writer, List<Job> jobs) {
+        for (Job job : jobs) {
+            writer.submit(new StoreWriter.RecordWrite(new JobState(job), WORKER, TestJobs.echo(job)));
+        }
+    }
+
+    private static void awaitIdle(StoreWriter writer) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (writer.working() && System.nanoTime() < deadline) {
+            TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
+        }
+        assertThat(writer.working()).as("writer done within 20 s").isFalse();
+    }
+
+    @Test
+    void answersArrivingOneByOneShareOneCommitAndFinishingDoesNotWaitForTheLinger() throws Exception {
+        try (JdbcResultStore db = JdbcResultStore.openSqlite(dir.resolve("l.db"))) {
+            CountingStore store = new CountingStore(db);
+            StoreWriter writer = writer(store, MINUTE);
+
+            List<Job> jobs = TestJobs.jobs("j", 7);
+            submit(writer, jobs.subList(0, 1));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!writer.lingering() && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
+            }
+            assertThat(writer.lingering()).as("the writer waits with one answer for others to join it").isTrue();
+            for (Job job : jobs.subList(1, 7)) {
+                submit(writer, List.of(job));
+                assertThat(store.batchSizes).as("nothing written while the linger runs").isEmpty();
+            }
+            writer.finish();
+            awaitIdle(writer);
+
+            assertThat(store.batchSizes).containsExactly(7);
+            assertThat(stored.get()).isEqualTo(7);
+            assertThat(db.recordCount()).isEqualTo(7);
+        }
+    }
+
+    @Test
+    void aFullBatchGoesAtOnceWithoutWaitingForTheLinger() throws Exception {
+        try (JdbcResultStore db = JdbcResultStore.openSqlite(dir.resolve("f.db"))) {
+            CountingStore store = new CountingStore(db);
+            StoreWriter writer = writer(store, MINUTE);
+
+            submit(writer, TestJobs.jobs("j", StoreWriter.BATCH));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (stored.get() < StoreWriter.BATCH && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
+            }
+
+            assertThat(stored.get()).as("a whole batch stored while the linger had a minute to run")
+                    .isEqualTo(StoreWriter.BATCH);
+            assertThat(store.batchSizes).containsExactly(StoreWriter.BATCH);
+            submit(writer, TestJobs.jobs("k", 3));
+            writer.finish();
+            awaitIdle(writer);
+            assertThat(store.batchSizes).containsExactly(StoreWriter.BATCH, 3);
+            assertThat(db.recordCount()).isEqualTo(StoreWriter.BATCH + 3);
+        }
+    }
+}
