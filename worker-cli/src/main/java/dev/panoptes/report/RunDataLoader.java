@@ -16,6 +16,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * Reads what a result database holds about its runs into {@link RunData}: the one path from the
@@ -127,7 +128,12 @@ public final class RunDataLoader {
                 }
             });
         } else {
-            store.forEachRecord(runId, number, r -> samples.add(sample(runId, r, figuresOnly)));
+            Consumer<StoredRecord> add = r -> samples.add(sample(runId, r, figuresOnly));
+            if (figuresOnly) {
+                store.forEachRecordWithoutTexts(runId, number, add);
+            } else {
+                store.forEachRecord(runId, number, add);
+            }
         }
         List<FailureRow> failures = new ArrayList<>();
         store.forEachFailure(f -> {

@@ -486,6 +486,20 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     /**
+     * As {@link #forEachRecord(String, int, Consumer)}, without the texts: each record's response
+     * reads as empty and its prompt, expected answer and score explanation as null. For figures
+     * (counts, scores, tokens, latencies, metadata), which then read none of the bulk of a row.
+     *
+     * @throws StoreException when the store cannot read
+     */
+    public synchronized void forEachRecordWithoutTexts(String runId, int scoring, Consumer<StoredRecord> action) {
+        db.read("the records", () -> {
+            RecordRows.forEach(db.connection(), runId, scoring, false, action);
+            return null;
+        });
+    }
+
+    /**
      * Notes that a run started (or started again): what it asks, for the report and the export.
      * A run started again replaces its entry (and is not finished until {@link #finishRun}).
      *

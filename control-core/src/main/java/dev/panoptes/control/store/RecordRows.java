@@ -28,6 +28,15 @@ final class RecordRows {
             + "r.epoch, r.prompt, r.expected, r.metadata, s.scorer, s.score, s.explanation, r.error, "
             + "r.cached_from FROM panoptes_records r";
 
+    /**
+     * {@link #SELECT} without the texts: the response reads as empty, and the prompt, the expected
+     * answer and the score's explanation as null. What a run's figures need (counts, scores,
+     * tokens, latencies, metadata), without reading the bulk of each row.
+     */
+    static final String SELECT_FIGURES = SELECT.replace("r.response,", "'' AS response,")
+            .replace("r.prompt,", "NULL AS prompt,").replace("r.expected,", "NULL AS expected,")
+            .replace("s.explanation,", "NULL AS explanation,");
+
     private RecordRows() {
     }
 
@@ -36,7 +45,13 @@ final class RecordRows {
      * storing, with its score in scoring {@code scoring} of its run (0: the latest).
      */
     static void forEach(Connection c, String runId, int scoring, Consumer<StoredRecord> action) throws SQLException {
-        try (PreparedStatement q = c.prepareStatement(ScoreTables.selectRecords(scoring)
+        forEach(c, runId, scoring, true, action);
+    }
+
+    /** As {@link #forEach(Connection, String, int, Consumer)}; without the texts unless {@code texts} ({@link #SELECT_FIGURES}). */
+    static void forEach(Connection c, String runId, int scoring, boolean texts, Consumer<StoredRecord> action)
+            throws SQLException {
+        try (PreparedStatement q = c.prepareStatement(ScoreTables.selectRecords(scoring, texts)
                 + (runId == null ? "" : " WHERE r.run_id = ?") + " ORDER BY r.stored_at, r.job_id, r.vignette_id")) {
             if (runId != null) {
                 q.setString(1, runId);

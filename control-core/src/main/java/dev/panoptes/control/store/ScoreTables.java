@@ -41,9 +41,14 @@ final class ScoreTables {
      * A record of a run with no such scoring, or without a score in it, reads unscored.
      */
     static String selectRecords(int scoring) {
+        return selectRecords(scoring, true);
+    }
+
+    /** As {@link #selectRecords(int)}; without the records' texts unless {@code texts} ({@link RecordRows#SELECT_FIGURES}). */
+    static String selectRecords(int scoring, boolean texts) {
         String which = scoring > 0 ? Integer.toString(scoring)
                 : "(SELECT MAX(g.number) FROM panoptes_scorings g WHERE g.run_id = COALESCE(r.run_id, ''))";
-        return RecordRows.SELECT + " LEFT JOIN panoptes_scores s ON s.job_id = r.job_id AND s.vignette_id = "
+        return (texts ? RecordRows.SELECT : RecordRows.SELECT_FIGURES) + " LEFT JOIN panoptes_scores s ON s.job_id = r.job_id AND s.vignette_id = "
                 + "r.vignette_id AND s.scoring = " + which;
     }
 
