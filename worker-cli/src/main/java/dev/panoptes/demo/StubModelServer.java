@@ -38,10 +38,11 @@ import java.util.regex.Pattern;
  * {@code "re: <prompt>"}. Each call waits the configured latency before answering. Token usage
  * is the number of words in and out.
  *
- * <p>Threads: a pool of handler threads reads each request and decides its answer; one timer
- * thread sends the answers whose latency is over. A call waiting out its latency holds no
- * thread, so any number of calls can be in flight at once, and the stub spends little CPU per
- * call: a benchmark's figures are the client's, not the stub's.
+ * <p>Threads: the JDK server's dispatcher thread accepts connections; a few handler threads read
+ * each request and decide its answer; one timer thread sends the answers whose latency is over.
+ * A call waiting out its latency holds no thread, so any number of calls can be in flight at
+ * once, and a call costs the stub little CPU beyond the JDK server's own, which matters to a
+ * benchmark that runs it beside the client it measures.
  *
  * <p>Its context length is {@value #CONTEXT_TOKENS} tokens (words, here): a request whose
  * messages hold more is answered HTTP 400 {@code context_length_exceeded}, in OpenAI's envelope
