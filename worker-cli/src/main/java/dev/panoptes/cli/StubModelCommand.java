@@ -69,7 +69,9 @@ final class StubModelCommand implements Callable<Integer> {
     private Duration latency;
 
     @Option(names = "--concurrency", order = 30, paramLabel = "N", defaultValue = "64",
-            description = "How many requests it answers at once; more wait their turn. Default: ${DEFAULT-VALUE}.")
+            description = "How many threads read requests and decide answers, at most one per processor; more"
+                    + " requests wait their turn (for microseconds). A call waiting out its latency holds no thread,"
+                    + " so any number of calls can be in flight. Default: ${DEFAULT-VALUE}.")
     private int concurrency;
 
     /** Counted down to stop; null to stop on Ctrl-C or SIGTERM. */

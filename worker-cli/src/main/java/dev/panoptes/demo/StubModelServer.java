@@ -1,8 +1,7 @@
 package dev.panoptes.demo;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import org.slf4j.Logger;
@@ -17,6 +16,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -36,6 +37,12 @@ import java.util.regex.Pattern;
  * the same answer and epochs with different seeds differ. Any other prompt is echoed as
  * {@code "re: <prompt>"}. Each call waits the configured latency before answering. Token usage
  * is the number of words in and out.
+ *
+ * <p>Threads: the JDK server's dispatcher thread accepts connections; a few handler threads read
+ * each request and decide its answer; one timer thread sends the answers whose latency is over.
+ * A call waiting out its latency holds no thread, so any number of calls can be in flight at
+ * once, and a call costs the stub little CPU beyond the JDK server's own, which matters to a
+ * benchmark that runs it beside the client it measures.
  *
  * <p>Its context length is {@value #CONTEXT_TOKENS} tokens (words, here): a request whose
  * messages hold more is answered HTTP 400 {@code context_length_exceeded}, in OpenAI's envelope
@@ -64,14 +71,17 @@ public final class StubModelServer implements AutoCloseable {
     }
 
     private final HttpServer server;
-    private final ExecutorService executor;
+    /** Reads requests and sends the answers that wait for nothing. */
+    private final ExecutorService handlers;
+    /** Sends each answer once its latency is over. */
+    private final ScheduledExecutorService timer;
     private final Duration latency;
     private final ObjectMapper mapper = new ObjectMapper();
     private final AtomicLong requests = new AtomicLong();
     /** Requests answered 429 because more than {@link #maxConcurrent} were in flight. */
     private final AtomicLong throttled = new AtomicLong();
     private final AtomicInteger inFlight = new AtomicInteger();
-    /** Completions being answered now, and the most there ever were at once. */
+    /** Completions being answered now (waiting out their latency, mostly), and the most there ever were at once. */
     private final AtomicInteger serving = new AtomicInteger();
     private final AtomicInteger peakServing = new AtomicInteger();
     /** Requests answered 400 context_length_exceeded. */
@@ -79,9 +89,11 @@ public final class StubModelServer implements AutoCloseable {
     /** The most completions it serves at once before answering 429, as a rate-limited API does; 0 for no limit. */
     private final int maxConcurrent;
 
-    private StubModelServer(HttpServer server, ExecutorService executor, Duration latency, int maxConcurrent) {
+    private StubModelServer(HttpServer server, ExecutorService handlers, ScheduledExecutorService timer,
+            Duration latency, int maxConcurrent) {
         this.server = server;
-        this.executor = executor;
+        this.handlers = handlers;
+        this.timer = timer;
         this.latency = latency;
         this.maxConcurrent = maxConcurrent;
     }
@@ -91,7 +103,10 @@ public final class StubModelServer implements AutoCloseable {
      *
      * @param bind    where to listen; port 0 picks a free one
      * @param latency how long each call takes
-     * @param threads how many calls it serves at once (calls beyond that queue)
+     * @param threads how many requests it reads and decides at once, at most one per processor
+     *                (requests beyond that queue for a handler thread, for microseconds); a call
+     *                waiting out its latency holds no thread, so this does not limit how many calls
+     *                are in flight
      * @throws IOException when the address cannot be bound
      */
     public static StubModelServer start(InetSocketAddress bind, Duration latency, int threads) throws IOException {
@@ -102,7 +117,7 @@ public final class StubModelServer implements AutoCloseable {
      * Starts a server that answers HTTP 429 (a {@code rate_limit_error}, as OpenAI's API does) to
      * any completion beyond {@code maxConcurrent} in flight at once.
      *
-     * @param maxConcurrent the most completions served at once; 0 for no limit
+     * @param maxConcurrent the most completions in flight at once (waiting out their latency); 0 for no limit
      * @throws IOException when the address cannot be bound
      */
     public static StubModelServer start(InetSocketAddress bind, Duration latency, int threads, int maxConcurrent)
@@ -111,19 +126,37 @@ public final class StubModelServer implements AutoCloseable {
             throw new IllegalArgumentException("maxConcurrent must be 0 (no limit) or more, got " + maxConcurrent);
         }
         HttpServer http = HttpServer.create(bind, 256);
-        AtomicInteger n = new AtomicInteger();
-        ExecutorService executor = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, "stub-model-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        StubModelServer stub = new StubModelServer(http, executor, latency, maxConcurrent);
+        ExecutorService handlers = Executors.newFixedThreadPool(handlerThreads(threads), daemons("stub-model-"));
+        ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(daemons("stub-model-timer-"));
+        StubModelServer stub = new StubModelServer(http, handlers, timer, latency, maxConcurrent);
         http.createContext("/v1/chat/completions", stub::handleCompletion);
         http.createContext("/v1/models", stub::handleModels);
-        http.setExecutor(executor);
+        http.setExecutor(handlers);
         http.start();
         log.info("stub model API listening on {}", stub.baseUrl());
         return stub;
+    }
+
+    /**
+     * A handler thread never waits out the latency: it reads a request as it arrives and decides
+     * its answer, CPU work, so more threads than processors would only take turns. And a few
+     * threads that stay warm cost less per call than hundreds woken in turn: a benchmark asked for
+     * 512, and the hand-offs showed in the stub's CPU.
+     */
+    private static int handlerThreads(int threads) {
+        if (threads < 1) {
+            throw new IllegalArgumentException("threads must be at least 1, got " + threads);
+        }
+        return Math.min(threads, Runtime.getRuntime().availableProcessors());
+    }
+
+    private static ThreadFactory daemons(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
     }
 
     /** The base URL to give a worker as {@code --model-api}, e.g. {@code http://127.0.0.1:41234/v1}. */
@@ -144,7 +177,7 @@ public final class StubModelServer implements AutoCloseable {
 
     /**
      * The most completions it was answering at once since it started (or since
-     * {@link #resetPeakConcurrency}): how many requests its clients kept in flight, up to its threads.
+     * {@link #resetPeakConcurrency}): how many requests its clients kept in flight.
      */
     public int peakConcurrency() {
         return peakServing.get();
@@ -192,77 +225,126 @@ public final class StubModelServer implements AutoCloseable {
         return small ? text + "." : text;
     }
 
+    /**
+     * Handles one completion on a handler thread: reads and checks the request, decides the
+     * answer, and sends it after the latency from the timer thread, which then owns the exchange;
+     * errors, and every answer when the latency is zero, are sent at once from here.
+     */
     private void handleCompletion(HttpExchange exchange) throws IOException {
-        try (exchange) {
-            if (!"POST".equals(exchange.getRequestMethod())) {
-                send(exchange, 405, "{\"error\":{\"message\":\"use POST\",\"type\":\"invalid_request_error\"}}");
-                return;
-            }
-            JsonNode body;
-            try (InputStream in = exchange.getRequestBody()) {
-                body = mapper.readTree(in);
-            } catch (IOException e) {
-                send(exchange, 400, "{\"error\":{\"message\":\"body is not JSON\",\"type\":\"invalid_request_error\"}}");
-                return;
-            }
-            JsonNode messages = body == null ? null : body.get("messages");
-            if (messages == null || !messages.isArray() || messages.isEmpty()) {
-                send(exchange, 400, "{\"error\":{\"message\":\"messages is required\",\"type\":\"invalid_request_error\"}}");
-                return;
-            }
-            if (maxConcurrent > 0 && inFlight.incrementAndGet() > maxConcurrent) {
-                inFlight.decrementAndGet();
-                throttled.incrementAndGet();
-                send(exchange, 429, "{\"error\":{\"message\":\"Rate limit reached: more than " + maxConcurrent
-                        + " requests in flight\",\"type\":\"rate_limit_error\"}}");
-                return;
-            }
-            peakServing.accumulateAndGet(serving.incrementAndGet(), Math::max);
-            try {
-                answer(exchange, body, messages);
-            } finally {
-                serving.decrementAndGet();
-                if (maxConcurrent > 0) {
-                    inFlight.decrementAndGet();
-                }
+        boolean answersLater = false;
+        try {
+            answersLater = serve(exchange);
+        } finally {
+            if (!answersLater) {
+                exchange.close();
             }
         }
     }
 
-    private void answer(HttpExchange exchange, JsonNode body, JsonNode messages) throws IOException {
-        String prompt = messages.get(messages.size() - 1).path("content").asText("");
-        String model = body.path("model").asText("stub");
-        Long seed = body.hasNonNull("seed") ? body.get("seed").asLong() : null;
-        int promptTokens = 0;
-        for (JsonNode m : messages) {
-            promptTokens += words(m.path("content").asText(""));
+    /** Answers a completion now, or schedules its answer; true when scheduled (the exchange is then the timer's). */
+    private boolean serve(HttpExchange exchange) throws IOException {
+        if (!"POST".equals(exchange.getRequestMethod())) {
+            send(exchange, 405, "{\"error\":{\"message\":\"use POST\",\"type\":\"invalid_request_error\"}}");
+            return false;
         }
-        if (promptTokens > CONTEXT_TOKENS) {
-            ObjectNode error = mapper.createObjectNode();
-            error.putObject("error").put("message", "This model's maximum context length is " + CONTEXT_TOKENS
-                    + " tokens. However, you requested " + promptTokens + " tokens in the messages. Please reduce"
-                    + " the length of the messages.").put("type", "invalid_request_error").put("param", "messages")
-                    .put("code", "context_length_exceeded");
-            refused.incrementAndGet();
-            send(exchange, 400, mapper.writeValueAsString(error));
-            return;
+        ChatRequest request;
+        try (InputStream in = exchange.getRequestBody(); JsonParser json = mapper.createParser(in)) {
+            request = ChatRequest.read(json);
+        } catch (IOException e) {
+            send(exchange, 400, "{\"error\":{\"message\":\"body is not JSON\",\"type\":\"invalid_request_error\"}}");
+            return false;
         }
-        sleep(latency);
-        String text = answer(prompt, model, seed);
-        ObjectNode response = mapper.createObjectNode();
-        response.put("id", "chatcmpl-" + requests.incrementAndGet());
-        response.put("object", "chat.completion");
-        response.put("created", System.currentTimeMillis() / 1000);
-        response.put("model", model);
-        ObjectNode choice = response.putArray("choices").addObject();
-        choice.put("index", 0);
-        choice.putObject("message").put("role", "assistant").put("content", text);
-        choice.put("finish_reason", "stop");
-        ObjectNode usage = response.putObject("usage");
-        int in = words(prompt);
-        int out = words(text);
-        usage.put("prompt_tokens", in).put("completion_tokens", out).put("total_tokens", in + out);
-        send(exchange, 200, mapper.writeValueAsString(response));
+        if (request == null) {
+            send(exchange, 400, "{\"error\":{\"message\":\"messages is required\",\"type\":\"invalid_request_error\"}}");
+            return false;
+        }
+        Slot slot = admit();
+        if (slot == null) {
+            send(exchange, 429, "{\"error\":{\"message\":\"Rate limit reached: more than " + maxConcurrent
+                    + " requests in flight\",\"type\":\"rate_limit_error\"}}");
+            return false;
+        }
+        boolean scheduled = false;
+        try {
+            if (request.promptTokens() > CONTEXT_TOKENS) {
+                refused.incrementAndGet();
+                slot.release();
+                send(exchange, 400, contextLengthExceeded(request.promptTokens()));
+                return false;
+            }
+            Completion completion = Completion.answering(request);
+            if (latency.isZero()) {
+                sendCompletion(exchange, completion, slot);
+                return false;
+            }
+            timer.schedule(() -> sendLater(exchange, completion, slot), latency.toNanos(), TimeUnit.NANOSECONDS);
+            scheduled = true;
+            return true;
+        } finally {
+            if (!scheduled) {
+                slot.release();
+            }
+        }
+    }
+
+    /** On the timer thread, once the latency is over: sends the answer and closes the exchange, whatever happens. */
+    private void sendLater(HttpExchange exchange, Completion completion, Slot slot) {
+        try (exchange) {
+            sendCompletion(exchange, completion, slot);
+        } catch (IOException | RuntimeException e) {
+            // The client went away (it timed out, say): nobody is left to tell.
+            log.debug("could not send a completion", e);
+        } finally {
+            slot.release();
+        }
+    }
+
+    private void sendCompletion(HttpExchange exchange, Completion completion, Slot slot) throws IOException {
+        String json = completion.json(requests.incrementAndGet(), System.currentTimeMillis() / 1000);
+        // Released before the answer goes out: a client that sends its next call as soon as it
+        // reads this answer must not find this call still counted, in peakConcurrency or against
+        // maxConcurrent.
+        slot.release();
+        send(exchange, 200, json);
+    }
+
+    /** Counts a completion in flight; null, and counted as throttled, when that would pass {@link #maxConcurrent}. */
+    private Slot admit() {
+        if (maxConcurrent > 0 && inFlight.incrementAndGet() > maxConcurrent) {
+            inFlight.decrementAndGet();
+            throttled.incrementAndGet();
+            return null;
+        }
+        peakServing.accumulateAndGet(serving.incrementAndGet(), Math::max);
+        return new Slot();
+    }
+
+    /**
+     * One admitted completion, counted in flight until {@link #release()}: at most once, whichever
+     * way its call ends. Used by one thread at a time (the handler's, then the timer's, which the
+     * scheduling orders), so it needs no lock.
+     */
+    private final class Slot {
+        private boolean released;
+
+        void release() {
+            if (released) {
+                return;
+            }
+            released = true;
+            serving.decrementAndGet();
+            if (maxConcurrent > 0) {
+                inFlight.decrementAndGet();
+            }
+        }
+    }
+
+    /** The 400 a real server (vLLM's wording, OpenAI's envelope) answers to a prompt past its context. */
+    private static String contextLengthExceeded(int promptTokens) {
+        return "{\"error\":{\"message\":\"This model's maximum context length is " + CONTEXT_TOKENS
+                + " tokens. However, you requested " + promptTokens + " tokens in the messages. Please reduce"
+                + " the length of the messages.\",\"type\":\"invalid_request_error\",\"param\":\"messages\","
+                + "\"code\":\"context_length_exceeded\"}}";
     }
 
     private void handleModels(HttpExchange exchange) throws IOException {
@@ -284,27 +366,14 @@ public final class StubModelServer implements AutoCloseable {
         }
     }
 
-    private static int words(String s) {
-        String trimmed = s.trim();
-        return trimmed.isEmpty() ? 0 : trimmed.split("\\s+").length;
-    }
-
-    private static void sleep(Duration d) {
-        if (d.isZero()) {
-            return;
-        }
-        try {
-            // The simulated model latency itself, not a synchronisation.
-            TimeUnit.NANOSECONDS.sleep(d.toNanos());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Stops serving and releases the port. */
+    /**
+     * Stops serving and releases the port. Calls still waiting out their latency get no answer:
+     * their connections are closed.
+     */
     @Override
     public void close() {
         server.stop(0);
-        executor.shutdownNow();
+        timer.shutdownNow();
+        handlers.shutdownNow();
     }
 }
