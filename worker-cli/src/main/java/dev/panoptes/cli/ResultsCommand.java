@@ -74,7 +74,14 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
      * CSV row, empty (null) for a model without a price, 0 for an answer the cache served.
      */
     public static final String COST_COLUMN = "costUsd";
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * Jackson's mapper, built on first use rather than with this class: building it loads much of
+     * Jackson (~150 ms of CPU), and this class is loaded by paths that never write JSON (the
+     * whole command tree, {@code --help}, the commands that read runs through {@link #load}).
+     */
+    private static final class Json {
+        static final ObjectMapper MAPPER = new ObjectMapper();
+    }
 
     @Option(names = "--format", order = 20, paramLabel = "FORMAT", defaultValue = "jsonl",
             description = "jsonl or csv. Default: ${DEFAULT-VALUE}.")
@@ -198,7 +205,7 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
                                    Prices prices) {
         java.io.StringWriter line = new java.io.StringWriter();
         try (JsonGenerator g = json.createGenerator(line)) {
-            g.setCodec(JSON);
+            g.setCodec(Json.MAPPER);
             g.writeStartObject();
             g.writeStringField("runId", s.runId());
             g.writeStringField("model", s.model());
@@ -246,7 +253,7 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
 
     private static String metadataJson(SampleRow s) {
         try {
-            return JSON.writeValueAsString(s.metadata());
+            return Json.MAPPER.writeValueAsString(s.metadata());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -191,38 +191,60 @@ public final class WorkerMain implements Callable<Integer> {
      * Parses {@code args} and runs the command, printing to the given writers. Never calls
      * {@link System#exit(int)}. Blocks while the worker runs. Any thread.
      *
+     * <p>Builds only the part of the command tree the arguments need, since building the whole
+     * tree is most of a short command's start-up; what it prints and returns is the same as
+     * {@code newCommandLine(env).execute(args)} would.
+     *
      * @return the exit code: 0 ok, 1 runtime failure, 2 usage error, {@value #EXIT_MODEL_API_UNUSABLE}
      *         model API unusable as configured, {@value #EXIT_REJECTED} rejected by the coordinator
      */
     public static int run(String[] args, PrintWriter out, PrintWriter err, Map<String, String> env) {
-        CommandLine cmd = newCommandLine(env);
+        return run(args, out, err, env, WorkerProcess::start);
+    }
+
+    /**
+     * {@link #run(String[], PrintWriter, PrintWriter, Map)} with another starter, for tests. When
+     * the first argument names a subcommand, the tree holds that subcommand alone: nothing the
+     * subcommand prints depends on its siblings. Otherwise the arguments are tried on the root
+     * without subcommands ({@link BareRootRun}), and run on the whole tree when they need it.
+     */
+    static int run(String[] args, PrintWriter out, PrintWriter err, Map<String, String> env, WorkerStarter starter) {
+        if (args.length > 0 && Subcommands.NAMES.contains(args[0])) {
+            return execute(newCommandLine(env, starter, List.of(args[0])), args, out, err);
+        }
+        BareRootRun bare = new BareRootRun();
+        CommandLine bareRoot = newCommandLine(env, starter, List.of());
+        bareRoot.setOut(out);
+        bareRoot.setErr(err);
+        int exit = bare.execute(bareRoot, args);
+        return bare.needsWholeTree() ? execute(newCommandLine(env, starter), args, out, err) : exit;
+    }
+
+    private static int execute(CommandLine cmd, String[] args, PrintWriter out, PrintWriter err) {
         cmd.setOut(out);
         cmd.setErr(err);
         return cmd.execute(args);
     }
 
     /**
-     * The configured command, ready for {@code execute()}, with Panoptes' error handlers; add
-     * subcommands to it. The worker it starts is the real one.
+     * The configured command, ready for {@code execute()}, with Panoptes' error handlers and
+     * every subcommand. The worker it starts is the real one.
      */
     public static CommandLine newCommandLine(Map<String, String> env) {
         return newCommandLine(env, WorkerProcess::start);
     }
 
-    /** The configured command with another starter, for tests. */
+    /** The configured command with every subcommand and another starter, for tests. */
     public static CommandLine newCommandLine(Map<String, String> env, WorkerStarter starter) {
+        return newCommandLine(env, starter, Subcommands.NAMES);
+    }
+
+    /** The configured command with the given subcommands only ({@link Subcommands#NAMES}), in that order. */
+    static CommandLine newCommandLine(Map<String, String> env, WorkerStarter starter, List<String> subcommands) {
         CommandLine cmd = new CommandLine(new WorkerMain(env, starter));
-        cmd.addSubcommand(new CoordinatorCommand(env));
-        cmd.addSubcommand(new EvalCommand(env));
-        cmd.addSubcommand(new ResultsCommand());
-        cmd.addSubcommand(new StatusCommand(env));
-        cmd.addSubcommand(new ReportCommand());
-        cmd.addSubcommand(new ExportCommand());
-        cmd.addSubcommand(new RescoreCommand());
-        cmd.addSubcommand(new CompareCommand(env));
-        cmd.addSubcommand(new DemoCommand());
-        cmd.addSubcommand(new StubModelCommand());
-        cmd.addSubcommand(RunsCommand.commandLine(Prompt.SYSTEM));
+        for (String name : subcommands) {
+            cmd.addSubcommand(Subcommands.create(name, env));
+        }
         // A model may well be named like a command ("--model stub-model", "--model report"): an
         // option's value is never taken for a subcommand.
         cmd.setAllowSubcommandsAsOptionParameters(true);
