@@ -7,9 +7,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The few things the binary does to logback itself (configured by {@code logback.xml} in this
- * module, or by the user's file given with {@code -Dlogback.configurationFile=FILE}, which logback
- * then reads instead). Levels are set in code only when the command line asks for one
+ * The few things the binary does to logback itself (configured by {@link BundledLogging}, or by the
+ * user's file given with {@code -Dlogback.configurationFile=FILE}, which logback then reads
+ * instead). Levels are set in code only when the command line asks for one
  * ({@code --log-level}, {@code -v}), so that a user's file otherwise has the last word. Quietly does
  * nothing when SLF4J is bound to another backend, as when the classes are embedded elsewhere.
  */
@@ -20,7 +20,7 @@ public final class Logging {
     /**
      * The system property with which a user gives logback a configuration file of their own
      * ({@code java -Dlogback.configurationFile=FILE -jar worker.jar ...}); logback then reads it
-     * instead of the bundled {@code logback.xml}.
+     * instead of the bundled configuration ({@link BundledLogging}).
      */
     public static final String CONFIGURATION_FILE_PROPERTY = "logback.configurationFile";
 
@@ -42,7 +42,7 @@ public final class Logging {
      *   <li>a level asked for ({@code --log-level}, or {@code -v}): every logger gets it, the root
      *       and each logger a configuration file gave a level of its own;</li>
      *   <li>none, and the user gave a logback file: nothing is changed, the file decides;</li>
-     *   <li>none, and no file: the bundled {@code logback.xml} (root at INFO) stands, and with
+     *   <li>none, and no file: the bundled configuration ({@link BundledLogging}, root at INFO) stands, and with
      *       {@code quietLibrary} the library's own lifecycle lines are kept at WARN.</li>
      * </ul>
      * Any thread.
