@@ -338,6 +338,11 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         return calls.inFlight();
     }
 
+    /** Whether a connection has needed TLS yet, which builds the TLS context. For tests. */
+    boolean tlsBuilt() {
+        return transport.tlsBuilt();
+    }
+
     /** Pooled connections leased to an exchange (in use, not idle in the pool). For tests. */
     int leasedConnections() {
         return transport.leasedConnections();

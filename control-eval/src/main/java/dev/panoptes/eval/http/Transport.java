@@ -71,6 +71,8 @@ final class Transport {
     /** Timeouts, retry waits and new connections; one thread. */
     private final ScheduledThreadPoolExecutor timer;
     /** The pool of {@link #http}, for its statistics. */
+    /** Built by the first https connection: plain http never loads the JVM's TLS context. */
+    private final LazyTlsStrategy tls;
     private final ConnectionManager connections;
     private final CloseableHttpAsyncClient http;
     private volatile boolean closed;
@@ -91,10 +93,10 @@ final class Transport {
         timer.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
         timer.prestartAllCoreThreads();
 
-        TlsStrategy tls = ClientTlsStrategyBuilder.create().setSslContext(ssl != null ? ssl : defaultTls())
-                .buildAsync();
+        this.tls = new LazyTlsStrategy(() -> ClientTlsStrategyBuilder.create()
+                .setSslContext(ssl != null ? ssl : defaultTls()).buildAsync());
         Timeout socketTimeout = Timeout.of(requestTimeout.plus(SOCKET_TIMEOUT_MARGIN));
-        this.connections = new ConnectionManager(tls, timer);
+        this.connections = new ConnectionManager(this.tls, timer);
         connections.setMaxTotal(maxConnections);
         connections.setDefaultMaxPerRoute(maxConnections);
         connections.setDefaultConnectionConfig(ConnectionConfig.custom()
@@ -222,6 +224,11 @@ final class Transport {
     /** Tasks waiting on the timer thread: attempt timeouts and retry waits. */
     int pendingTimers() {
         return timer.getQueue().size();
+    }
+
+    /** Whether a connection has needed TLS yet (the TLS context is built then). */
+    boolean tlsBuilt() {
+        return tls.built();
     }
 
     /** Pooled connections leased to an exchange (in use, not idle in the pool). */

@@ -1094,14 +1094,27 @@ class HttpModelClientTest {
         }
 
         @Test
+        void aPlainHttpEndpointNeverBuildsTheTlsContext() throws Exception {
+            try (FakeOpenAiServer plain = new FakeOpenAiServer()) {
+                plain.otherwise(Reply.ok("in the clear"));
+                HttpModelClient client = build(fast(plain.baseUrl()));
+
+                assertThat(client.complete(prompt("p")).text()).isEqualTo("in the clear");
+                assertThat(client.tlsBuilt()).as("the JVM's TLS context costs ~130 ms to build").isFalse();
+            }
+        }
+
+        @Test
         void anHttpsEndpointIsCalledWithVerifiedTls() throws Exception {
             TestTls tls = TestTls.get();
             try (FakeOpenAiServer https = new FakeOpenAiServer(tls.server)) {
                 https.otherwise(Reply.ok("over TLS"));
                 HttpModelClient trusting = build(fast(https.baseUrl()).sslContext(tls.trustingClient));
 
+                assertThat(trusting.tlsBuilt()).as("nothing asked yet").isFalse();
                 assertThat(trusting.complete(prompt("p")).text()).isEqualTo("over TLS");
                 assertThat(trusting.complete(prompt("q")).text()).isEqualTo("over TLS");
+                assertThat(trusting.tlsBuilt()).isTrue();
                 assertThat(https.requests()).extracting(Recorded::clientPort).containsOnly(
                         https.requests().get(0).clientPort());
 
