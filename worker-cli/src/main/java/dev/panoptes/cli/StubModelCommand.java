@@ -69,9 +69,8 @@ final class StubModelCommand implements Callable<Integer> {
     private Duration latency;
 
     @Option(names = "--concurrency", order = 30, paramLabel = "N", defaultValue = "64",
-            description = "How many threads read requests and decide answers, at most one per processor; more"
-                    + " requests wait their turn (for microseconds). A call waiting out its latency holds no thread,"
-                    + " so any number of calls can be in flight. Default: ${DEFAULT-VALUE}.")
+            description = "How many requests it answers at once, like a model server's slots; more wait their"
+                    + " turn, and their latency starts when they get one. Default: ${DEFAULT-VALUE}.")
     private int concurrency;
 
     /** Counted down to stop; null to stop on Ctrl-C or SIGTERM. */

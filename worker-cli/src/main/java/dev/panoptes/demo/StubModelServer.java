@@ -14,8 +14,12 @@ import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -38,11 +42,13 @@ import java.util.regex.Pattern;
  * {@code "re: <prompt>"}. Each call waits the configured latency before answering. Token usage
  * is the number of words in and out.
  *
- * <p>Threads: the JDK server's dispatcher thread accepts connections; a few handler threads read
+ * <p>It answers up to {@code threads} calls at once, as a model server's slots; calls beyond that
+ * wait their turn, and their latency starts when they get one. Threads: the JDK server's
+ * dispatcher thread accepts connections; a few handler threads (at most one per processor) read
  * each request and decide its answer; one timer thread sends the answers whose latency is over.
- * A call waiting out its latency holds no thread, so any number of calls can be in flight at
- * once, and a call costs the stub little CPU beyond the JDK server's own, which matters to a
- * benchmark that runs it beside the client it measures.
+ * A call waiting out its latency or its turn holds no thread, so a call costs the stub little CPU
+ * beyond the JDK server's own, which matters to a benchmark that runs it beside the client it
+ * measures.
  *
  * <p>Its context length is {@value #CONTEXT_TOKENS} tokens (words, here): a request whose
  * messages hold more is answered HTTP 400 {@code context_length_exceeded}, in OpenAI's envelope
@@ -88,9 +94,16 @@ public final class StubModelServer implements AutoCloseable {
     private final AtomicLong refused = new AtomicLong();
     /** The most completions it serves at once before answering 429, as a rate-limited API does; 0 for no limit. */
     private final int maxConcurrent;
+    /** The most completions it answers at once, as a model server's slots; more wait their turn. */
+    private final int turns;
+    /** Completions whose latency runs now; guarded by {@link #waiting}. */
+    private int answering;
+    /** Completions admitted while every turn was taken, oldest first; each starts its latency when a turn ends. */
+    private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
 
     private StubModelServer(HttpServer server, ExecutorService handlers, ScheduledExecutorService timer,
-            Duration latency, int maxConcurrent) {
+            Duration latency, int turns, int maxConcurrent) {
+        this.turns = turns;
         this.server = server;
         this.handlers = handlers;
         this.timer = timer;
@@ -103,10 +116,9 @@ public final class StubModelServer implements AutoCloseable {
      *
      * @param bind    where to listen; port 0 picks a free one
      * @param latency how long each call takes
-     * @param threads how many requests it reads and decides at once, at most one per processor
-     *                (requests beyond that queue for a handler thread, for microseconds); a call
-     *                waiting out its latency holds no thread, so this does not limit how many calls
-     *                are in flight
+     * @param threads how many calls it answers at once, as a model server's slots (calls beyond that
+     *                wait their turn, and their latency starts when they get one); a call waiting
+     *                out its latency holds no thread
      * @throws IOException when the address cannot be bound
      */
     public static StubModelServer start(InetSocketAddress bind, Duration latency, int threads) throws IOException {
@@ -128,7 +140,7 @@ public final class StubModelServer implements AutoCloseable {
         HttpServer http = HttpServer.create(bind, 256);
         ExecutorService handlers = Executors.newFixedThreadPool(handlerThreads(threads), daemons("stub-model-"));
         ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(daemons("stub-model-timer-"));
-        StubModelServer stub = new StubModelServer(http, handlers, timer, latency, maxConcurrent);
+        StubModelServer stub = new StubModelServer(http, handlers, timer, latency, threads, maxConcurrent);
         http.createContext("/v1/chat/completions", stub::handleCompletion);
         http.createContext("/v1/models", stub::handleModels);
         http.setExecutor(handlers);
@@ -274,10 +286,16 @@ public final class StubModelServer implements AutoCloseable {
             }
             Completion completion = Completion.answering(request);
             if (latency.isZero()) {
-                sendCompletion(exchange, completion, slot);
+                // No latency to wait out: answered here, on the handler thread, without a turn.
+                peakServing.accumulateAndGet(serving.incrementAndGet(), Math::max);
+                try {
+                    sendCompletion(exchange, completion, slot);
+                } finally {
+                    serving.decrementAndGet();
+                }
                 return false;
             }
-            timer.schedule(() -> sendLater(exchange, completion, slot), latency.toNanos(), TimeUnit.NANOSECONDS);
+            takeTurn(new Pending(exchange, completion, slot));
             scheduled = true;
             return true;
         } finally {
@@ -287,15 +305,56 @@ public final class StubModelServer implements AutoCloseable {
         }
     }
 
+    /** A completion decided and waiting to be answered after its latency; its exchange is no handler's any more. */
+    private record Pending(HttpExchange exchange, Completion completion, Slot slot) {
+    }
+
+    /** Starts the call's latency now when a turn is free, else queues it behind the others. */
+    private void takeTurn(Pending call) {
+        synchronized (waiting) {
+            if (answering >= turns) {
+                waiting.addLast(call);
+                return;
+            }
+            answering++;
+        }
+        startLatency(call);
+    }
+
+    /** A call's turn is over: the next waiting call, if any, takes it and starts its latency. */
+    private void endTurn() {
+        Pending next;
+        synchronized (waiting) {
+            next = waiting.pollFirst();
+            if (next == null) {
+                answering--;
+                return;
+            }
+        }
+        startLatency(next);
+    }
+
+    private void startLatency(Pending call) {
+        peakServing.accumulateAndGet(serving.incrementAndGet(), Math::max);
+        call.slot().answering = true;
+        try {
+            timer.schedule(() -> sendLater(call), latency.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            // Closed meanwhile: the call gets no answer, its connection is closed.
+            call.slot().release();
+            call.exchange().close();
+        }
+    }
+
     /** On the timer thread, once the latency is over: sends the answer and closes the exchange, whatever happens. */
-    private void sendLater(HttpExchange exchange, Completion completion, Slot slot) {
-        try (exchange) {
-            sendCompletion(exchange, completion, slot);
+    private void sendLater(Pending call) {
+        try (HttpExchange exchange = call.exchange()) {
+            sendCompletion(exchange, call.completion(), call.slot());
         } catch (IOException | RuntimeException e) {
             // The client went away (it timed out, say): nobody is left to tell.
             log.debug("could not send a completion", e);
         } finally {
-            slot.release();
+            call.slot().release();
         }
     }
 
@@ -315,26 +374,31 @@ public final class StubModelServer implements AutoCloseable {
             throttled.incrementAndGet();
             return null;
         }
-        peakServing.accumulateAndGet(serving.incrementAndGet(), Math::max);
         return new Slot();
     }
 
     /**
      * One admitted completion, counted in flight until {@link #release()}: at most once, whichever
-     * way its call ends. Used by one thread at a time (the handler's, then the timer's, which the
-     * scheduling orders), so it needs no lock.
+     * way its call ends; while {@link #answering}, it holds a turn, which its release ends. Used by
+     * one thread at a time (the handler's, then the one that starts its latency, then the timer's,
+     * in an order the queue's lock and the scheduling make), so it needs no lock of its own.
      */
     private final class Slot {
         private boolean released;
+        /** Its latency runs (or ran): it holds a turn and is counted in {@link #serving}. */
+        boolean answering;
 
         void release() {
             if (released) {
                 return;
             }
             released = true;
-            serving.decrementAndGet();
             if (maxConcurrent > 0) {
                 inFlight.decrementAndGet();
+            }
+            if (answering) {
+                serving.decrementAndGet();
+                endTurn();
             }
         }
     }
@@ -367,13 +431,19 @@ public final class StubModelServer implements AutoCloseable {
     }
 
     /**
-     * Stops serving and releases the port. Calls still waiting out their latency get no answer:
-     * their connections are closed.
+     * Stops serving and releases the port. Calls still waiting out their latency or their turn get
+     * no answer: their connections are closed.
      */
     @Override
     public void close() {
         server.stop(0);
         timer.shutdownNow();
         handlers.shutdownNow();
+        List<Pending> left;
+        synchronized (waiting) {
+            left = new ArrayList<>(waiting);
+            waiting.clear();
+        }
+        left.forEach(call -> call.exchange().close());
     }
 }

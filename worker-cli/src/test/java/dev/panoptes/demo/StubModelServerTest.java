@@ -66,8 +66,7 @@ class StubModelServerTest {
     void aCallWaitingOutItsLatencyHoldsNoThread() throws Exception {
         int calls = 200;
         Duration latency = Duration.ofMillis(500);
-        int threads = 4;
-        try (StubModelServer stub = StubModelServer.start(loopback(), latency, threads)) {
+        try (StubModelServer stub = StubModelServer.start(loopback(), latency, calls)) {
             HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             long start = System.nanoTime();
             List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
@@ -84,11 +83,34 @@ class StubModelServerTest {
                 assertThat(answer.body()).contains("\"content\":\""
                         + StubModelServer.answer("What is " + i + " + 1?", StubModelServer.MODEL, null) + "\"");
             }
-            // Were each call to hold a thread for its latency, 4 threads would take 200 x 500 ms / 4 = 25 s.
-            Duration serialised = latency.multipliedBy(calls).dividedBy(threads);
+            // Its handler threads are at most one per processor: were each call to hold one for its
+            // latency, two of them would take 200 x 500 ms / 2 = 50 s.
+            Duration serialised = latency.multipliedBy(calls).dividedBy(Runtime.getRuntime().availableProcessors());
             assertThat(took).as("all calls answered").isLessThan(serialised.dividedBy(5));
             assertThat(stub.peakConcurrency()).as("calls in flight at once").isEqualTo(calls);
             assertThat(stub.requestCount()).isEqualTo(calls);
+        }
+    }
+
+    @Test
+    void callsBeyondItsTurnsWaitAndTheirLatencyStartsWhenTheyGetOne() throws Exception {
+        int calls = 6;
+        Duration latency = Duration.ofMillis(300);
+        try (StubModelServer stub = StubModelServer.start(loopback(), latency, 2)) {
+            HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            long start = System.nanoTime();
+            List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
+            for (int i = 0; i < calls; i++) {
+                answers.add(client.sendAsync(completion(stub, "What is " + i + " + 2?"),
+                        HttpResponse.BodyHandlers.ofString()));
+            }
+            CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+            assertThat(answers).allSatisfy(a -> assertThat(a.join().statusCode()).isEqualTo(200));
+            assertThat(stub.peakConcurrency()).as("answered at once: its two turns").isEqualTo(2);
+            assertThat(took).as("three rounds of two calls, each waiting its latency")
+                    .isGreaterThanOrEqualTo(latency.multipliedBy(calls / 2));
         }
     }
 
