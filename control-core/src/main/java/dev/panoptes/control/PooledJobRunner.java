@@ -47,12 +47,7 @@ public final class PooledJobRunner implements AsyncJobRunner, AutoCloseable {
         }
         this.runner = Objects.requireNonNull(runner, "runner");
         this.name = Objects.requireNonNull(name, "name");
-        AtomicInteger n = new AtomicInteger();
-        this.pool = Executors.newFixedThreadPool(threads, r -> {
-            Thread t = new Thread(r, name.replace(' ', '-') + "-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
+        this.pool = Executors.newFixedThreadPool(threads, DaemonThreads.named(name.replace(' ', '-')));
     }
 
     /** Queues the job for the pool and returns its future at once. Any thread; never blocks. */

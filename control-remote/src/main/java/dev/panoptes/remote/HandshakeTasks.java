@@ -1,5 +1,6 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.DaemonThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,7 +13,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Where the TLS handshakes of one server run their delegated tasks (key agreement, signing,
@@ -67,13 +67,9 @@ final class HandshakeTasks {
         }
         this.threads = threads;
         this.capacity = capacity;
-        AtomicInteger count = new AtomicInteger();
         // Its own queue holds at most one "take turns" job per thread: the tasks wait in ours.
-        this.pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-            Thread t = new Thread(r, namePrefix + count.getAndIncrement());
-            t.setDaemon(true);
-            return t;
-        });
+        this.pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                DaemonThreads.numbered(n -> namePrefix + n));
         pool.allowCoreThreadTimeOut(true);
     }
 

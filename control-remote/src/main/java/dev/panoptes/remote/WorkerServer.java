@@ -1,5 +1,6 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.DaemonThreads;
 import dev.panoptes.control.Plural;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -413,10 +414,9 @@ public final class WorkerServer implements AutoCloseable {
     }
 
     static ThreadFactory daemonThreads(String prefix, List<Thread> started) {
-        AtomicInteger count = new AtomicInteger();
+        ThreadFactory threads = DaemonThreads.numbered(n -> prefix + n);
         return r -> {
-            Thread t = new Thread(r, prefix + count.getAndIncrement());
-            t.setDaemon(true);
+            Thread t = threads.newThread(r);
             started.add(t);
             return t;
         };

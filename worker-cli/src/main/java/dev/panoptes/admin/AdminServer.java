@@ -1,5 +1,6 @@
 package dev.panoptes.admin;
 
+import dev.panoptes.control.DaemonThreads;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,7 +30,6 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
@@ -440,11 +440,6 @@ public final class AdminServer implements AutoCloseable {
     }
 
     private static ThreadFactory daemons(String prefix) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, prefix + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
+        return DaemonThreads.numbered(n -> prefix + (n + 1));
     }
 }

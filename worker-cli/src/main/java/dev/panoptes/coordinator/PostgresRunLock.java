@@ -1,6 +1,7 @@
 package dev.panoptes.coordinator;
 
 import dev.panoptes.console.Durations;
+import dev.panoptes.control.DaemonThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

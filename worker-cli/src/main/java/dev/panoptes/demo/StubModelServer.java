@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.panoptes.control.DaemonThreads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -163,12 +164,7 @@ public final class StubModelServer implements AutoCloseable {
     }
 
     private static ThreadFactory daemons(String prefix) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, prefix + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
+        return DaemonThreads.numbered(n -> prefix + (n + 1));
     }
 
     /** The base URL to give a worker as {@code --model-api}, e.g. {@code http://127.0.0.1:41234/v1}. */

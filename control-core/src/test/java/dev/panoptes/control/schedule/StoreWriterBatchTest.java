@@ -37,7 +37,8 @@ class StoreWriterBatchTest {
     private final SchedulerOptions.StoreRetry retry = new SchedulerOptions.StoreRetry(Duration.ofMillis(1),
             Duration.ofMillis(2), Duration.ofSeconds(30), 1_000);
 
-    private static final WorkerHandle WORKER = new WorkerHandle() {
+    /** A worker that only has a name: the writes' worker, never dispatched to. Shared with {@link StoreWriterLingerTest}. */
+    static final WorkerHandle WORKER = new WorkerHandle() {
         @Override
         public String id() {
             return "w1";

@@ -1,9 +1,7 @@
 package dev.panoptes.control.schedule;
 
 import dev.panoptes.control.Job;
-import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.TestJobs;
-import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.store.ForwardingResultStore;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RecordRejectedException;
@@ -14,7 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,23 +33,6 @@ class StoreWriterLingerTest {
     private final AtomicInteger stored = new AtomicInteger();
     private final SchedulerOptions.StoreRetry retry = new SchedulerOptions.StoreRetry(Duration.ofMillis(1),
             Duration.ofMillis(2), Duration.ofSeconds(30), 10_000);
-
-    private static final WorkerHandle WORKER = new WorkerHandle() {
-        @Override
-        public String id() {
-            return "w1";
-        }
-
-        @Override
-        public int capacity() {
-            return 1;
-        }
-
-        @Override
-        public CompletableFuture<JobOutcome> dispatch(Job job) {
-            throw new UnsupportedOperationException();
-        }
-    };
 
     private static final class CountingStore extends ForwardingResultStore {
         final List<Integer> batchSizes = new CopyOnWriteArrayList<>();
@@ -100,7 +80,7 @@ class StoreWriterLingerTest {
 
     private static void submit(StoreWriter writer, List<Job> jobs) {
         for (Job job : jobs) {
-            writer.submit(new StoreWriter.RecordWrite(new JobState(job), WORKER, TestJobs.echo(job)));
+            writer.submit(new StoreWriter.RecordWrite(new JobState(job), StoreWriterBatchTest.WORKER, TestJobs.echo(job)));
         }
     }
 

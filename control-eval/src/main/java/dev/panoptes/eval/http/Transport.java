@@ -1,5 +1,6 @@
 package dev.panoptes.eval.http;
 
+import dev.panoptes.control.DaemonThreads;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
 import org.apache.hc.client5.http.async.AsyncExecChain;
 import org.apache.hc.client5.http.config.ConnectionConfig;
@@ -171,12 +172,7 @@ final class Transport {
     }
 
     private static ThreadFactory daemons(String name, boolean numbered) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, numbered ? name + "-" + n.incrementAndGet() : name);
-            t.setDaemon(true);
-            return t;
-        };
+        return numbered ? DaemonThreads.named(name) : DaemonThreads.numbered(n -> name);
     }
 
     /**
