@@ -423,13 +423,7 @@ public final class CoordinatorRun {
             RunReport report;
             RunReport grading = null;
             try {
-                CachePlan cached = new ResponseCache(store.answerCache(), cache, Clock.systemUTC())
-                        .serve(frames.jobsToRun(store));
-                progress.message(RunLines.cache(cache, settings.params(), cached));
-                progress.addCacheHits((int) cached.served());
-                report = frames.recordFailures(store, new Scheduler(budget == null ? pool : budget.guard(pool),
-                        cached.storeFor(adminNow == null ? store : adminNow.timed(store)),
-                        budget == null ? options : budget.applyTo(options)).run(cached.jobs()));
+                report = runJobs(frames, store, adminNow, pool, budget, options, progress);
                 if (JudgePhase.judges(current.scorer(), suite.vignettes())) {
                     grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
                             current.number(), progress::message).run(pool, options);
@@ -467,9 +461,20 @@ public final class CoordinatorRun {
             events.storeIn(store, plan.runId());
             progress.finish();
             fleet.quiet();
-            store.finishRun(plan.runId());
-            RunData figures = RunDataLoader.loadFigures(store, plan.runId(), current.number());
-            summary = RunSummary.of(plan, report, figures, settings.groupBy(), FailedAnswers.of(figures));
+            String runId = plan.runId();
+            int jobCount = plan.jobs().size();
+            int answerCount = plan.vignetteCount();
+            store.finishRun(runId);
+            // The suite and its plan are the largest thing on the heap (about twice the suite
+            // file), and the summary reads every answer back: they are let go first, or a run of a
+            // million vignettes under -Xmx of three times its file ran out of heap here.
+            planned = null;
+            suite = null;
+            plan = null;
+            frames = null;
+            RunData figures = RunDataLoader.loadFigures(store, runId, current.number());
+            summary = RunSummary.of(jobCount, answerCount, report, figures, settings.groupBy(),
+                    FailedAnswers.of(figures));
             if (adminNow != null) {
                 adminNow.finished();
             }
@@ -486,6 +491,23 @@ public final class CoordinatorRun {
         } finally {
             console = null;
         }
+    }
+
+    /**
+     * Serves what the response cache holds, then schedules the rest on the fleet; returns the
+     * scheduler's report. A method of its own so that the cache's plan of the jobs is gone with
+     * its frame before the summary reads the answers back.
+     */
+    private RunReport runJobs(FrameLimitCheck frames, JdbcResultStore store, CoordinatorAdmin adminNow,
+                              SharedPool pool, CostBudget budget, SchedulerOptions options, ProgressPrinter progress)
+            throws InterruptedException {
+        CachePlan cached = new ResponseCache(store.answerCache(), cache, Clock.systemUTC())
+                .serve(frames.jobsToRun(store));
+        progress.message(RunLines.cache(cache, settings.params(), cached));
+        progress.addCacheHits((int) cached.served());
+        return frames.recordFailures(store, new Scheduler(budget == null ? pool : budget.guard(pool),
+                cached.storeFor(adminNow == null ? store : adminNow.timed(store)),
+                budget == null ? options : budget.applyTo(options)).run(cached.jobs()));
     }
 
     /**

@@ -53,6 +53,15 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
     /** As {@link #of(JobPlan, RunReport, RunData, String)}, with the run's failed answers. */
     public static RunSummary of(JobPlan plan, RunReport report, RunData data, String groupBy,
                                 FailedAnswers failedAnswers) {
+        return of(plan.jobs().size(), plan.vignetteCount(), report, data, groupBy, failedAnswers);
+    }
+
+    /**
+     * As {@link #of(JobPlan, RunReport, RunData, String, FailedAnswers)}, from the plan's counts
+     * alone ({@code jobs} planned, {@code answers} asked), so that a caller can let the plan go first.
+     */
+    public static RunSummary of(int jobs, int answers, RunReport report, RunData data, String groupBy,
+                                FailedAnswers failedAnswers) {
         RunStats stats = RunStats.of(data, groupBy);
         long prompt = 0;
         long completion = 0;
@@ -62,8 +71,8 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         }
         long[] latencies = data.samples().stream().map(SampleRow::latencyMs).filter(l -> l != null)
                 .mapToLong(Long::longValue).sorted().toArray();
-        return new RunSummary(plan.jobs().size(), report.completed() + report.skipped(), report.skipped(),
-                report.failed(), plan.vignetteCount(), stats.totalSamples(), report.redeliveries(),
+        return new RunSummary(jobs, report.completed() + report.skipped(), report.skipped(),
+                report.failed(), answers, stats.totalSamples(), report.redeliveries(),
                 report.duplicates(), new Usage(prompt, completion), percentile(latencies, 50),
                 percentile(latencies, 95), report.elapsed(), report.quarantined(), stats, failedAnswers);
     }
