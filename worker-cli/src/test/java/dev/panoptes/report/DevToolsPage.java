@@ -21,7 +21,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -209,23 +211,45 @@ final class DevToolsPage implements AutoCloseable {
     }
 
     /**
-     * Ends the browser, forcibly after 2 s (a test's throwaway profile needs no orderly shutdown,
-     * and a headless Chromium that hangs in it must not cost the suite more); keeps the interrupt
-     * flag if interrupted meanwhile.
+     * Ends the browser and every process it started, forcibly after 2 s (a test's throwaway profile
+     * needs no orderly shutdown, and a headless Chromium that hangs in it must not cost the suite
+     * more), and returns only once they have all exited: a renderer or utility process that
+     * outlives the browser by a few milliseconds still writes into the profile, and the test's
+     * temporary folder then fails to be deleted. Keeps the interrupt flag if interrupted meanwhile.
      */
     @Override
     public void close() {
         socket.abort();
+        // Taken before the browser ends: its children are no longer its descendants once it has.
+        List<ProcessHandle> family = process.descendants().toList();
         process.destroy();
         try {
             if (!process.waitFor(2, TimeUnit.SECONDS)) {
-                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                family.forEach(ProcessHandle::destroyForcibly);
                 process.destroyForcibly();
                 process.waitFor(10, TimeUnit.SECONDS);
             }
+            for (ProcessHandle child : family) {
+                awaitExit(child);
+            }
         } catch (InterruptedException e) {
             process.destroyForcibly();
+            family.forEach(ProcessHandle::destroyForcibly);
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits up to 2 s for a process the browser started to end by itself, then ends it. */
+    private static void awaitExit(ProcessHandle child) throws InterruptedException {
+        try {
+            child.onExit().get(2, TimeUnit.SECONDS);
+        } catch (TimeoutException | ExecutionException e) {
+            child.destroyForcibly();
+            try {
+                child.onExit().get(10, TimeUnit.SECONDS);
+            } catch (TimeoutException | ExecutionException ignored) {
+                // Still there after SIGKILL and 10 s: nothing more a test can do.
+            }
         }
     }
 
