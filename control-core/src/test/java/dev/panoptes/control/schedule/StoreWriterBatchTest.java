@@ -113,6 +113,13 @@ class StoreWriterBatchTest {
         }, true);
     }
 
+    /** Submits each job's echoed answer, in order, as from {@link #WORKER}. Shared with {@link StoreWriterLingerTest}. */
+    static void submitAnswers(StoreWriter writer, List<Job> jobs) {
+        for (Job job : jobs) {
+            writer.submit(new StoreWriter.RecordWrite(new JobState(job), WORKER, TestJobs.echo(job)));
+        }
+    }
+
     private void runPosted() {
         List<Runnable> events = new ArrayList<>(posted);
         posted.clear();
@@ -125,9 +132,7 @@ class StoreWriterBatchTest {
             CountingStore store = new CountingStore(db, 0);
             StoreWriter writer = writer(store, db);
             List<Job> jobs = TestJobs.jobs("j", 10);
-            for (Job job : jobs) {
-                writer.submit(new StoreWriter.RecordWrite(new JobState(job), WORKER, TestJobs.echo(job)));
-            }
+            submitAnswers(writer, jobs);
             writer.submit(new StoreWriter.FailureWrite(new JobState(TestJobs.job("f", "x")), "gave up", 3));
             Job late = TestJobs.job("late", "x");
             writer.submit(new StoreWriter.RecordWrite(new JobState(late), WORKER, TestJobs.echo(late)));
@@ -148,9 +153,7 @@ class StoreWriterBatchTest {
             CountingStore store = new CountingStore(db, 2);
             StoreWriter writer = writer(store, db);
             List<Job> jobs = TestJobs.jobs("j", 5);
-            for (Job job : jobs) {
-                writer.submit(new StoreWriter.RecordWrite(new JobState(job), WORKER, TestJobs.echo(job)));
-            }
+            submitAnswers(writer, jobs);
             // A copy of an answer in the same batch: stored once, the copy a duplicate.
             writer.submit(new StoreWriter.RecordWrite(new JobState(jobs.get(0)), WORKER, TestJobs.echo(jobs.get(0))));
 

@@ -78,12 +78,6 @@ class StoreWriterLingerTest {
         }, false, lingerNanos);
     }
 
-    private static void submit(StoreWriter writer, List<Job> jobs) {
-        for (Job job : jobs) {
-            writer.submit(new StoreWriter.RecordWrite(new JobState(job), StoreWriterBatchTest.WORKER, TestJobs.echo(job)));
-        }
-    }
-
     private static void awaitIdle(StoreWriter writer) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (writer.working() && System.nanoTime() < deadline) {
@@ -99,14 +93,14 @@ class StoreWriterLingerTest {
             StoreWriter writer = writer(store, MINUTE);
 
             List<Job> jobs = TestJobs.jobs("j", 7);
-            submit(writer, jobs.subList(0, 1));
+            StoreWriterBatchTest.submitAnswers(writer, jobs.subList(0, 1));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (!writer.lingering() && System.nanoTime() < deadline) {
                 TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
             }
             assertThat(writer.lingering()).as("the writer waits with one answer for others to join it").isTrue();
             for (Job job : jobs.subList(1, 7)) {
-                submit(writer, List.of(job));
+                StoreWriterBatchTest.submitAnswers(writer, List.of(job));
                 assertThat(store.batchSizes).as("nothing written while the linger runs").isEmpty();
             }
             writer.finish();
@@ -124,7 +118,7 @@ class StoreWriterLingerTest {
             CountingStore store = new CountingStore(db);
             StoreWriter writer = writer(store, MINUTE);
 
-            submit(writer, TestJobs.jobs("j", StoreWriter.BATCH));
+            StoreWriterBatchTest.submitAnswers(writer, TestJobs.jobs("j", StoreWriter.BATCH));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
             while (stored.get() < StoreWriter.BATCH && System.nanoTime() < deadline) {
                 TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
@@ -133,7 +127,7 @@ class StoreWriterLingerTest {
             assertThat(stored.get()).as("a whole batch stored while the linger had a minute to run")
                     .isEqualTo(StoreWriter.BATCH);
             assertThat(store.batchSizes).containsExactly(StoreWriter.BATCH);
-            submit(writer, TestJobs.jobs("k", 3));
+            StoreWriterBatchTest.submitAnswers(writer, TestJobs.jobs("k", 3));
             writer.finish();
             awaitIdle(writer);
             assertThat(store.batchSizes).containsExactly(StoreWriter.BATCH, 3);
