@@ -196,6 +196,13 @@ public final class StubModelServer implements AutoCloseable {
         peakServing.set(serving.get());
     }
 
+    /** Completions admitted and waiting for a turn (all {@code threads} being answered). */
+    public int waitingTurn() {
+        synchronized (waiting) {
+            return waiting.size();
+        }
+    }
+
     /** Completions served so far. */
     public long requestCount() {
         return requests.get();

@@ -115,6 +115,29 @@ class StubModelServerTest {
     }
 
     @Test
+    void closingEndsTheCallsWaitingTheirLatencyOrTheirTurnWithoutAnAnswer() throws Exception {
+        StubModelServer stub = StubModelServer.start(loopback(), Duration.ofSeconds(30), 1);
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            calls.add(client.sendAsync(completion(stub, "What is " + i + " + 3?"), HttpResponse.BodyHandlers.ofString()));
+        }
+        // One answering (its 30 s latency running), two waiting for its turn.
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                .until(() -> stub.peakConcurrency() == 1 && stub.waitingTurn() == 2);
+
+        long start = System.nanoTime();
+        stub.close();
+
+        for (CompletableFuture<HttpResponse<String>> call : calls) {
+            assertThat(call).failsWithin(Duration.ofSeconds(10));
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("not the 30 s latency").isLessThan(Duration.ofSeconds(10));
+        assertThat(stub.waitingTurn()).isZero();
+        assertThat(stub.requestCount()).isZero();
+    }
+
+    @Test
     void answers429BeyondMaxConcurrentInFlight() throws Exception {
         try (StubModelServer stub = StubModelServer.start(loopback(), Duration.ofSeconds(1), 4, 2)) {
             HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
