@@ -179,7 +179,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         this.codec = new ChatCompletions(mapper);
         this.diagnosis = new Diagnosis(baseUrl, model, b.apiKey, connectTimeout, mapper, codec);
         this.transport = new Transport(b.apiKey, connectTimeout, requestTimeout, maxConnections, ioThreads,
-                b.sslContext);
+                b.sslContext, "https".equalsIgnoreCase(b.baseUrl.getScheme()));
         this.calls = new Calls(endpoint, model, requestTimeout, retries, transport, diagnosis);
     }
 

@@ -11,9 +11,11 @@ import java.net.SocketAddress;
 import java.util.function.Supplier;
 
 /**
- * A {@link TlsStrategy} built the first time a connection needs TLS. Building the JVM's default
- * TLS context (its trust store, its providers) costs about 130 ms of CPU, which a worker whose
- * model API is plain http on loopback or a private network, the common case, never needs to pay.
+ * A {@link TlsStrategy} built the first time a connection needs TLS, or when asked. Building the
+ * JVM's default TLS context (its trust store, its providers) costs about 130 ms of CPU, which a
+ * worker whose model API is plain http on loopback or a private network, the common case, never
+ * needs to pay; a client of an https API builds it at once, so that a broken trust store fails
+ * at start, not on every call.
  * Thread-safe: the strategy is built once, by whichever I/O thread gets there first.
  */
 final class LazyTlsStrategy implements TlsStrategy {
@@ -24,7 +26,8 @@ final class LazyTlsStrategy implements TlsStrategy {
         this.build = build;
     }
 
-    private TlsStrategy strategy() {
+    /** Builds the strategy now, if not yet built; throws what building it throws. */
+    TlsStrategy strategy() {
         TlsStrategy s = built;
         if (s == null) {
             synchronized (this) {

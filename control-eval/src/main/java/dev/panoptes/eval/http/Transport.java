@@ -83,9 +83,12 @@ final class Transport {
      *
      * @param apiKey the key sent with every request, or null for none
      * @param ssl    the TLS context for https, or null for the JVM's default
+     * @param https  whether the API is https: its TLS context is then built now (an unusable
+     *               trust store fails here, with {@link IllegalStateException}), else only if a
+     *               connection ever needs it
      */
     Transport(String apiKey, Duration connectTimeout, Duration requestTimeout, int maxConnections, int ioThreads,
-              SSLContext ssl) {
+              SSLContext ssl, boolean https) {
         this.authorization = apiKey == null ? null : new AuthorizationHeader(apiKey);
         this.timer = new ScheduledThreadPoolExecutor(1, daemons(threadPrefix + "-timer", false));
         // Every attempt schedules its timeout and nearly every one cancels it: without this the
@@ -96,6 +99,9 @@ final class Transport {
 
         this.tls = new LazyTlsStrategy(() -> ClientTlsStrategyBuilder.create()
                 .setSslContext(ssl != null ? ssl : defaultTls()).buildAsync());
+        if (https) {
+            tls.strategy();
+        }
         Timeout socketTimeout = Timeout.of(requestTimeout.plus(SOCKET_TIMEOUT_MARGIN));
         this.connections = new ConnectionManager(this.tls, timer);
         connections.setMaxTotal(maxConnections);
