@@ -77,7 +77,7 @@ class LogbackConfigurationIT {
 
     private Process start(Path config, Path log, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.addAll(JarProcesses.JVM_OPTIONS);
+        command.addAll(JarProcesses.jarJvmOptions());
         command.addAll(List.of("-Dlogback.configurationFile=" + config, "-jar", JarProcesses.JAR.toString()));
         command.addAll(List.of(args));
         Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();

@@ -138,7 +138,7 @@ class DemoIT {
     /** {@code java -jar worker.jar demo args...} with {@code tmp} as its temporary directory. */
     private static List<String> demo(Path tmp, String... args) {
         List<String> command = new ArrayList<>(List.of(javaBin()));
-        command.addAll(JarProcesses.JVM_OPTIONS);
+        command.addAll(JarProcesses.jarJvmOptions());
         command.addAll(List.of("-Djava.io.tmpdir=" + tmp, "-jar", JAR.toString(), "demo"));
         command.addAll(List.of(args));
         return command;

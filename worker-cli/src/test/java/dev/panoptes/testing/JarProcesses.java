@@ -53,6 +53,16 @@ public final class JarProcesses implements AutoCloseable {
         this.patience = patience;
     }
 
+    /**
+     * {@link #JVM_OPTIONS} and, for {@code java -jar worker.jar}, the jar's class-data archive
+     * ({@link ClassDataArchive}: made on the first call of a build, when it can be).
+     */
+    public static List<String> jarJvmOptions() {
+        List<String> all = new ArrayList<>(JVM_OPTIONS);
+        all.addAll(ClassDataArchive.options(JAR));
+        return all;
+    }
+
     /** Starts {@code java -jar worker.jar args...}. */
     public Process start(String... args) throws IOException {
         return start(Map.of(), args);
@@ -62,7 +72,7 @@ public final class JarProcesses implements AutoCloseable {
     public Process start(Map<String, String> env, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        command.addAll(JVM_OPTIONS);
+        command.addAll(jarJvmOptions());
         command.addAll(List.of("-jar", JAR.toString()));
         command.addAll(List.of(args));
         Path logFile = LOGS.resolve(name + "-" + processes.size() + ".log");
