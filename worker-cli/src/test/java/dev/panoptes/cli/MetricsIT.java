@@ -57,7 +57,9 @@ class MetricsIT {
 
     @Test
     void theWorkersGaugeFollowsItsConnectionAndTheCoordinatorsFiguresOutliveItsRunForTheLinger() throws Exception {
-        // 16 vignettes in 4 jobs of 4 at 150 ms a call: a worker of capacity 2 runs for about 1.5 s.
+        // 16 vignettes in 4 jobs of 4 at 150 ms a call, two requests in flight: the worker runs for
+        // about 1.2 s, long enough for the scrapes below to see it busy (with the default 64 in
+        // flight it ran all four jobs in two 150 ms rounds, and once ended before the first scrape).
         StubModelServer model = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMillis(150), 8));
         Path suite = QuestionSuite.write(dir, 16);
         Process first = jars.start(coordinator(suite, "first.db", "127.0.0.1:0", "--admin-linger",
@@ -66,7 +68,7 @@ class MetricsIT {
         InetSocketAddress firstAdmin = admin(first);
 
         Process worker = jars.start("--coordinator", address, "--model-api", model.baseUrl().toString(),
-                "--model", MODEL, "--id", "w-metrics", "--capacity", "2", "--heartbeat", "1s",
+                "--model", MODEL, "--id", "w-metrics", "--capacity", "2", "--requests", "2", "--heartbeat", "1s",
                 "--metrics", "127.0.0.1:0");
         InetSocketAddress workerAdmin = admin(worker);
 
@@ -94,7 +96,7 @@ class MetricsIT {
 
         // A second coordinator on the same address (the first one's worker server and database
         // lock are released before it lingers): the worker reconnects, and counts it.
-        // Its run is long enough (64 vignettes, 32 rounds of 150 ms at capacity 2) that the worker
+        // Its run is long enough (64 vignettes, 32 rounds of 150 ms at two requests) that the worker
         // is still connected when the test looks: a run of 16 can end between two scrapes.
         Path longer = QuestionSuite.write(Files.createDirectories(dir.resolve("second")), 64);
         Process second = jars.start(coordinator(longer, "second.db", address));
