@@ -23,9 +23,9 @@ import java.util.stream.Stream;
  * An AppCDS archive of {@code worker.jar} for the JVMs the integration tests start, made once per
  * build of the jar by one training run ({@code eval} of a small suite against the stub model). The
  * integration tests start some fifty JVMs on two cores, and each one's start-up is mostly loading
- * and verifying the same classes: with the archive a one-vignette {@code eval} took 1.1 s of CPU
- * instead of 1.6, and three of the integration test classes 44 s instead of 50-54 (training
- * included).
+ * and verifying the same classes: with the archive a one-vignette {@code eval} took 1.2 s of CPU
+ * instead of 1.6 (medians of 4, C1 and the serial collector as here), and three of the
+ * integration test classes 44 s instead of 50-54 (training included).
  *
  * <p>The archive only changes where the JVM finds its classes, never what the program does. A
  * JVM given a missing or stale archive runs without it, silently (HotSpot 17's default
