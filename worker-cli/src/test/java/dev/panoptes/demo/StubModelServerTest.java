@@ -67,14 +67,8 @@ class StubModelServerTest {
         int calls = 200;
         Duration latency = Duration.ofMillis(500);
         try (StubModelServer stub = StubModelServer.start(loopback(), latency, calls)) {
-            HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             long start = System.nanoTime();
-            List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
-            for (int i = 0; i < calls; i++) {
-                answers.add(client.sendAsync(completion(stub, "What is " + i + " + 1?"),
-                        HttpResponse.BodyHandlers.ofString()));
-            }
-            CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            List<CompletableFuture<HttpResponse<String>>> answers = askAtOnce(stub, calls, 1);
             Duration took = Duration.ofNanos(System.nanoTime() - start);
 
             for (int i = 0; i < calls; i++) {
@@ -97,14 +91,8 @@ class StubModelServerTest {
         int calls = 6;
         Duration latency = Duration.ofMillis(300);
         try (StubModelServer stub = StubModelServer.start(loopback(), latency, 2)) {
-            HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
             long start = System.nanoTime();
-            List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
-            for (int i = 0; i < calls; i++) {
-                answers.add(client.sendAsync(completion(stub, "What is " + i + " + 2?"),
-                        HttpResponse.BodyHandlers.ofString()));
-            }
-            CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            List<CompletableFuture<HttpResponse<String>>> answers = askAtOnce(stub, calls, 2);
             Duration took = Duration.ofNanos(System.nanoTime() - start);
 
             assertThat(answers).allSatisfy(a -> assertThat(a.join().statusCode()).isEqualTo(200));
@@ -246,6 +234,19 @@ class StubModelServerTest {
             String s = new String(text);
             assertThat(WordCount.of(s)).as("words in [%s]", s).isEqualTo(splitWords(s));
         }
+    }
+
+    /** Sends "What is i + addend?" for i below {@code calls} all at once and waits for every answer. */
+    private static List<CompletableFuture<HttpResponse<String>>> askAtOnce(StubModelServer stub, int calls,
+                                                                           int addend) throws Exception {
+        HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        List<CompletableFuture<HttpResponse<String>>> answers = new ArrayList<>();
+        for (int i = 0; i < calls; i++) {
+            answers.add(client.sendAsync(completion(stub, "What is " + i + " + " + addend + "?"),
+                    HttpResponse.BodyHandlers.ofString()));
+        }
+        CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        return answers;
     }
 
     private static InetSocketAddress loopback() {
