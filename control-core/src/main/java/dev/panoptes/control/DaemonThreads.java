@@ -20,15 +20,15 @@ public final class DaemonThreads {
     }
 
     /** A factory of daemon threads named {@code <prefix>-1}, {@code <prefix>-2}, ... */
-    public static ThreadFactory named(String prefix) {
-        return numbered(n -> prefix + "-" + (n + 1));
+    public static ThreadFactory numbered(String prefix) {
+        return named(n -> prefix + "-" + (n + 1));
     }
 
     /**
      * A factory of daemon threads named by {@code name}, given how many this factory made before
      * (0 for the first).
      */
-    public static ThreadFactory numbered(IntFunction<String> name) {
+    public static ThreadFactory named(IntFunction<String> name) {
         AtomicInteger made = new AtomicInteger();
         return task -> {
             Thread t = new Thread(task, name.apply(made.getAndIncrement()));

@@ -47,7 +47,7 @@ public final class PooledJobRunner implements AsyncJobRunner, AutoCloseable {
         }
         this.runner = Objects.requireNonNull(runner, "runner");
         this.name = Objects.requireNonNull(name, "name");
-        this.pool = Executors.newFixedThreadPool(threads, DaemonThreads.named(name.replace(' ', '-')));
+        this.pool = Executors.newFixedThreadPool(threads, DaemonThreads.numbered(name.replace(' ', '-')));
     }
 
     /** Queues the job for the pool and returns its future at once. Any thread; never blocks. */

@@ -69,7 +69,7 @@ final class HandshakeTasks {
         this.capacity = capacity;
         // Its own queue holds at most one "take turns" job per thread: the tasks wait in ours.
         this.pool = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                DaemonThreads.numbered(n -> namePrefix + n));
+                DaemonThreads.named(n -> namePrefix + n));
         pool.allowCoreThreadTimeOut(true);
     }
 

@@ -414,7 +414,7 @@ public final class WorkerServer implements AutoCloseable {
     }
 
     static ThreadFactory daemonThreads(String prefix, List<Thread> started) {
-        ThreadFactory threads = DaemonThreads.numbered(n -> prefix + n);
+        ThreadFactory threads = DaemonThreads.named(n -> prefix + n);
         return r -> {
             Thread t = threads.newThread(r);
             started.add(t);

@@ -440,6 +440,6 @@ public final class AdminServer implements AutoCloseable {
     }
 
     private static ThreadFactory daemons(String prefix) {
-        return DaemonThreads.numbered(n -> prefix + (n + 1));
+        return DaemonThreads.named(n -> prefix + (n + 1));
     }
 }

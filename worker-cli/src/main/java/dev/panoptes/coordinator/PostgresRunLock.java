@@ -188,7 +188,7 @@ final class PostgresRunLock implements StoreLock {
             // The connection is gone already: the first check will say so.
             log.debug("cannot set the network timeout of the run lock's connection", e);
         }
-        watcher = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("run-lock-check"));
+        watcher = Executors.newSingleThreadScheduledExecutor(DaemonThreads.numbered("run-lock-check"));
         long nanos = interval.toNanos();
         watcher.scheduleWithFixedDelay(this::check, nanos, nanos, TimeUnit.NANOSECONDS);
     }

@@ -164,7 +164,7 @@ public final class StubModelServer implements AutoCloseable {
     }
 
     private static ThreadFactory daemons(String prefix) {
-        return DaemonThreads.numbered(n -> prefix + (n + 1));
+        return DaemonThreads.named(n -> prefix + (n + 1));
     }
 
     /** The base URL to give a worker as {@code --model-api}, e.g. {@code http://127.0.0.1:41234/v1}. */

@@ -71,9 +71,9 @@ final class Transport {
     private final Header authorization;
     /** Timeouts, retry waits and new connections; one thread. */
     private final ScheduledThreadPoolExecutor timer;
-    /** The pool of {@link #http}, for its statistics. */
-    /** Built by the first https connection: plain http never loads the JVM's TLS context. */
+    /** Built at start for an https API, else by the first connection that needs TLS, if any. */
     private final LazyTlsStrategy tls;
+    /** The pool of {@link #http}, for its statistics. */
     private final ConnectionManager connections;
     private final CloseableHttpAsyncClient http;
     private volatile boolean closed;
@@ -178,7 +178,7 @@ final class Transport {
     }
 
     private static ThreadFactory daemons(String name, boolean numbered) {
-        return numbered ? DaemonThreads.named(name) : DaemonThreads.numbered(n -> name);
+        return numbered ? DaemonThreads.numbered(name) : DaemonThreads.named(n -> name);
     }
 
     /**
