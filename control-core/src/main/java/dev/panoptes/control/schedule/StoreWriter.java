@@ -141,6 +141,11 @@ final class StoreWriter {
     private boolean working;
     /** The writer gave up; nothing is written any more; guarded by {@link #lock}. */
     private boolean gaveUp;
+    /**
+     * The writer's thread is inside a call of the store, or has yet to account for what it did:
+     * {@link #abandon} waits for it to end. Guarded by {@link #lock}.
+     */
+    private boolean inStoreCall;
     /** Owned by the scheduler's thread. */
     private Thread thread;
     /** Writes submitted and not done (stored, refused or given up on). Any thread. */
@@ -268,8 +273,11 @@ final class StoreWriter {
 
     /**
      * Ends the writer: while the store works it gets a moment to store what waits, then the
-     * writer stops after the write in progress, and what still waits is not stored (logged).
-     * Idempotent.
+     * writer stops after the store call in progress, and what still waits is not stored (logged).
+     * When this returns the store is called no more, so the count it logs is exactly what the
+     * store did not take, and the caller may close the store. It waits for a store call in
+     * progress to return however long that takes (a store's own timeouts bound it), and is not
+     * cut short by an interrupt, which it restores. Idempotent.
      */
     void abandon() {
         if (thread == null) {
@@ -293,6 +301,17 @@ final class StoreWriter {
             }
             mode = Mode.ABANDONED;
             lock.notifyAll();
+            if (inStoreCall) {
+                log.info("waiting for the result store to answer the write in progress, so that what this run"
+                        + " reports stored is what the store holds");
+            }
+            while (inStoreCall) {
+                try {
+                    lock.wait();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
         }
         if (interrupted) {
             Thread.currentThread().interrupt();
@@ -350,12 +369,24 @@ final class StoreWriter {
             }
             int i = 0;
             while (i < batch.size()) {
+                if (!enterStoreCall()) {
+                    // Abandoned: what this thread did is told, and nothing more is written.
+                    flush(results);
+                    stopAbandoned();
+                    return;
+                }
                 done.clear();
                 StoreException failure = null;
+                RuntimeException broken = null;
+                Error fatal = null;
                 try {
                     writeFrom(batch, i, done);
                 } catch (StoreException e) {
                     failure = e;
+                } catch (RuntimeException e) {
+                    broken = e;
+                } catch (Error e) {
+                    fatal = e;
                 }
                 if (!done.isEmpty()) {
                     held.addAndGet(-done.size());
@@ -370,6 +401,16 @@ final class StoreWriter {
                     }
                     results.addAll(done);
                     i += done.size();
+                }
+                leaveStoreCall();
+                if (broken != null || fatal != null) {
+                    // The writes the store reported done before it failed are told as done; the
+                    // run then hears, after them, that the writer gave up (run()).
+                    flush(results);
+                    if (broken != null) {
+                        throw broken;
+                    }
+                    throw fatal;
                 }
                 if (failure == null) {
                     if (done.isEmpty()) {
@@ -477,6 +518,39 @@ final class StoreWriter {
             // Queued before working is cleared, as when the thread ends normally.
             post.accept(event);
             gaveUp = true;
+            working = false;
+            inStoreCall = false;
+            lock.notifyAll();
+        }
+    }
+
+    /**
+     * Marks the start of a store call, unless the writer was abandoned.
+     *
+     * @return false when abandoned: no store call may start
+     */
+    private boolean enterStoreCall() {
+        synchronized (lock) {
+            if (mode == Mode.ABANDONED) {
+                return false;
+            }
+            inStoreCall = true;
+            return true;
+        }
+    }
+
+    /** Marks the end of a store call, once what it did is accounted for ({@link #held}). */
+    private void leaveStoreCall() {
+        synchronized (lock) {
+            inStoreCall = false;
+            lock.notifyAll();
+        }
+    }
+
+    /** The writer's thread ends, abandoned. */
+    private void stopAbandoned() {
+        synchronized (lock) {
+            post.accept(() -> { });
             working = false;
             lock.notifyAll();
         }

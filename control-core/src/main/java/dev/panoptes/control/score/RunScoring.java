@@ -17,6 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Thread-safe.
  */
 public final class RunScoring implements RecordScoring {
+    /** The start of the explanation of an answer that could not be scored. */
+    public static final String NOT_SCORED = "not scored: ";
     private final String defaultSpec;
     private final Map<String, Scorer> parsed = new ConcurrentHashMap<>();
 
@@ -69,7 +71,9 @@ public final class RunScoring implements RecordScoring {
      * Scores an answer against an expected answer with a scorer spec.
      *
      * @return null when {@code expected} is null or empty (nothing to score against); an entry
-     *         with a null score for a judge spec (graded later)
+     *         with a null score for a judge spec (graded later); an entry with a null score and
+     *         the reason, starting {@value #NOT_SCORED}, when the vignette's own scorer does not
+     *         parse or the scorer cannot score this answer ({@link UnscorableAnswerException})
      */
     public ScoreEntry score(String spec, String expected, String answer) {
         if (expected == null || expected.isEmpty()) {
@@ -83,9 +87,15 @@ public final class RunScoring implements RecordScoring {
             scorer = parsed.computeIfAbsent(spec, Scorers::parse);
         } catch (IllegalArgumentException e) {
             // A vignette's own scorer that does not parse: say so on the record, and score it not.
-            return new ScoreEntry(spec, null, "not scored: " + e.getMessage());
+            return new ScoreEntry(spec, null, NOT_SCORED + e.getMessage());
         }
-        Score s = scorer.score(answer == null ? "" : answer, expected);
+        Score s;
+        try {
+            s = scorer.score(answer == null ? "" : answer, expected);
+        } catch (UnscorableAnswerException e) {
+            // Not wrong, just not scored: the answer stays out of every accuracy figure.
+            return new ScoreEntry(spec, null, NOT_SCORED + e.getMessage());
+        }
         return new ScoreEntry(spec, s.value(), s.explanation());
     }
 

@@ -55,15 +55,17 @@ import java.util.function.Consumer;
  * whose commit failed midway (its outcome unknown) and is repeated does not count its own
  * records, had they been committed after all, as duplicates; a grade likewise. A write the
  * database refuses for its data (a value it cannot hold, such as a NUL character in PostgreSQL
- * text, or a record that cannot be scored) throws {@link RecordRejectedException}: repeating it
- * cannot help. On PostgreSQL a statement that gets no answer for {@value #SOCKET_TIMEOUT_S} s
+ * text) throws {@link RecordRejectedException}: repeating it cannot help; any other failure,
+ * a driver's exception included, is a {@link StoreException} that a retry may mend. A scorer's
+ * failure is never the store's: the answer is stored unscored, with the reason
+ * ({@link StoreScoring}). On PostgreSQL a statement that gets no answer for {@value #SOCKET_TIMEOUT_S} s
  * (unless the URL sets {@code socketTimeout}) fails, so that a server that vanished without a
  * word is noticed.
  *
  * <p><b>Scorings.</b> Scores are not part of the answers: each run's answers carry any number of
  * scorings ({@link Scoring}), numbered from 1, each with its scorer and time. Answers are scored
- * into the run's current scoring as they are stored (see {@link #withScoring}), in the same
- * transaction; {@link #newScoring} and {@link #rescore} add a scoring and never change an earlier
+ * as they are stored (see {@link #withScoring}), just before the transaction that stores them and
+ * their scores into the run's current scoring; {@link #newScoring} and {@link #rescore} add a scoring and never change an earlier
  * one; a judge's grades go into a given scoring ({@link #recordGrade(JobId, String, int,
  * ScoreEntry)}). Readers pick a scoring ({@link #forEachRecord(String, int, Consumer)}), by
  * default the latest. Failed answers are scored by one rule, {@link FailedAnswers}. Each run's
@@ -84,9 +86,10 @@ import java.util.function.Consumer;
  * <p><b>Threads.</b> Any thread may call any method. Each operation holds the store's monitor
  * for the whole of its transaction, so operations run one at a time on the one connection: a
  * scheduler's writer thread and any reader take turns. The consumers given to the
- * {@code forEach...} methods, and the {@link RecordScoring} as records are stored, run on the
- * calling thread inside that lock and transaction: a slow one holds up every other caller, and one
- * that waits for another thread using this store never returns. {@link #withScoring} is set once,
+ * {@code forEach...} methods, and the functions that score a new scoring, run on the calling
+ * thread inside that lock and transaction: a slow one holds up every other caller, and one that
+ * waits for another thread using this store never returns. The {@link RecordScoring} of
+ * {@link #recordAll} runs on the calling thread before the lock is taken. {@link #withScoring} is set once,
  * before storing.
  */
 public final class JdbcResultStore implements ResultStore {
@@ -218,8 +221,9 @@ public final class JdbcResultStore implements ResultStore {
     /**
      * Scores each record as it is stored (see {@link RecordScoring}), into the current scoring of
      * its run (the latest, or the one this store made last; a run without any gets its first,
-     * named {@link RecordScoring#spec()}), in the transaction that stores it. A failed answer is
-     * not given to the scoring: see {@link FailedAnswers}. Call before storing.
+     * named {@link RecordScoring#spec()}), stored in the transaction that stores the record. A
+     * failed answer is not given to the scoring: see {@link FailedAnswers}; an answer the scoring
+     * throws on is stored unscored with the reason ({@link StoreScoring}). Call before storing.
      *
      * @return this store
      */
@@ -248,28 +252,37 @@ public final class JdbcResultStore implements ResultStore {
      * refuses a record of one of them for what it holds, nothing of that transaction is kept and
      * they are stored again one by one, each in its own transaction, so that only the answer at
      * fault is refused. A failure of the store ({@link StoreException}) leaves none of the batch
-     * stored, or, in that one-by-one pass, those in {@code done} before it.
+     * stored, or, in that one-by-one pass, those in {@code done} before it. The answers are scored
+     * first, on the calling thread and outside the store's lock ({@link StoreScoring}): an answer
+     * its scorer fails on is stored unscored, with the reason.
      */
     @Override
-    public synchronized void recordAll(List<Answer> answers, List<Written> done) {
+    public void recordAll(List<Answer> answers, List<Written> done) {
         if (answers.isEmpty()) {
             return;
         }
+        RecordScoring scorer = scoring;
         List<OutcomeWriter.Pending> pending = new ArrayList<>(answers.size());
         for (Answer a : answers) {
-            pending.add(new OutcomeWriter.Pending(a.job(), a.outcome(), a.workerId(), Map.of()));
+            pending.add(OutcomeWriter.Pending.scored(a.job(), a.outcome(), a.workerId(), Map.of(), scorer));
         }
+        storeAll(pending, scorer, done);
+    }
+
+    private synchronized void storeAll(List<OutcomeWriter.Pending> pending, RecordScoring scorer, List<Written> done) {
         List<Receipt> receipts;
         try {
-            receipts = outcomes.storeAll(pending, scoring);
+            receipts = outcomes.storeAll(pending, scorer);
         } catch (RecordRejectedException e) {
-            if (answers.size() == 1) {
+            if (pending.size() == 1) {
                 done.add(new Written(null, e));
                 return;
             }
-            for (Answer a : answers) {
+            for (OutcomeWriter.Pending p : pending) {
                 try {
-                    done.add(new Written(store(a.job(), a.outcome(), a.workerId()), null));
+                    Receipt receipt = outcomes.storeAll(List.of(p), scorer).get(0);
+                    duplicates += receipt.duplicates();
+                    done.add(new Written(receipt, null));
                 } catch (RecordRejectedException alone) {
                     done.add(new Written(null, alone));
                 }
@@ -375,7 +388,8 @@ public final class JdbcResultStore implements ResultStore {
         db.write("add a scoring of run " + runId, () -> {
             made[0] = ScoreTables.create(db.connection(), runId, scorer, origin, clock.instant());
             ScoreTables.insertAll(db.connection(), made[0].number(), records, r -> FailedAnswers.score(r.record(), scorer,
-                    r.context().expected(), () -> scoreOf.apply(r)));
+                    r.context().expected(), () -> StoreScoring.guarded(scorer, "job " + r.jobId() + ", vignette "
+                            + r.record().vignetteId(), () -> scoreOf.apply(r))));
         });
         outcomes.scoringMade(runId, made[0].number());
         return made[0];

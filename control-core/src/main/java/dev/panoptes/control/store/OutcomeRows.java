@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -89,6 +90,35 @@ final class OutcomeRows {
         }
     }
 
+    /** Job ids asked about in one query of {@link #stamps}: well under every database's limit of parameters. */
+    private static final int STAMPS_PER_QUERY = 256;
+
+    /**
+     * Who stored each record of these jobs and when, by job id, NUL, vignette id: a few queries
+     * by primary key, whatever the number of records.
+     */
+    static Map<String, Stamp> stamps(Connection c, Collection<String> jobIds) throws SQLException {
+        Map<String, Stamp> stamps = new HashMap<>();
+        List<String> ids = new ArrayList<>(jobIds);
+        for (int from = 0; from < ids.size(); from += STAMPS_PER_QUERY) {
+            List<String> chunk = ids.subList(from, Math.min(ids.size(), from + STAMPS_PER_QUERY));
+            String sql = "SELECT job_id, vignette_id, worker_id, stored_at FROM panoptes_records WHERE job_id IN ("
+                    + String.join(", ", java.util.Collections.nCopies(chunk.size(), "?")) + ")";
+            try (PreparedStatement q = c.prepareStatement(sql)) {
+                for (int i = 0; i < chunk.size(); i++) {
+                    q.setString(i + 1, chunk.get(i));
+                }
+                try (ResultSet rs = q.executeQuery()) {
+                    while (rs.next()) {
+                        stamps.put(rs.getString(1) + '\u0000' + rs.getString(2),
+                                new Stamp(rs.getString(3), rs.getLong(4)));
+                    }
+                }
+            }
+        }
+        return stamps;
+    }
+
     /** Who stored a record and when: what tells one write's rows from another's. */
     record Stamp(String workerId, long storedAt) {
     }
@@ -111,12 +141,16 @@ final class OutcomeRows {
         return byId;
     }
 
-    private static String metadataJson(Vignette v) {
+    /**
+     * @throws java.sql.SQLDataException (SQLSTATE 22000, a data exception) when the metadata is not
+     *         JSON: the data's fault, as a value the database cannot hold
+     */
+    private static String metadataJson(Vignette v) throws SQLException {
         try {
             return JSON.writeValueAsString(v.metadata());
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("vignette '" + v.id() + "' has metadata that is not JSON: "
-                    + e.getOriginalMessage(), e);
+            throw new java.sql.SQLDataException("vignette '" + v.id() + "' has metadata that is not JSON: "
+                    + e.getOriginalMessage(), "22000", e);
         }
     }
 

@@ -3,7 +3,6 @@ package dev.panoptes.control.store;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
-import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.ResultStore.Receipt;
 
 import java.sql.PreparedStatement;
@@ -19,9 +18,10 @@ import java.util.Set;
 
 /**
  * How a {@link JdbcResultStore} writes an outcome: its new records (a record already there is a
- * duplicate, except one that a write of its own whose commit failed midway left), each scored as
- * it is stored into the current scoring of its run (see {@link FailedAnswers} for failed answers),
- * and the job's failure cleared, all in one transaction; or many outcomes so in one transaction
+ * duplicate, except one that a write of its own whose commit failed midway left), each with the
+ * score it was given before the transaction ({@link StoreScoring}) in the current scoring of its
+ * run (see {@link FailedAnswers} for failed answers), and the job's failure cleared, all in one
+ * transaction; or many outcomes so in one transaction
  * ({@link #storeAll}), each statement prepared once per connection and sent as one JDBC batch, so
  * that a commit (on SQLite a WAL append, on PostgreSQL a round trip and a WAL flush) is paid once
  * per batch rather than once per answer.
@@ -76,11 +76,22 @@ final class OutcomeWriter {
      * {@code cachedFrom} names as served from the cache, copied from that run's answer.
      */
     Receipt store(Job job, JobOutcome outcome, String workerId, RecordScoring scorer, Map<String, String> cachedFrom) {
-        return storeAll(List.of(new Pending(job, outcome, workerId, cachedFrom)), scorer).get(0);
+        return storeAll(List.of(Pending.scored(job, outcome, workerId, cachedFrom, scorer)), scorer).get(0);
     }
 
-    /** One outcome to store: as the arguments of {@link #store(Job, JobOutcome, String, RecordScoring, Map)}. */
-    record Pending(Job job, JobOutcome outcome, String workerId, Map<String, String> cachedFrom) {
+    /**
+     * One outcome to store: as the arguments of {@link #store(Job, JobOutcome, String, RecordScoring, Map)},
+     * with its answers' scores, made before the transaction ({@link StoreScoring#scoresOf}).
+     *
+     * @param scores the score of each scored answer, by vignette id
+     */
+    record Pending(Job job, JobOutcome outcome, String workerId, Map<String, String> cachedFrom,
+                   Map<String, ScoreEntry> scores) {
+        /** The outcome with its answers scored by {@code scorer}, on the calling thread. */
+        static Pending scored(Job job, JobOutcome outcome, String workerId, Map<String, String> cachedFrom,
+                              RecordScoring scorer) {
+            return new Pending(job, outcome, workerId, cachedFrom, StoreScoring.scoresOf(job, outcome, scorer));
+        }
     }
 
     /**
@@ -103,12 +114,10 @@ final class OutcomeWriter {
         try {
             List<ResponseRecord> rows = new ArrayList<>();
             int[] firstRow = new int[pending.size() + 1];
-            List<Map<String, Vignette>> vignettesOf = new ArrayList<>(pending.size());
             for (int p = 0; p < pending.size(); p++) {
                 Pending o = pending.get(p);
                 firstRow[p] = rows.size();
-                Map<String, Vignette> vignettes = o.job() == null ? Map.of() : OutcomeRows.vignettesById(o.job());
-                vignettesOf.add(vignettes);
+                Map<String, dev.panoptes.control.Vignette> vignettes = o.job() == null ? Map.of() : OutcomeRows.vignettesById(o.job());
                 for (ResponseRecord r : OutcomeRows.inKeyOrder(o.outcome().records())) {
                     OutcomeRows.bindRecord(insert, o.outcome().jobId().value(), r, o.workerId(), now, o.job(),
                             vignettes.get(r.vignetteId()), o.cachedFrom().get(r.vignetteId()));
@@ -118,6 +127,11 @@ final class OutcomeWriter {
             }
             firstRow[pending.size()] = rows.size();
             int[] inserted = rows.isEmpty() ? new int[0] : insert.executeBatch();
+            // A driver may not say what a row of a batch did: pgjdbc with reWriteBatchedInserts
+            // answers SUCCESS_NO_INFO for each. Such a row is this write's when the record there
+            // carries this write's stamp (its worker and time), as after a commit in doubt.
+            Map<String, OutcomeRows.Stamp> stamps = anyUnknown(inserted)
+                    ? OutcomeRows.stamps(db.connection(), jobIdsOf(pending)) : Map.of();
             Set<String> seen = new HashSet<>();
             List<Receipt> receipts = new ArrayList<>(pending.size());
             int scores = 0;
@@ -125,19 +139,24 @@ final class OutcomeWriter {
                 Pending o = pending.get(p);
                 String jobId = o.outcome().jobId().value();
                 List<OutcomeRows.Stamp> doubts = recordsInDoubt.get(jobId);
-                Map<String, Vignette> vignettes = vignettesOf.get(p);
                 boolean scored = o.job() != null && scorer != RecordScoring.NONE;
                 int scoringNumber = scored ? scoringOf(o.job().runId(), scorer, now, scoringsMade) : 0;
+                OutcomeRows.Stamp ours = new OutcomeRows.Stamp(o.workerId(), now);
                 int stored = 0;
                 int dup = 0;
                 for (int row = firstRow[p]; row < firstRow[p + 1]; row++) {
                     ResponseRecord r = rows.get(row);
+                    String key = jobId + '\u0000' + r.vignetteId();
                     // A copy earlier in this list took the row: this one is a duplicate, whatever a doubt says.
-                    boolean first = seen.add(jobId + '\u0000' + r.vignetteId());
-                    if (first && (inserted[row] == 1 || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts))) {
+                    boolean first = seen.add(key);
+                    if (first && (insertedHere(inserted[row], ours, stamps.get(key))
+                            || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts))) {
                         stored++;
-                        Vignette v = vignettes.get(r.vignetteId());
-                        if (scored && v != null && scoreAtStore(jobId, r, v, scorer, scoringNumber)) {
+                        ScoreEntry score = o.scores().get(r.vignetteId());
+                        if (scored && score != null) {
+                            ScoreTables.setKey(db.insertScore(), jobId, r.vignetteId(), scoringNumber);
+                            ScoreTables.setScore(db.insertScore(), 4, score);
+                            db.insertScore().addBatch();
                             scores++;
                         }
                     } else {
@@ -181,6 +200,12 @@ final class OutcomeWriter {
                 throw new RecordRejectedException(message, e);
             }
             throw new StoreException(message, e);
+        } catch (Error e) {
+            // The virtual machine failed (out of memory, say): whatever this did so far must not
+            // be committed by the next operation.
+            clearBatchesQuietly(e);
+            db.rollbackQuietly(e);
+            throw e;
         }
     }
 
@@ -213,25 +238,33 @@ final class OutcomeWriter {
     }
 
     /**
-     * Batches the score of an answer just stored, for the caller's transaction.
-     *
-     * @return false when the answer is not scored
+     * True when the batch inserted a row: its count says so, or, when the driver gave no definite
+     * count, the record there carries this write's stamp.
      */
-    private boolean scoreAtStore(String jobId, ResponseRecord r, Vignette v, RecordScoring scorer, int scoringNumber)
-            throws SQLException {
-        String spec = v.scorer() != null ? v.scorer() : scorer.spec();
-        ScoreEntry score = FailedAnswers.score(r, spec, v.expected(), () -> scorer.score(v, r));
-        if (score == null) {
-            return false;
+    private static boolean insertedHere(int count, OutcomeRows.Stamp ours, OutcomeRows.Stamp there) {
+        return count == 1 || count != 0 && ours.equals(there);
+    }
+
+    /** True when some row's count is not a definite 0 or 1. */
+    private static boolean anyUnknown(int[] counts) {
+        for (int count : counts) {
+            if (count != 0 && count != 1) {
+                return true;
+            }
         }
-        ScoreTables.setKey(db.insertScore(), jobId, r.vignetteId(), scoringNumber);
-        ScoreTables.setScore(db.insertScore(), 4, score);
-        db.insertScore().addBatch();
-        return true;
+        return false;
+    }
+
+    private static Set<String> jobIdsOf(List<Pending> pending) {
+        Set<String> ids = new HashSet<>();
+        for (Pending o : pending) {
+            ids.add(o.outcome().jobId().value());
+        }
+        return ids;
     }
 
     /** A failed write's batched rows must not go out with the next one. */
-    private void clearBatchesQuietly(Exception cause) {
+    private void clearBatchesQuietly(Throwable cause) {
         for (PreparedStatement batched : new PreparedStatement[] {db.insertRecord(), db.insertScore(),
                 db.clearFailure()}) {
             try {

@@ -5,9 +5,11 @@ import dev.panoptes.control.Vignette;
 
 /**
  * Scores an answer as it is stored, so that a stored record carries its score from the start.
- * Called by the store's writing thread, inside its transaction: it must be quick and must not
- * call out (a model-graded score is stored later, by {@link JdbcResultStore#recordGrade}). It is
- * never called for a failed answer (see {@link FailedAnswers}).
+ * Called by the thread that stores (the scheduler's writer), just before the transaction that
+ * stores the answer: it should be quick and must not call out (a model-graded score is stored
+ * later, by {@link JdbcResultStore#recordGrade}). If it throws, whatever it throws short of the
+ * virtual machine failing, the answer is stored unscored with the reason, and its neighbours are
+ * stored and scored. It is never called for a failed answer (see {@link FailedAnswers}).
  */
 @FunctionalInterface
 public interface RecordScoring {

@@ -230,8 +230,17 @@ final class StoreConnection {
                 throw new RecordRejectedException(message, e);
             }
             throw new StoreException(message, e);
+        } catch (StoreException e) {
+            // Already named by the work (a refusal of its data, say).
+            rollbackQuietly(e);
+            throw e;
         } catch (RuntimeException e) {
-            // Whatever the work did so far must not be committed by the next operation.
+            // Not the database refusing the data: a driver's or this code's fault, which the
+            // caller may retry as it retries the database being away. Whatever the work did so far
+            // must not be committed by the next operation.
+            rollbackQuietly(e);
+            throw new StoreException(scrub("cannot " + what + " in " + description + ": " + e), e);
+        } catch (Error e) {
             rollbackQuietly(e);
             throw e;
         }
@@ -259,14 +268,18 @@ final class StoreConnection {
     }
 
     /**
-     * True when a failed write failed for its data, so that writing it again cannot help: a
-     * value the database cannot hold or a constraint it breaks (SQLSTATE classes 22 and 23;
-     * SQLite's TOOBIG, CONSTRAINT and MISMATCH), or an exception of this store's own code while
-     * preparing the rows (scoring them, say). Not: the database unreachable, busy, full or closed.
+     * True when a failed write failed for its data, so that writing it again cannot help: the
+     * database's own refusal of a value it cannot hold or a constraint it breaks (SQLSTATE class 22,
+     * data exception, and 23, integrity constraint violation; SQLite's TOOBIG, CONSTRAINT and
+     * MISMATCH, which its driver reports without a SQLSTATE), or this store's code finding a
+     * vignette's data unstorable, which it reports as a SQLSTATE 22 {@link java.sql.SQLDataException}.
+     * Not the data's fault, and so a store failure that retrying may mend: the database
+     * unreachable, busy, full or closed, a statement timed out, and any exception that is not a
+     * {@link SQLException} (a driver's bug, say).
      */
-    boolean refusesTheData(Exception e) {
+    boolean refusesTheData(Throwable e) {
         if (!(e instanceof SQLException se)) {
-            return true;
+            return false;
         }
         String state = se.getSQLState();
         if (state != null && (state.startsWith("22") || state.startsWith("23"))) {
@@ -351,7 +364,7 @@ final class StoreConnection {
         return new StoreException(scrub("cannot read " + what + " from " + description + ": " + e.getMessage()), e);
     }
 
-    void rollbackQuietly(Exception cause) {
+    void rollbackQuietly(Throwable cause) {
         suspect = true;
         try {
             connection.rollback();

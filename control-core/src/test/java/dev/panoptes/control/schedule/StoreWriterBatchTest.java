@@ -1,14 +1,17 @@
 package dev.panoptes.control.schedule;
 
+import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
-import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.TestJobs;
+import dev.panoptes.control.Vignette;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.store.ForwardingResultStore;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RecordRejectedException;
 import dev.panoptes.control.store.ResultStore;
+import dev.panoptes.control.store.ScoreEntry;
 import dev.panoptes.control.store.StoreException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,7 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -171,22 +176,15 @@ class StoreWriterBatchTest {
 
     @Test
     void anAnswerTheStoreRefusesIsRefusedAloneAndItsNeighboursAreStored() {
-        AtomicInteger scored = new AtomicInteger();
         try (JdbcResultStore db = JdbcResultStore.openSqlite(dir.resolve("w.db"))) {
-            db.withScoring((v, r) -> {
-                if (r.response().contains("boom")) {
-                    throw new IllegalStateException("cannot score " + r.response());
-                }
-                scored.incrementAndGet();
-                return null;
-            });
             StoreWriter writer = writer(db, db);
             Job before = TestJobs.job("before", "x");
-            Job bad = TestJobs.job("bad", "x");
+            // Metadata that is not JSON: the data's own fault, which no retry mends.
+            Job bad = new Job(JobId.of("bad"), new EvalSpec("test", List.of(new Vignette("v0", "x", null,
+                    Map.of("odd", new Object())))));
             Job after = TestJobs.job("after", "x");
             writer.submit(new StoreWriter.RecordWrite(new JobState(before), WORKER, TestJobs.echo(before)));
-            writer.submit(new StoreWriter.RecordWrite(new JobState(bad), WORKER,
-                    new JobOutcome(bad.id(), List.of(new ResponseRecord("v0", "boom")))));
+            writer.submit(new StoreWriter.RecordWrite(new JobState(bad), WORKER, TestJobs.echo(bad)));
             writer.submit(new StoreWriter.RecordWrite(new JobState(after), WORKER, TestJobs.echo(after)));
 
             writer.writeQueuedHere();
@@ -194,6 +192,49 @@ class StoreWriterBatchTest {
 
             assertThat(heard).containsExactly("stored before 1/0", "refused bad", "stored after 1/0");
             assertThat(db.recordCount()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void anAnswerItsScorerFailsOnIsStoredUnscoredAndItsNeighboursScored() {
+        AtomicInteger scored = new AtomicInteger();
+        try (JdbcResultStore db = JdbcResultStore.openSqlite(dir.resolve("w.db"))) {
+            db.withScoring((v, r) -> {
+                if (r.response().contains("boom")) {
+                    throw new IllegalStateException("cannot score " + r.response());
+                }
+                if (r.response().contains("deep")) {
+                    throw new StackOverflowError();
+                }
+                scored.incrementAndGet();
+                return new ScoreEntry("exact", 1.0, null);
+            });
+            StoreWriter writer = writer(db, db);
+            Job before = TestJobs.job("before", "x");
+            Job bad = TestJobs.job("bad", "boom");
+            Job deep = TestJobs.job("deep", "deep");
+            Job after = TestJobs.job("after", "x");
+            for (Job job : List.of(before, bad, deep, after)) {
+                writer.submit(new StoreWriter.RecordWrite(new JobState(job), WORKER, TestJobs.echo(job)));
+            }
+
+            writer.writeQueuedHere();
+            runPosted();
+
+            assertThat(heard).containsExactly("stored before 1/0", "stored bad 1/0", "stored deep 1/0",
+                    "stored after 1/0");
+            Map<String, ScoreEntry> scores = new HashMap<>();
+            db.forEachRecord(r -> scores.put(r.jobId().value(), r.score()));
+            assertThat(scores).hasSize(4);
+            assertThat(scores.get("bad").score()).isNull();
+            assertThat(scores.get("bad").explanation())
+                    .isEqualTo("not scored: the scorer failed: java.lang.IllegalStateException: cannot score re: boom");
+            assertThat(scores.get("deep").score()).isNull();
+            assertThat(scores.get("deep").explanation()).isEqualTo("not scored: the scorer failed: "
+                    + "java.lang.StackOverflowError");
+            assertThat(scores.get("before").score()).isEqualTo(1.0);
+            assertThat(scores.get("after").score()).isEqualTo(1.0);
+            assertThat(scored).hasValue(2);
         }
     }
 }

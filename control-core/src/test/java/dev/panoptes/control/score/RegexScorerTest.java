@@ -53,4 +53,44 @@ class RegexScorerTest {
         assertThatThrownBy(() -> Scorers.parse("regex"))
                 .hasMessageStartingWith("bad scorer spec 'regex': regex needs a pattern after the colon");
     }
+
+    @Test
+    void aPatternThatBacktracksCatastrophicallyGivesUpWithinItsBudgetAndSaysWhy() {
+        // The back reference keeps the engine from remembering where the loop failed before.
+        Scorer scorer = Scorers.parse("regex:((a+)+\\2b)");
+        String answer = "a".repeat(40);
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> scorer.score(answer, "ab")).isInstanceOf(UnscorableAnswerException.class)
+                .hasMessage("regex /((a+)+\\2b)/ gave up on a 40-character answer after reading 1,040,000 characters"
+                        + " (it backtracks too much on it); simplify the pattern (anchor it, or make what it repeats"
+                        + " unambiguous)");
+        // 2^40 steps unbounded; the budget stops it in a few milliseconds.
+        assertThat(System.nanoTime() - start).isLessThan(5_000_000_000L);
+    }
+
+    @Test
+    void aPatternThatOverflowsTheStackOnALongAnswerSaysSo() {
+        Scorer scorer = Scorers.parse("regex:((?:a|b)+)");
+        String answer = "re: " + "ab".repeat(200_000);
+        assertThatThrownBy(() -> scorer.score(answer, "ab")).isInstanceOf(UnscorableAnswerException.class)
+                .hasMessageStartingWith("regex /((?:a|b)+)/ overflowed the stack on a 400,004-character answer")
+                .hasMessageContaining("[ab]+ for (?:a|b)+");
+        // The character class scans the same answer without recursing, within the budget.
+        assertThat(Scorers.parse("regex:([ab]+)").score(answer, "ab").value()).isZero();
+    }
+
+    @Test
+    void theBudgetLeavesAnOrdinaryScanOfALongAnswerAlone() {
+        Scorer scorer = Scorers.parse("regex:[Aa]nswer: (\\d+)");
+        String answer = "Let me think. ".repeat(20_000) + "answer: 12 and then answer: 42";
+        assertThat(scorer.score(answer, "42")).isEqualTo(new Score(1, "captured '42'"));
+    }
+
+    @Test
+    void runScoringStoresAnAnswerItsScorerCannotScoreUnscoredWithTheReason() {
+        RunScoring scoring = new RunScoring("regex:((a+)+\\2b)");
+        dev.panoptes.control.store.ScoreEntry entry = scoring.score("regex:((a+)+\\2b)", "ab", "a".repeat(40));
+        assertThat(entry.score()).isNull();
+        assertThat(entry.explanation()).startsWith("not scored: regex /((a+)+\\2b)/ gave up on a 40-character answer");
+    }
 }

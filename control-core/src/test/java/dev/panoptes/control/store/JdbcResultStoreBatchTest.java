@@ -1,10 +1,10 @@
 package dev.panoptes.control.store;
 
+import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
-import dev.panoptes.control.JobOutcome;
-import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.TestJobs;
+import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.ResultStore.Answer;
 import dev.panoptes.control.store.ResultStore.Receipt;
 import dev.panoptes.control.store.ResultStore.Written;
@@ -20,6 +20,7 @@ import java.sql.SQLException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -132,17 +133,13 @@ class JdbcResultStoreBatchTest {
     @Test
     void oneRefusedAnswerFailsAloneAndItsNeighboursAreStored() {
         Job before = TestJobs.job("before", "a");
-        Job bad = TestJobs.job("bad", "a");
+        // Metadata that is not JSON: the data's own fault, which no retry mends.
+        Job bad = new Job(JobId.of("bad"), new EvalSpec("test", List.of(new Vignette("v0", "a", null,
+                Map.of("odd", new Object())))));
         Job after = TestJobs.job("after", "a", "b");
         try (JdbcResultStore store = open()) {
-            store.withScoring((v, r) -> {
-                if (r.response().contains("boom")) {
-                    throw new IllegalStateException("the scorer cannot read '" + r.response() + "'");
-                }
-                return null;
-            });
             List<Answer> batch = List.of(new Answer(before, TestJobs.echo(before), "w1"),
-                    new Answer(bad, new JobOutcome(bad.id(), List.of(new ResponseRecord("v0", "boom"))), "w1"),
+                    new Answer(bad, TestJobs.echo(bad), "w1"),
                     new Answer(after, TestJobs.echo(after), "w1"));
             List<Written> done = new ArrayList<>();
             store.recordAll(batch, done);
@@ -151,7 +148,7 @@ class JdbcResultStoreBatchTest {
             assertThat(done.get(0).receipt()).isEqualTo(new Receipt(1, 0));
             assertThat(done.get(1).receipt()).isNull();
             assertThat(done.get(1).refused()).hasMessageContaining("cannot store the outcome of job bad from worker w1")
-                    .hasMessageContaining("the scorer cannot read 'boom'");
+                    .hasMessageContaining("vignette 'v0' has metadata that is not JSON");
             assertThat(done.get(2).receipt()).isEqualTo(new Receipt(2, 0));
             assertThat(store.storedVignetteIds(JobId.of("bad"))).isEmpty();
             assertThat(store.recordCount()).isEqualTo(3);
