@@ -35,6 +35,9 @@ class JdbcResultStoreRecoveryTest {
     /** Real SQLite connections, each wrapped so that the test can make its next commit fail after committing. */
     private final List<Connection> opened = new CopyOnWriteArrayList<>();
     private final AtomicBoolean failNextCommitAfterItCommits = new AtomicBoolean();
+    /** Thrown by the next commit instead of committing: a driver's bug, or the database's refusal. */
+    private final java.util.concurrent.atomic.AtomicReference<Throwable> nextCommitThrows =
+            new java.util.concurrent.atomic.AtomicReference<>();
 
     private JdbcResultStore open() {
         String url = "jdbc:sqlite:" + dir.resolve("r.db");
@@ -42,6 +45,12 @@ class JdbcResultStoreRecoveryTest {
             Connection real = DriverManager.getConnection(url);
             Connection wrapped = (Connection) Proxy.newProxyInstance(getClass().getClassLoader(),
                     new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("commit")) {
+                            Throwable t = nextCommitThrows.getAndSet(null);
+                            if (t != null) {
+                                throw t;
+                            }
+                        }
                         try {
                             Object result = method.invoke(real, args);
                             if (method.getName().equals("commit") && failNextCommitAfterItCommits.compareAndSet(true,
@@ -128,7 +137,7 @@ class JdbcResultStoreRecoveryTest {
     }
 
     @Test
-    void aRecordThatCannotBeScoredIsRefusedForItsDataAndTheStoreGoesOn() {
+    void aRecordItsScorerFailsOnIsStoredUnscoredWithTheReasonAndTheStoreGoesOn() {
         Job bad = TestJobs.job("bad", "a");
         Job good = TestJobs.job("good", "a");
         try (JdbcResultStore store = open()) {
@@ -136,17 +145,55 @@ class JdbcResultStoreRecoveryTest {
                 if (r.response().contains("boom")) {
                     throw new IllegalStateException("the scorer cannot read '" + r.response() + "'");
                 }
-                return null;
+                return new ScoreEntry("exact", 1.0, null);
             });
-            assertThatThrownBy(() -> store.record(bad, new dev.panoptes.control.JobOutcome(bad.id(),
+            assertThat(store.record(bad, new dev.panoptes.control.JobOutcome(bad.id(),
                     List.of(new dev.panoptes.control.ResponseRecord("v0", "boom"))), "w1"))
-                    .isInstanceOf(RecordRejectedException.class)
-                    .hasMessageContaining("cannot store the outcome of job bad from worker w1")
-                    .hasMessageContaining("the scorer cannot read 'boom'");
-
+                    .isEqualTo(new ResultStore.Receipt(1, 0));
             assertThat(store.record(good, TestJobs.echo(good), "w1")).isEqualTo(new ResultStore.Receipt(1, 0));
-            assertThat(store.storedVignetteIds(JobId.of("bad"))).isEmpty();
-            assertThat(opened).as("a refusal says nothing about the connection").hasSize(1);
+
+            java.util.Map<String, ScoreEntry> scores = new java.util.HashMap<>();
+            store.forEachRecord(r -> scores.put(r.jobId().value(), r.score()));
+            assertThat(scores.get("bad")).isEqualTo(new ScoreEntry("(unnamed scorer)", null,
+                    "not scored: the scorer failed: java.lang.IllegalStateException: the scorer cannot read 'boom'"));
+            assertThat(scores.get("good")).isEqualTo(new ScoreEntry("exact", 1.0, null));
+            assertThat(opened).as("nothing wrong with the connection").hasSize(1);
+        }
+    }
+
+    @Test
+    void aDriversOwnExceptionIsAStoreFailureToRetryNotTheDataRefused() {
+        Job job = TestJobs.job("j", "a");
+        try (JdbcResultStore store = open()) {
+            nextCommitThrows.set(new IllegalStateException("a bug in the driver"));
+            assertThatThrownBy(() -> store.record(TestJobs.echo(job), "w1")).isInstanceOf(StoreException.class)
+                    .isNotInstanceOf(RecordRejectedException.class).hasMessageContaining("a bug in the driver");
+            nextCommitThrows.set(new NullPointerException("another"));
+            assertThatThrownBy(() -> store.recordFailure(job.id(), "gave up", 3)).isInstanceOf(StoreException.class)
+                    .isNotInstanceOf(RecordRejectedException.class).hasMessageContaining("another");
+
+            assertThat(store.record(TestJobs.echo(job), "w1")).as("the retry").isEqualTo(new ResultStore.Receipt(1, 0));
+        }
+    }
+
+    @Test
+    void onlyTheDatabasesDataAndConstraintErrorsRefuseTheData() {
+        Job job = TestJobs.job("j", "a");
+        try (JdbcResultStore store = open()) {
+            nextCommitThrows.set(new SQLException("could not serialize access", "40001"));
+            assertThatThrownBy(() -> store.record(TestJobs.echo(job), "w1")).isInstanceOf(StoreException.class)
+                    .isNotInstanceOf(RecordRejectedException.class);
+            nextCommitThrows.set(new SQLException("disk full", "53100"));
+            assertThatThrownBy(() -> store.record(TestJobs.echo(job), "w1")).isInstanceOf(StoreException.class)
+                    .isNotInstanceOf(RecordRejectedException.class);
+            nextCommitThrows.set(new SQLException("value too long for type character varying(8)", "22001"));
+            assertThatThrownBy(() -> store.record(TestJobs.echo(job), "w1"))
+                    .isInstanceOf(RecordRejectedException.class);
+            nextCommitThrows.set(new SQLException("violates check constraint", "23514"));
+            assertThatThrownBy(() -> store.record(TestJobs.echo(job), "w1"))
+                    .isInstanceOf(RecordRejectedException.class);
+
+            assertThat(store.record(TestJobs.echo(job), "w1")).isEqualTo(new ResultStore.Receipt(1, 0));
         }
     }
 
