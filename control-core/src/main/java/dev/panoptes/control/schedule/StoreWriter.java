@@ -2,7 +2,6 @@ package dev.panoptes.control.schedule;
 
 import dev.panoptes.control.Plural;
 import dev.panoptes.control.JobOutcome;
-import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.store.RecordRejectedException;
 import dev.panoptes.control.store.ResultStore;
@@ -35,7 +34,7 @@ import java.util.function.Consumer;
  * stops. A {@link RecordRejectedException} is not an outage: it is the job's own failure.
  *
  * <p><b>Batches.</b> The answers queued one behind another (up to {@value #BATCH} writes,
- * {@value #BATCH_RECORDS} records or {@link #BATCH_CHARS} characters of responses) go to the store
+ * {@value StoreCalls#BATCH_RECORDS} records or {@link StoreCalls#BATCH_CHARS} characters of responses) go to the store
  * in one {@link ResultStore#recordAll} call, which a JDBC store commits as one transaction: the cost of a
  * commit is paid once per batch, and a batch forms by itself when answers come faster than
  * commits. An answer is told to the run as stored only once the store reports it done, so after
@@ -59,14 +58,6 @@ final class StoreWriter {
      * them go to the store in one call, committed together.
      */
     static final int BATCH = 256;
-    /**
-     * A batch of answers stops growing at this many records: it bounds how long one transaction
-     * holds the database's write lock (another process on a SQLite file waits that long). The rate
-     * is flat from a few hundred rows per transaction on (the benchmarks' {@code store --batch}).
-     */
-    private static final int BATCH_RECORDS = 2048;
-    /** A batch of answers stops growing past this many characters of responses (roughly 2 bytes each). */
-    private static final long BATCH_CHARS = 4L << 20;
     /**
      * How long the oldest write waiting may wait for others to share its commit. A commit costs
      * the store about as much as a few dozen rows (a WAL append and its page writes on SQLite, a
@@ -150,9 +141,8 @@ final class StoreWriter {
     private Thread thread;
     /** Writes submitted and not done (stored, refused or given up on). Any thread. */
     private final AtomicInteger held = new AtomicInteger();
-    /** The answers of the store call in progress and what became of them; the writing thread's. */
-    private final List<ResultStore.Answer> answers = new ArrayList<>(BATCH);
-    private final List<ResultStore.Written> written = new ArrayList<>(BATCH);
+    /** Makes the store calls; the writing thread's. */
+    private final StoreCalls calls;
     /** From the store's first failure to its next success. Written by the writer's thread. */
     private volatile boolean down;
 
@@ -183,6 +173,7 @@ final class StoreWriter {
         this.post = post;
         this.outcomes = outcomes;
         this.inline = inline;
+        this.calls = new StoreCalls(store, outcomes);
     }
 
     /**
@@ -380,7 +371,7 @@ final class StoreWriter {
                 RuntimeException broken = null;
                 Error fatal = null;
                 try {
-                    writeFrom(batch, i, done);
+                    calls.writeFrom(batch, i, done);
                 } catch (StoreException e) {
                     failure = e;
                 } catch (RuntimeException e) {
@@ -450,54 +441,6 @@ final class StoreWriter {
             batch.clear();
             flush(results);
         }
-    }
-
-    /**
-     * Does the write at {@code from} and, when it is an answer, the answers right behind it, up to
-     * {@link #BATCH_RECORDS} records or {@link #BATCH_CHARS}, in one call of the store (one
-     * transaction on a JDBC store); adds to {@code done} the event that tells the run of each write done, in order.
-     *
-     * @throws StoreException when the store fails: the writes in {@code done} are done, the rest not
-     */
-    private void writeFrom(List<Write> batch, int from, List<Runnable> done) {
-        if (batch.get(from) instanceof FailureWrite f) {
-            try {
-                store.recordFailure(f.state().job, f.reason(), f.attempts());
-                done.add(() -> outcomes.failureStored(f));
-            } catch (RecordRejectedException e) {
-                done.add(() -> outcomes.refused(f, e));
-            }
-            return;
-        }
-        answers.clear();
-        written.clear();
-        long chars = 0;
-        int records = 0;
-        for (int i = from; i < batch.size() && batch.get(i) instanceof RecordWrite r
-                && (answers.isEmpty() || chars < BATCH_CHARS && records < BATCH_RECORDS); i++) {
-            answers.add(new ResultStore.Answer(r.state().job, r.outcome(), r.worker().id()));
-            chars += size(r.outcome());
-            records += r.outcome().records().size();
-        }
-        try {
-            store.recordAll(answers, written);
-        } finally {
-            for (int i = 0; i < written.size(); i++) {
-                RecordWrite r = (RecordWrite) batch.get(from + i);
-                ResultStore.Written w = written.get(i);
-                done.add(w.refused() == null ? () -> outcomes.stored(r, w.receipt()) : () -> outcomes.refused(r,
-                        w.refused()));
-            }
-        }
-    }
-
-    /** Roughly what an outcome's records hold, in characters: enough to bound a batch's memory. */
-    private static long size(JobOutcome outcome) {
-        long chars = 0;
-        for (ResponseRecord r : outcome.records()) {
-            chars += 64 + (r.response() == null ? 0 : r.response().length());
-        }
-        return chars;
     }
 
     private void flush(List<Runnable> results) {
