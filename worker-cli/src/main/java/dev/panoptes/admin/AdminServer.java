@@ -1,39 +1,28 @@
 package dev.panoptes.admin;
 
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
 import dev.panoptes.control.DaemonThreads;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.BufferedInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 /**
- * The admin HTTP endpoint of a coordinator or a worker (docs/OPERATIONS.md, "Metrics"):
+ * The admin HTTP endpoint of a coordinator or a worker (docs/OPERATIONS.md, "Metrics"), served by
+ * the JDK's built-in HTTP server ({@code com.sun.net.httpserver}, as the stub model API is):
  * <ul>
  *   <li>{@code GET /metrics}: the registry in the Prometheus text format;</li>
  *   <li>{@code GET /status} (coordinator only): the run and its workers as JSON.</li>
@@ -46,15 +35,17 @@ import java.util.function.Supplier;
  * a loopback address, where only this machine reaches it, unless told that an open endpoint on
  * the network is meant ({@code --metrics-insecure}): see {@link #checkExposure}.
  *
- * <p><b>Threads and slow clients.</b> One acceptor thread ({@code panoptes-admin-accept}) hands
- * each connection to a small bounded pool ({@code panoptes-admin-N}, {@value #THREADS} threads,
- * {@value #QUEUE} connections waiting at most; beyond that a connection is answered 503 at
- * once). Each connection has a deadline ({@link #REQUEST_TIMEOUT} from when it was accepted) to
- * send its request and read the answer, after which it is closed: a client that sends half a
- * request, or reads the answer slowly, holds one thread for that long at most, and others are
- * served meanwhile. One request per connection ({@code Connection: close}). A scrape never
- * runs on an I/O thread of the worker server or session. {@link #close()} stops it all and
- * releases the port; any thread.
+ * <p><b>Threads and slow clients.</b> The JDK server's dispatcher thread accepts connections and
+ * waits for their first bytes without holding any other thread (a client that connects and sends
+ * nothing holds none). Each request is then read, answered and written on a small bounded pool
+ * ({@link DeadlineExecutor}: {@value #THREADS} threads, {@value #QUEUE} requests waiting at most;
+ * beyond that a request is answered 503 with {@code Retry-After: 1} at once). Each connection has
+ * a deadline ({@link #REQUEST_TIMEOUT} from when a thread takes it) to send its request and read
+ * the answer, after which it is closed: a client that sends half a request, or reads the answer
+ * slowly, holds one thread for that long at most, and others are served meanwhile. One request
+ * per connection ({@code Connection: close}). A scrape never runs on an I/O thread of the worker
+ * server or session. Every thread is a daemon. {@link #close()} stops it all and releases the
+ * port; any thread.
  */
 public final class AdminServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(AdminServer.class);
@@ -77,37 +68,22 @@ public final class AdminServer implements AutoCloseable {
         }
     }
 
-    private final ServerSocket listener;
+    private final HttpServer server;
     private final InetSocketAddress address;
     private final PrometheusMeterRegistry registry;
     private final Supplier<String> status;
     private final byte[] expectedAuthorization;
-    private final long timeoutMs;
-    private final ThreadPoolExecutor pool;
-    private final ScheduledThreadPoolExecutor deadlines;
-    private final Thread acceptor;
-    /** Connections accepted and not closed yet: the acceptor adds, a pool thread removes, {@link #close()} closes. */
-    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private final DeadlineExecutor threads;
     private volatile boolean closed;
 
-    private AdminServer(ServerSocket listener, PrometheusMeterRegistry registry, Supplier<String> status,
-                        String token, Limits limits) {
-        this.listener = listener;
-        this.address = literal((InetSocketAddress) listener.getLocalSocketAddress());
+    private AdminServer(HttpServer server, PrometheusMeterRegistry registry, Supplier<String> status, String token,
+                        DeadlineExecutor threads) {
+        this.server = server;
+        this.address = literal(server.getAddress());
         this.registry = registry;
         this.status = status;
         this.expectedAuthorization = token == null ? null : ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
-        this.timeoutMs = limits.requestTimeout().toMillis();
-        BlockingQueue<Runnable> waiting = limits.queue() == 0 ? new SynchronousQueue<>()
-                : new ArrayBlockingQueue<>(limits.queue());
-        this.pool = new ThreadPoolExecutor(limits.threads(), limits.threads(), 30, TimeUnit.SECONDS, waiting,
-                daemons("panoptes-admin-"));
-        // An idle endpoint keeps no serving thread.
-        pool.allowCoreThreadTimeOut(true);
-        this.deadlines = new ScheduledThreadPoolExecutor(1, daemons("panoptes-admin-deadline-"));
-        deadlines.setRemoveOnCancelPolicy(true);
-        this.acceptor = new Thread(this::acceptLoop, "panoptes-admin-accept");
-        acceptor.setDaemon(true);
+        this.threads = threads;
     }
 
     /**
@@ -149,17 +125,17 @@ public final class AdminServer implements AutoCloseable {
                     + bind.getHostString() + "'");
         }
         checkExposure(resolved, token != null, openBeyondLoopback);
-        ServerSocket listener = new ServerSocket();
+        HttpServer server;
         try {
-            // A restarted coordinator rebinds its port while the last run's connections linger.
-            listener.setReuseAddress(true);
-            listener.bind(resolved, 50);
+            server = HttpServer.create(resolved, 50);
         } catch (IOException e) {
-            listener.close();
             throw new IOException("cannot serve metrics on " + hostPort(bind) + ": " + e.getMessage(), e);
         }
-        AdminServer admin = new AdminServer(listener, registry, status, token, limits);
-        admin.acceptor.start();
+        DeadlineExecutor threads = new DeadlineExecutor(limits.threads(), limits.queue(), limits.requestTimeout());
+        server.setExecutor(threads);
+        AdminServer admin = new AdminServer(server, registry, status, token, threads);
+        server.createContext("/", admin::handle);
+        startOnADaemon(server);
         String paths = status == null ? "metrics" : "metrics, status";
         if (token != null) {
             log.info("admin endpoint on http://{}/ ({}; every request needs the token)", hostPort(admin.address),
@@ -203,18 +179,17 @@ public final class AdminServer implements AutoCloseable {
 
     /** Stops serving, cuts the connections being served and releases the port; idempotent. */
     @Override
-    public void close() {
-        closed = true;
-        closeQuietly(listener);
-        pool.shutdownNow();
-        // Blocking socket I/O ignores interrupts: closing the sockets is what frees the threads.
-        for (Socket s : open) {
-            closeQuietly(s);
+    public synchronized void close() {
+        if (closed) {
+            return;
         }
-        deadlines.shutdownNow();
+        closed = true;
+        // Interrupting the serving threads closes the channels they block on; stop() closes the
+        // rest and the port, and waits for the dispatcher.
+        threads.shutdownNow();
+        server.stop(0);
         try {
-            acceptor.join(2000);
-            if (!pool.awaitTermination(2, TimeUnit.SECONDS)) {
+            if (!threads.awaitTermination(Duration.ofSeconds(2))) {
                 log.warn("the admin endpoint's threads did not stop within 2000 ms; leaving them (daemons)");
             }
         } catch (InterruptedException e) {
@@ -222,199 +197,108 @@ public final class AdminServer implements AutoCloseable {
         }
     }
 
-    // ------------------------------------------------------------------ acceptor thread
-
-    private void acceptLoop() {
-        while (!closed) {
-            Socket socket;
+    /**
+     * Starts the server from a daemon thread: the JDK's dispatcher thread takes its daemon status
+     * from the thread that starts it, and a non-daemon one would keep the JVM alive past a worker
+     * or coordinator that did not close its endpoint.
+     */
+    private static void startOnADaemon(HttpServer server) throws IOException {
+        AtomicReference<RuntimeException> failed = new AtomicReference<>();
+        Thread starter = DaemonThreads.named(n -> "panoptes-admin-start").newThread(() -> {
             try {
-                socket = listener.accept();
-            } catch (IOException e) {
+                server.start();
+            } catch (RuntimeException e) {
+                failed.set(e);
+            }
+        });
+        starter.start();
+        try {
+            starter.join();
+        } catch (InterruptedException e) {
+            server.stop(0);
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while starting the admin endpoint", e);
+        }
+        if (failed.get() != null) {
+            server.stop(0);
+            throw failed.get();
+        }
+    }
+
+    // ------------------------------------------------------------------ serving threads
+
+    private void handle(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            exchange.getRequestBody().close();
+            if (DeadlineExecutor.busy()) {
+                exchange.getResponseHeaders().set("Retry-After", "1");
+                send(exchange, 503, PLAIN, "the admin endpoint is busy; try again in a second\n", false);
+                return;
+            }
+            String method = exchange.getRequestMethod();
+            String path = exchange.getRequestURI().getPath();
+            try {
+                answer(exchange, method, path == null ? "" : path);
+            } catch (RuntimeException e) {
                 if (closed) {
+                    log.debug("the admin endpoint stopped while answering {} {}: {}", method, path, e.toString());
                     return;
                 }
-                // Out of file descriptors, most likely: pause rather than spin on it.
-                log.warn("the admin endpoint could not accept a connection: {}; trying again in 100 ms", e.toString());
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException interrupted) {
-                    return;
-                }
-                continue;
-            }
-            open.add(socket);
-            ScheduledFuture<?> deadline = null;
-            try {
-                deadline = deadlines.schedule(() -> cutOff(socket), timeoutMs, TimeUnit.MILLISECONDS);
-                ScheduledFuture<?> ours = deadline;
-                pool.execute(() -> serve(socket, ours));
-            } catch (RejectedExecutionException e) {
-                if (deadline != null) {
-                    deadline.cancel(false);
-                }
-                if (!closed) {
-                    busy(socket);
-                }
-                release(socket);
-            }
-        }
-    }
-
-    /** Every thread is busy and the queue full: say so at once rather than keep the client waiting. */
-    private void busy(Socket socket) {
-        log.debug("the admin endpoint is busy ({} requests being served, {} waiting): answered 503 to {}",
-                pool.getActiveCount(), pool.getQueue().size(), socket.getRemoteSocketAddress());
-        try {
-            // A few bytes into an empty send buffer: this does not block.
-            socket.getOutputStream().write(head(503, PLAIN, 0, "Retry-After: 1\r\n"));
-            socket.shutdownOutput();
-        } catch (IOException e) {
-            log.debug("could not tell {} that the admin endpoint is busy: {}", socket.getRemoteSocketAddress(),
-                    e.toString());
-        }
-    }
-
-    // ------------------------------------------------------------------ deadline thread
-
-    private void cutOff(Socket socket) {
-        if (open.contains(socket)) {
-            log.debug("closing the admin connection from {}: it took longer than {} ms to send its request and read"
-                    + " the answer", socket.getRemoteSocketAddress(), timeoutMs);
-            closeQuietly(socket);
-        }
-    }
-
-    // ------------------------------------------------------------------ pool threads
-
-    private void serve(Socket socket, ScheduledFuture<?> deadline) {
-        AdminRequest request = null;
-        try {
-            // Each read gives up by itself at the deadline too, should the deadline thread be late.
-            socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutMs)));
-            InputStream in = new BufferedInputStream(socket.getInputStream());
-            OutputStream out = socket.getOutputStream();
-            try {
-                request = AdminRequest.read(in);
-            } catch (AdminRequest.BadRequest e) {
-                send(out, e.code, PLAIN, e.getMessage() + "\n", false, "");
-                // Part of the request is still unread: closing now would reset the connection, and
-                // the client could lose the answer. Let it read, and close its end, first.
-                try {
-                    socket.shutdownOutput();
-                    socket.setSoTimeout(1000);
-                    long left = AdminRequest.MAX_BODY_BYTES;
-                    for (long n; left > 0 && (n = in.skip(left)) > 0; ) {
-                        left -= n;
-                    }
-                } catch (IOException lingering) {
-                    log.trace("the refused admin connection from {} ended: {}", socket.getRemoteSocketAddress(),
-                            lingering.toString());
-                }
-                return;
-            }
-            answer(request, out);
-        } catch (SocketTimeoutException e) {
-            log.debug("the admin connection from {} sent no complete request within {} ms; closing it",
-                    socket.getRemoteSocketAddress(), timeoutMs);
-        } catch (IOException e) {
-            log.debug("the admin connection from {} ended early: {}", socket.getRemoteSocketAddress(), e.toString());
-        } catch (RuntimeException e) {
-            String what = request == null ? "a request" : request.method() + " " + request.path();
-            if (closed) {
-                log.debug("the admin endpoint stopped while answering {}: {}", what, e.toString());
-                return;
-            }
-            log.warn("the admin endpoint failed to answer {} from {}; carrying on", what,
-                    socket.getRemoteSocketAddress(), e);
-            try {
+                log.warn("the admin endpoint failed to answer {} {} from {}; carrying on", method, path,
+                        exchange.getRemoteAddress(), e);
                 // The body is computed before anything is written: nothing was sent yet.
-                send(socket.getOutputStream(), 500, PLAIN, "the admin endpoint failed to answer: " + e
-                        + " (the log has the details)\n", false, "");
-            } catch (IOException ignored) {
-                log.debug("could not send the 500 to {}", socket.getRemoteSocketAddress());
+                send(exchange, 500, PLAIN, "the admin endpoint failed to answer: " + e
+                        + " (the log has the details)\n", false);
             }
-        } finally {
-            deadline.cancel(false);
-            release(socket);
+        } catch (IOException e) {
+            log.debug("the admin connection from {} ended early: {}", exchange.getRemoteAddress(), e.toString());
         }
     }
 
-    private void answer(AdminRequest request, OutputStream out) throws IOException {
-        boolean head = request.method().equals("HEAD");
-        boolean known = request.path().equals("/metrics") || (status != null && request.path().equals("/status"));
+    private void answer(HttpExchange exchange, String method, String path) throws IOException {
+        boolean head = method.equals("HEAD");
+        boolean known = path.equals("/metrics") || (status != null && path.equals("/status"));
         if (!known) {
-            send(out, 404, PLAIN, "not found: try /metrics" + (status == null ? "" : " or /status") + "\n", head, "");
-        } else if (!request.method().equals("GET") && !head) {
-            send(out, 405, PLAIN, "only GET (and HEAD)\n", false, "Allow: GET, HEAD\r\n");
-        } else if (!authorized(request.authorization())) {
-            send(out, 401, PLAIN, "the admin endpoint needs the token: send 'Authorization: Bearer <token>' (in"
-                    + " a Prometheus scrape config: authorization: {credentials_file: FILE})\n", head,
-                    "WWW-Authenticate: Bearer realm=\"panoptes\"\r\n");
-        } else if (request.path().equals("/metrics")) {
-            send(out, 200, PROMETHEUS_TEXT, registry.scrape(), head, "");
+            send(exchange, 404, PLAIN, "not found: try /metrics" + (status == null ? "" : " or /status") + "\n", head);
+        } else if (!method.equals("GET") && !head) {
+            exchange.getResponseHeaders().set("Allow", "GET, HEAD");
+            send(exchange, 405, PLAIN, "only GET (and HEAD)\n", false);
+        } else if (!authorized(exchange.getRequestHeaders().get("Authorization"))) {
+            exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"panoptes\"");
+            send(exchange, 401, PLAIN, "the admin endpoint needs the token: send 'Authorization: Bearer <token>' (in"
+                    + " a Prometheus scrape config: authorization: {credentials_file: FILE})\n", head);
+        } else if (path.equals("/metrics")) {
+            send(exchange, 200, PROMETHEUS_TEXT, registry.scrape(), head);
         } else {
-            send(out, 200, "application/json", status.get(), head, "");
+            send(exchange, 200, "application/json", status.get(), head);
         }
     }
 
-    private boolean authorized(String given) {
+    private boolean authorized(List<String> given) {
         if (expectedAuthorization == null) {
             return true;
         }
-        // MessageDigest.isEqual takes time independent of where the bytes differ.
-        return given != null && MessageDigest.isEqual(expectedAuthorization, given.getBytes(StandardCharsets.UTF_8));
+        // One Authorization header; MessageDigest.isEqual takes time independent of where the bytes differ.
+        return given != null && given.size() == 1
+                && MessageDigest.isEqual(expectedAuthorization, given.get(0).getBytes(StandardCharsets.UTF_8));
     }
 
-    private static void send(OutputStream out, int code, String contentType, String body, boolean head,
-                               String extraHeaders) throws IOException {
+    private static void send(HttpExchange exchange, int code, String contentType, String body, boolean head)
+            throws IOException {
         byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-        out.write(head(code, contentType, bytes.length, extraHeaders));
-        if (!head) {
-            out.write(bytes);
+        exchange.getResponseHeaders().set("Content-Type", contentType);
+        exchange.getResponseHeaders().set("Cache-Control", "no-store");
+        exchange.getResponseHeaders().set("Connection", "close");
+        // -1: no body (a HEAD); the JDK then sends no Content-Length of its own making.
+        exchange.sendResponseHeaders(code, head ? -1 : bytes.length == 0 ? -1 : bytes.length);
+        if (!head && bytes.length > 0) {
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(bytes);
+            }
         }
-        out.flush();
-    }
-
-    private static byte[] head(int code, String contentType, int length, String extraHeaders) {
-        return ("HTTP/1.1 " + code + " " + reason(code) + "\r\n"
-                + "Content-Type: " + contentType + "\r\n"
-                + "Content-Length: " + length + "\r\n"
-                + "Cache-Control: no-store\r\n"
-                + "Connection: close\r\n"
-                + extraHeaders
-                + "\r\n").getBytes(StandardCharsets.US_ASCII);
-    }
-
-    private static String reason(int code) {
-        return switch (code) {
-            case 200 -> "OK";
-            case 400 -> "Bad Request";
-            case 401 -> "Unauthorized";
-            case 404 -> "Not Found";
-            case 405 -> "Method Not Allowed";
-            case 500 -> "Internal Server Error";
-            case 413 -> "Content Too Large";
-            case 431 -> "Request Header Fields Too Large";
-            case 503 -> "Service Unavailable";
-            case 505 -> "HTTP Version Not Supported";
-            default -> "Status " + code;
-        };
     }
 
     // ------------------------------------------------------------------ helpers
-
-    private void release(Socket socket) {
-        open.remove(socket);
-        closeQuietly(socket);
-    }
-
-    private static void closeQuietly(AutoCloseable closeable) {
-        try {
-            closeable.close();
-        } catch (Exception e) {
-            log.trace("closing {} failed: {}", closeable, e.toString());
-        }
-    }
 
     private static InetSocketAddress resolve(InetSocketAddress bind) {
         // Command-line addresses arrive unresolved; binding needs a resolved one.
@@ -437,9 +321,5 @@ public final class AdminServer implements AutoCloseable {
     private static String hostPort(InetSocketAddress a) {
         String host = a.getHostString();
         return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + a.getPort();
-    }
-
-    private static ThreadFactory daemons(String prefix) {
-        return DaemonThreads.named(n -> prefix + (n + 1));
     }
 }

@@ -159,8 +159,8 @@ public final class CoordinatorCommand implements Callable<Integer> {
             converter = DurationConverter.OrZero.class,
             description = "With --metrics: once the summary is printed, keep /metrics and /status up this long, so"
                     + " that a scraper (Prometheus scrapes every 15s or so) reads the run's final figures; /status"
-                    + " then says the run finished. 0 exits at once; Ctrl-C or SIGTERM ends the wait at once."
-                    + " Default: ${DEFAULT-VALUE}.")
+                    + " then says the run finished. 0 exits at once (and is accepted without --metrics); Ctrl-C"
+                    + " or SIGTERM ends the wait at once. Default: ${DEFAULT-VALUE}.")
     private Duration adminLinger;
 
     private final Map<String, String> env;
@@ -207,8 +207,12 @@ public final class CoordinatorCommand implements Callable<Integer> {
      */
     private void checkMetrics(boolean hasToken) {
         admin.check(spec, hasToken, "/metrics and /status then require wherever they are served");
-        if (admin.metrics == null && spec.commandLine().getParseResult().hasMatchedOption("--admin-linger")) {
-            throw invalid("--admin-linger", "it keeps --metrics up after the run, and --metrics is not given");
+        // A linger of 0 asks for nothing to be kept up, which holds without --metrics too: scripts
+        // that always pass it are not refused. Any other linger without --metrics is a mistake.
+        if (admin.metrics == null && spec.commandLine().getParseResult().hasMatchedOption("--admin-linger")
+                && !adminLinger.isZero()) {
+            throw invalid("--admin-linger", "it keeps --metrics up after the run, and --metrics is not given"
+                    + " (--admin-linger 0 is accepted without it)");
         }
     }
 

@@ -3,6 +3,7 @@ package dev.panoptes.cli;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.cost.Money;
 import dev.panoptes.control.cost.Prices;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.Scoring;
@@ -23,7 +24,6 @@ import picocli.CommandLine.ParameterException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
-import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -130,7 +130,7 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
                         }
                         if (!pricing.isEmpty()) {
                             Double cost = RunCosts.answerUsd(s, pricing);
-                            cells.add(Cell.number(cost == null ? null : BigDecimal.valueOf(cost).toPlainString()));
+                            cells.add(Cell.number(cost == null ? null : Money.plain(cost)));
                         }
                         csv.writeCells(cells);
                     }
@@ -241,7 +241,9 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
                 if (cost == null) {
                     g.writeNullField(COST_COLUMN);
                 } else {
-                    g.writeNumberField(COST_COLUMN, cost);
+                    // A decimal written as such: 0.0000021, not the double's 2.1000000000000002E-6.
+                    g.writeFieldName(COST_COLUMN);
+                    g.writeNumber(Money.plain(cost));
                 }
             }
             g.writeEndObject();

@@ -8,6 +8,7 @@ import dev.panoptes.coordinator.DryRun;
 import dev.panoptes.coordinator.RunGates;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.util.List;
@@ -16,7 +17,7 @@ import java.util.List;
  * The options that shape one run beyond its suite, models and store, the same for every command
  * that runs one ({@code coordinator}, {@code eval}): which vignettes it asks and whether it only
  * shows the plan ({@link SubsetOptions}), whether answers the database holds serve again
- * ({@link CacheOptions}), what it may cost ({@link CostOptions}), when it counts as failed
+ * ({@link CacheOptions}) and whether failed answers are asked again ({@code --retry-failed}), what it may cost ({@link CostOptions}), when it counts as failed
  * ({@link GateOptions}) and how it shows its progress ({@link ProgressOption}). One place turns
  * them into a {@link CoordinatorRun}'s settings, so that the commands cannot drift apart. The
  * command's thread only.
@@ -36,6 +37,13 @@ final class RunChoices {
 
     @Mixin
     private ProgressOption progress;
+
+    @Option(names = "--retry-failed", order = 148,
+            description = "On a resume, ask again the vignettes whose stored answer is a failed one (the model API"
+                    + " gave none, e.g. HTTP 400); each new answer, good or failed again, replaces the failed one,"
+                    + " which the console names with its error. Answers that are not failed are kept, not asked"
+                    + " again. Without it a failed answer stays as stored.")
+    private boolean retryFailed;
 
     /** The vignettes asked; a usage error (exit 2) when the options are wrong. */
     SuiteSubset subset(CommandSpec spec) {
@@ -80,8 +88,8 @@ final class RunChoices {
         return result;
     }
 
-    /** Gives {@code run} these choices: its gates, the cache's policy and the subset. */
+    /** Gives {@code run} these choices: its gates, the cache's policy, the subset and --retry-failed. */
     CoordinatorRun applyTo(CoordinatorRun run, CommandSpec spec, RunGates runGates, SuiteSubset subset) {
-        return run.withGates(runGates).withCache(cache.policy(spec)).withSubset(subset);
+        return run.withGates(runGates).withCache(cache.policy(spec)).withSubset(subset).withRetryFailed(retryFailed);
     }
 }

@@ -1,5 +1,6 @@
 package dev.panoptes.cli;
 
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.coordinator.RunLocks;
@@ -74,8 +75,7 @@ final class RunsShowCommand extends StoredRunCommand implements Callable<Integer
         sb.append(String.format(Locale.ROOT, "  failed jobs: %d%n", overview.failedJobs()));
         long prompt = stats.models().stream().mapToLong(RunStats.ModelStats::promptTokens).sum();
         long completion = stats.models().stream().mapToLong(RunStats.ModelStats::completionTokens).sum();
-        sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", prompt + completion,
-                prompt, completion));
+        RunSummary.renderTokens(sb, new Usage(prompt, completion), stats);
         RunSummary.renderAccuracy(sb, stats);
         return sb.toString();
     }

@@ -2,6 +2,7 @@ package dev.panoptes.coordinator;
 
 import dev.panoptes.admin.CoordinatorAdmin;
 import dev.panoptes.console.Durations;
+import dev.panoptes.control.Job;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSourceFailedException;
 import dev.panoptes.control.cache.CachePlan;
@@ -18,6 +19,7 @@ import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.schedule.StoreUnavailableException;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.suite.JobPlan;
@@ -127,6 +129,7 @@ public final class CoordinatorRun {
     private SuiteSubset subset = SuiteSubset.ALL;
     /** When answers the database holds are served instead of asking a model (--no-cache, --cache-max-age). */
     private CachePolicy cache = CachePolicy.defaults();
+    private boolean retryFailed;
     /** The one worker in this process, instead of a worker server; null for a fleet. */
     private WorkerHandle inProcessWorker;
 
@@ -195,6 +198,15 @@ public final class CoordinatorRun {
     /** The frame limit of the worker protocol, in bytes (default 16 MiB); validated by the caller. */
     public CoordinatorRun withMaxFrameBytes(int bytes) {
         this.maxFrameBytes = bytes;
+        return this;
+    }
+
+    /**
+     * Whether a resume asks again the vignettes whose stored answer is a failed one, each new
+     * answer replacing the failed one ({@link FailedAnswerRetry}); off by default.
+     */
+    public CoordinatorRun withRetryFailed(boolean retry) {
+        this.retryFailed = retry;
         return this;
     }
 
@@ -383,10 +395,15 @@ public final class CoordinatorRun {
                 lockLost.set(lost);
                 pool.fail(lost);
             });
+            // Before the count of what is stored: the failed answers removed are answers to ask.
+            FailedAnswerRetry retry = retryFailed ? FailedAnswerRetry.reset(store, plan.runId()) : null;
             // What the database held before this command noted its run: resumed, or new beside which.
             long storedBefore = store.recordCount(plan.runId());
             progress.expectAnswers(plan.vignetteCount(), storedBefore);
             progress.message(JoinedRun.describe(store.runs(), manifest, storedBefore, plan.vignetteCount()));
+            if (retry != null) {
+                progress.message(retry.describe());
+            }
             store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(RunLines.plan(settings, suite, plan));
@@ -423,7 +440,7 @@ public final class CoordinatorRun {
             RunReport report;
             RunReport grading = null;
             try {
-                report = runJobs(frames, store, adminNow, pool, budget, options, progress);
+                report = runJobs(frames, retry, store, adminNow, pool, budget, options, progress);
                 if (JudgePhase.judges(current.scorer(), suite.vignettes())) {
                     grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
                             current.number(), progress::message).run(pool, options);
@@ -498,15 +515,17 @@ public final class CoordinatorRun {
      * scheduler's report. A method of its own so that the cache's plan of the jobs is gone with
      * its frame before the summary reads the answers back.
      */
-    private RunReport runJobs(FrameLimitCheck frames, JdbcResultStore store, CoordinatorAdmin adminNow,
-                              SharedPool pool, CostBudget budget, SchedulerOptions options, ProgressPrinter progress)
-            throws InterruptedException {
+    private RunReport runJobs(FrameLimitCheck frames, FailedAnswerRetry retry, JdbcResultStore store,
+                              CoordinatorAdmin adminNow, SharedPool pool, CostBudget budget, SchedulerOptions options,
+                              ProgressPrinter progress) throws InterruptedException {
+        List<Job> jobs = frames.jobsToRun(store);
         CachePlan cached = new ResponseCache(store.answerCache(), cache, Clock.systemUTC())
-                .serve(frames.jobsToRun(store));
+                .serve(retry == null ? jobs : retry.jobsToRun(store, jobs));
         progress.message(RunLines.cache(cache, settings.params(), cached));
         progress.addCacheHits((int) cached.served());
+        ResultStore timed = adminNow == null ? store : adminNow.timed(store);
         return frames.recordFailures(store, new Scheduler(budget == null ? pool : budget.guard(pool),
-                cached.storeFor(adminNow == null ? store : adminNow.timed(store)),
+                cached.storeFor(retry == null ? timed : retry.storeFor(timed)),
                 budget == null ? options : budget.applyTo(options)).run(cached.jobs()));
     }
 

@@ -115,14 +115,7 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                     + " (answered first in %s)%n", Plural.of(cached.answers(), "answer"),
                     Plural.of(cached.fromRuns().size(), "earlier run")));
         }
-        sb.append(String.format(Locale.ROOT, "  tokens:      %d (%d prompt + %d completion)%n", tokens.totalTokens(),
-                tokens.promptTokens(), tokens.completionTokens()));
-        if (stats.models().size() > 1) {
-            for (RunStats.ModelStats m : stats.models()) {
-                sb.append(String.format(Locale.ROOT, "    %s: %d (%d prompt + %d completion)%n", m.model(),
-                        m.promptTokens() + m.completionTokens(), m.promptTokens(), m.completionTokens()));
-            }
-        }
+        renderTokens(sb, tokens, stats);
         if (latencyP50Ms >= 0) {
             sb.append(String.format(Locale.ROOT, "  latency:     p50 %d ms, p95 %d ms per model call%n", latencyP50Ms,
                     latencyP95Ms));
@@ -144,6 +137,32 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
             }
         }
         return sb.toString();
+    }
+
+    /**
+     * The tokens lines, which say whose tokens they are: those this run spent calling models
+     * ({@code spent}, what its cost is reckoned from; per model too when it has several) and, when
+     * the response cache served answers,
+     * on a line of its own the tokens those answers record, which earlier runs spent. Without that
+     * second line a cached run read "tokens: 0" beside answers that each show their tokens.
+     */
+    public static void renderTokens(StringBuilder sb, Usage spent, RunStats stats) {
+        sb.append(String.format(Locale.ROOT, "  tokens:      %d spent by this run's model calls (%d prompt + %d"
+                + " completion)%n", spent.totalTokens(), spent.promptTokens(), spent.completionTokens()));
+        if (stats.models().size() > 1) {
+            for (RunStats.ModelStats m : stats.models()) {
+                sb.append(String.format(Locale.ROOT, "    %s: %d (%d prompt + %d completion)%n", m.model(),
+                        m.promptTokens() + m.completionTokens(), m.promptTokens(), m.completionTokens()));
+            }
+        }
+        RunStats.CacheHits cached = stats.cacheHits();
+        if (cached.answers() > 0) {
+            Usage held = cached.tokens();
+            sb.append(String.format(Locale.ROOT, "               %d more in the %s the cache served (%d prompt + %d"
+                    + " completion), spent by %s%n", held.totalTokens(), Plural.of(cached.answers(), "answer"),
+                    held.promptTokens(), held.completionTokens(),
+                    cached.fromRuns().size() == 1 ? "the run that answered them" : "the runs that answered them"));
+        }
     }
 
     /**

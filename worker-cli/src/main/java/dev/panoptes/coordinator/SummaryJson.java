@@ -1,8 +1,10 @@
 package dev.panoptes.coordinator;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.panoptes.control.cost.Money;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.report.RunCosts;
@@ -23,7 +25,9 @@ import java.util.Map;
  * never sees half of it. Stateless.
  */
 public final class SummaryJson {
-    private static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    /** Money goes in as {@link Money#of} decimals and comes out plain: 0.0000021, never 2.1E-6. */
+    private static final ObjectMapper MAPPER = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT)
+            .enable(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN);
 
     private SummaryJson() {
     }
@@ -54,12 +58,16 @@ public final class SummaryJson {
         ObjectNode cache = root.putObject("cache");
         cache.put("hits", stats.cacheHits().answers());
         cache.put("fromRuns", stats.cacheHits().fromRuns().size());
+        // The tokens the served answers record, spent by the runs that answered them first; "tokens"
+        // below is what this run spent.
+        tokens(cache.putObject("tokens"), stats.cacheHits().tokens().promptTokens(),
+                stats.cacheHits().tokens().completionTokens());
         tokens(root.putObject("tokens"), summary.tokens().promptTokens(), summary.tokens().completionTokens());
         putUsd(root, "costUsd", ending.costs().totalUsd());
         if (ending.budget() != null) {
             ObjectNode budget = root.putObject("budget");
-            budget.put("maxUsd", ending.budget().maxUsd());
-            budget.put("spentUsd", ending.budget().spentUsd());
+            putUsd(budget, "maxUsd", ending.budget().maxUsd());
+            putUsd(budget, "spentUsd", ending.budget().spentUsd());
             budget.put("stopped", ending.stoppedByBudget());
         }
         ObjectNode gate = root.putObject("gates");
@@ -120,7 +128,7 @@ public final class SummaryJson {
         if (usd == null) {
             node.putNull(field);
         } else {
-            node.put(field, usd);
+            node.put(field, Money.of(usd));
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.panoptes.report;
 
+import dev.panoptes.control.cost.Money;
+
 import java.util.Locale;
 
 /**
@@ -61,14 +63,15 @@ public final class Figures {
     }
 
     /**
-     * An amount of US dollars with four decimals, enough for the cost of a few calls to a cheap
-     * model: {@code 0.0123}, or {@value #NOT_AVAILABLE} for NaN or infinity.
+     * An amount of US dollars as {@link Money#text} prints it: four decimals ({@code 0.0123}), two
+     * significant digits for an amount too small for them ({@code 0.0000021}), or
+     * {@value #NOT_AVAILABLE} for NaN or infinity.
      */
     public static String usd(double amount) {
         if (!Double.isFinite(amount)) {
             return NOT_AVAILABLE;
         }
-        return positiveZero(String.format(Locale.ROOT, "%.4f", amount));
+        return Money.text(amount);
     }
 
     /**

@@ -90,14 +90,19 @@ public final class RunStats {
             comparison.add(Comparison.paired(modelNames.get(0), modelNames.get(i), data));
         }
         int cached = 0;
+        long cachedPrompt = 0;
+        long cachedCompletion = 0;
         Set<String> sources = new HashSet<>();
         for (SampleRow sample : data.samples()) {
             if (sample.cached()) {
                 cached++;
                 sources.add(sample.cachedFrom());
+                cachedPrompt += sample.promptTokens() == null ? 0 : sample.promptTokens();
+                cachedCompletion += sample.completionTokens() == null ? 0 : sample.completionTokens();
             }
         }
-        return new RunStats(data.info(), key, models, WorkerStats.of(data), comparison, new CacheHits(cached, sources));
+        return new RunStats(data.info(), key, models, WorkerStats.of(data), comparison,
+                new CacheHits(cached, sources, new Usage(cachedPrompt, cachedCompletion)));
     }
 
     /** The run's header. */
@@ -140,8 +145,15 @@ public final class RunStats {
         return models.stream().mapToInt(ModelStats::samples).sum();
     }
 
-    /** The samples served from the response cache (no model call), and the runs they copy. */
-    public record CacheHits(int answers, Set<String> fromRuns) {
+    /**
+     * The samples served from the response cache (no model call), and the runs they copy.
+     *
+     * @param answers  how many
+     * @param fromRuns the runs that answered them first
+     * @param tokens   the tokens those answers record (unknown counts as 0): spent by the runs that
+     *                 answered them first, not by this one, so in no token total or cost of this run
+     */
+    public record CacheHits(int answers, Set<String> fromRuns, Usage tokens) {
         public CacheHits {
             fromRuns = Set.copyOf(fromRuns);
         }

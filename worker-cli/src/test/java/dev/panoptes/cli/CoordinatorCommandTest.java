@@ -11,6 +11,7 @@ import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.coordinator.CoordinatorSettings;
 import dev.panoptes.coordinator.DatabaseLock;
 import org.junit.jupiter.api.AfterEach;
@@ -196,6 +197,22 @@ class CoordinatorCommandTest {
         assertThat(execute(with(base, "--metrics", "127.0.0.1:0", "--admin-linger", "-5s"))).isEqualTo(2);
         assertThat(err.toString()).contains("--admin-linger").contains("expected a duration such as");
         assertThat(db).doesNotExist();
+    }
+
+    @Test
+    void aZeroAdminLingerWithoutMetricsIsANoOpAndTheWaitForWorkersLimitIsPrintedForPeople() throws Exception {
+        Path suite = Files.writeString(dir.resolve("s.jsonl"), "{\"id\":\"a\",\"prompt\":\"p\"}\n");
+        Path db = dir.resolve("r.db");
+
+        int exit = execute("coordinator", "--suite", suite.toString(), "--model", "m", "--db", db.toString(),
+                "--listen", "127.0.0.1:0", "--wait-for-workers", "1s", "--admin-linger", "0", "--no-progress");
+
+        assertThat(exit).as("no worker came: the job fails; the linger is no usage error; stderr:%n%s", err)
+                .isEqualTo(CoordinatorRun.EXIT_INCOMPLETE);
+        assertThat(err.toString()).doesNotContain("--admin-linger");
+        // The waited time and its limit, as a person reads them, not "1003 ms (limit 1000 ms)".
+        assertThat(out.toString()).containsPattern("after 0 attempts: no worker connected for 1(\\.\\d)? s"
+                + " \\(limit 1 s\\); start workers pointed at the coordinator").doesNotContain(" ms (limit");
     }
 
     private int execute(List<String> args) {

@@ -91,7 +91,9 @@ class ResponseCacheRunTest {
                         + " 1 earlier run)")
                 .contains("m: 1.000")
                 // The answers repeat their source's usage, but this run called no model: no tokens, no cost.
-                .contains("tokens:      0 (0 prompt + 0 completion)");
+                .contains("tokens:      0 spent by this run's model calls (0 prompt + 0 completion)\n"
+                        + "               108 more in the 12 answers the cache served (84 prompt + 24 completion),"
+                        + " spent by the run that answered them\n");
 
         String jsonl = command("results", "--db", dir.resolve("r.db").toString(), "--run", second);
         ObjectMapper json = new ObjectMapper();

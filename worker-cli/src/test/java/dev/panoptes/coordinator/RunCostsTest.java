@@ -39,7 +39,7 @@ class RunCostsTest {
         RunSummary summary = RunSummary.of(plan, new RunReport(2, 0, 2, List.of(), 2, 0, 0, Map.of(),
                 Duration.ofSeconds(1)), data, null);
 
-        assertThat(summary.render()).contains("tokens:      9900 (9000 prompt + 900 completion)")
+        assertThat(summary.render()).contains("tokens:      9900 spent by this run's model calls (9000 prompt + 900 completion)")
                 .contains("    a: 3300 (3000 prompt + 300 completion)")
                 .contains("    b: 6600 (6000 prompt + 600 completion)");
         // a: 3,000 x 2 + 300 x 10 per million = 0.009 USD; b has no price.

@@ -100,6 +100,24 @@ class WorkerStartupIT {
     }
 
     @Test
+    void aRefusedKeyWithoutModelExits3NamingTheRequestNotAModelNull() throws Exception {
+        FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.start());
+        String locked = modelApi.url("/locked/v1");
+        Process worker = startWorker("--coordinator", "127.0.0.1:" + coordinator.port(), "--model-api", locked,
+                "--api-key", "sk-wrong", "--id", "it-bad-key");
+
+        assertExitCode(worker, 3);
+
+        assertThat(errorLines(worker)).singleElement().asString()
+                .endsWith("ERROR WorkerProcess - worker=it-bad-key - the model API check failed: the model API at "
+                        + locked + " answered HTTP 401 to GET " + locked + "/models: Incorrect API key provided"
+                        + " (type invalid_request_error, code invalid_api_key); check the API key (--api-key or"
+                        + " OPENAI_API_KEY). Exiting with code 3 without registering");
+        assertThat(log(worker)).doesNotContain("'null'").doesNotContain("sk-wrong");
+        assertThat(coordinator.takePendingConnection()).as("a connection to the coordinator").isFalse();
+    }
+
+    @Test
     void aWrongTokenExits4PrintingTheCoordinatorsReasonOnce() throws Exception {
         FakeCoordinator coordinator = jars.closeLater(FakeCoordinator.start());
         String reason = "wrong token; check --token on the worker against the coordinator's";
@@ -159,8 +177,8 @@ class WorkerStartupIT {
 
     /**
      * A model API that serves {@value #MODEL} under {@code /v1}, as vLLM would: its model list
-     * at {@code GET /v1/models}, and FastAPI's 404 ({@code {"detail":"Not Found"}}) for every
-     * other path. Records each request as "METHOD path".
+     * at {@code GET /v1/models}, OpenAI's 401 for a wrong key for every path under {@code /locked/},
+     * and FastAPI's 404 ({@code {"detail":"Not Found"}}) for every other path. Records each request as "METHOD path".
      */
     static final class ModelApi implements AutoCloseable {
         private final HttpServer server;
@@ -193,7 +211,10 @@ class WorkerStartupIT {
                 String method = exchange.getRequestMethod();
                 String path = exchange.getRequestURI().getPath();
                 requests.add(method + " " + path);
-                if (method.equals("GET") && path.equals("/v1/models")) {
+                if (path.startsWith("/locked/")) {
+                    send(exchange, 401, "{\"error\":{\"message\":\"Incorrect API key provided\",\"type\":"
+                            + "\"invalid_request_error\",\"code\":\"invalid_api_key\"}}");
+                } else if (method.equals("GET") && path.equals("/v1/models")) {
                     send(exchange, 200, "{\"object\":\"list\",\"data\":[{\"id\":\"" + MODEL
                             + "\",\"object\":\"model\",\"owned_by\":\"vllm\"}]}");
                 } else {

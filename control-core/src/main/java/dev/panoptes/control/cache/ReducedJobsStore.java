@@ -11,15 +11,20 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A store as the scheduler sees it when the response cache cut some jobs down to their unanswered
- * vignettes: such a job is not complete (none of its vignettes was stored when it was cut), which
- * a count of its id's records, the cached ones among them, would get wrong. Everything else goes
- * to the store as it is. Threads: as the store it wraps.
+ * A store as the scheduler sees it when some jobs were cut down to their unanswered vignettes (by
+ * the response cache, or by {@code --retry-failed} to the vignettes whose failed answers it
+ * removed): such a job is not complete (none of its vignettes was stored when it was cut), which
+ * a count of its id's records, the others among them, would get wrong. Everything else goes to
+ * the store as it is. Threads: as the store it wraps.
  */
-final class ReducedJobsStore extends ForwardingResultStore {
+public final class ReducedJobsStore extends ForwardingResultStore {
     private final Set<JobId> reduced;
 
-    ReducedJobsStore(ResultStore delegate, Set<JobId> reduced) {
+    /**
+     * @param delegate the store
+     * @param reduced  the jobs cut down, each holding only vignettes none of which is stored
+     */
+    public ReducedJobsStore(ResultStore delegate, Set<JobId> reduced) {
         super(delegate);
         this.reduced = reduced;
     }

@@ -1,5 +1,6 @@
 package dev.panoptes.control.schedule;
 
+import dev.panoptes.control.HumanDuration;
 import dev.panoptes.control.Plural;
 import dev.panoptes.control.WorkerHandle;
 import org.slf4j.Logger;
@@ -58,21 +59,21 @@ final class WorkerWait {
             lastReportNanos = nowNanos;
             if (allQuarantined) {
                 log.info("{} waiting and every connected worker that serves {} ({}) is quarantined;"
-                        + " waiting up to {} s", jobsWaiting(outstanding), models, serving.size(), limit.toSeconds());
+                        + " waiting up to {}", jobsWaiting(outstanding), models, serving.size(), HumanDuration.of(limit));
             } else if (noneServes) {
                 log.info("{} waiting for {} and none of the {} serves it ({});"
-                        + " waiting up to {} s", jobsWaiting(outstanding), models,
-                        Plural.of(workers.size(), "connected worker"), servedBy(workers), limit.toSeconds());
+                        + " waiting up to {}", jobsWaiting(outstanding), models,
+                        Plural.of(workers.size(), "connected worker"), servedBy(workers), HumanDuration.of(limit));
             } else {
-                log.info("{} waiting and no worker is connected; waiting up to {} s", jobsWaiting(outstanding),
-                        limit.toSeconds());
+                log.info("{} waiting and no worker is connected; waiting up to {}", jobsWaiting(outstanding),
+                        HumanDuration.of(limit));
             }
         }
         long waited = nowNanos - sinceNanos;
         if (nowNanos - lastReportNanos >= REPORT_EVERY_NANOS) {
             lastReportNanos = nowNanos;
-            log.info("still no usable worker after {} s ({} connected, {} serving {}, all quarantined); {}"
-                    + " waiting", TimeUnit.NANOSECONDS.toSeconds(waited), workers.size(), serving.size(), models,
+            log.info("still no usable worker after {} ({} connected, {} serving {}, all quarantined); {}"
+                    + " waiting", HumanDuration.of(Duration.ofNanos(waited)), workers.size(), serving.size(), models,
                     Plural.of(outstanding, "job"));
             if (allQuarantined) {
                 listener.onAllWorkersQuarantined(Duration.ofNanos(waited), serving.size());
@@ -85,7 +86,7 @@ final class WorkerWait {
         if (waited < limit.toNanos()) {
             return null;
         }
-        String limits = Duration.ofNanos(waited).toMillis() + " ms (limit " + limit.toMillis() + " ms)";
+        String limits = HumanDuration.of(Duration.ofNanos(waited)) + " (limit " + HumanDuration.of(limit) + ")";
         if (allQuarantined) {
             String which = wanted.stream().allMatch(java.util.Objects::isNull) ? "" : " that serves " + models;
             return "every connected worker" + which + " was quarantined for " + limits

@@ -557,6 +557,22 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     /**
+     * Removes the run's failed answers and their scores, in one transaction, so that a resume asks
+     * their vignettes again and stores the new answers in their place ({@link FailedAnswerReset}).
+     * Answers that are not failed, and every other run, are left as they are.
+     *
+     * @return what was removed; no answers when the run had no failed one
+     * @throws StoreException when the store cannot write (nothing was removed)
+     */
+    public synchronized FailedAnswerReset resetFailedAnswers(String runId) {
+        java.util.Objects.requireNonNull(runId, "runId");
+        FailedAnswerReset[] removed = {null};
+        db.write("reset the failed answers of run " + runId,
+                () -> removed[0] = FailedAnswerReset.reset(db.connection(), runId));
+        return removed[0];
+    }
+
+    /**
      * Adds a worker's failures and quarantines during (this part of) a run to what the store
      * holds for it.
      *

@@ -214,7 +214,7 @@ class ModelRoutingTest {
         assertThat(calls).containsExactly("5s [x] [wa, any]", "10s [x] [wa, any]");
 
         String reason = wait.waiting(start + TimeUnit.SECONDS.toNanos(12), workers, List.of(), quarantine, 3, wanted);
-        assertThat(reason).isEqualTo("no connected worker served model 'x' for 12000 ms (limit 12000 ms)"
+        assertThat(reason).isEqualTo("no connected worker served model 'x' for 12 s (limit 12 s)"
                 + " (connected: wa serves a; any named no models); start workers whose model API serves it");
     }
 

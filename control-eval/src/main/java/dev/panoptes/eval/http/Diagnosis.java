@@ -19,23 +19,20 @@ import java.util.function.Function;
 /**
  * What an attempt ended with, in the client's words: a chat completion read from a 2xx, or an
  * {@link AttemptFailure} that says whose fault the failure is ({@link Retries} decides) and, for
- * the worker's faults, what to check, naming this client's base URL and model. Also masks the
- * API key wherever a server echoes it. Immutable and thread-safe; shared by the calls and the
+ * the worker's faults, what to check, naming this client's base URL and the model or the request
+ * asked. Also masks the API key wherever a server echoes it. Immutable and thread-safe; shared by the calls and the
  * {@link ModelApiCheck} of one client.
  */
 final class Diagnosis {
     private final URI baseUrl;
-    /** The client's default model, named where a message has no call's model to name. */
-    private final String model;
     private final String apiKey;
     private final Duration connectTimeout;
     private final ObjectMapper mapper;
     private final ChatCompletions codec;
 
-    Diagnosis(URI baseUrl, String model, String apiKey, Duration connectTimeout, ObjectMapper mapper,
+    Diagnosis(URI baseUrl, String apiKey, Duration connectTimeout, ObjectMapper mapper,
               ChatCompletions codec) {
         this.baseUrl = baseUrl;
-        this.model = model;
         this.apiKey = apiKey;
         this.connectTimeout = connectTimeout;
         this.mapper = mapper;
@@ -77,24 +74,34 @@ final class Diagnosis {
 
     /**
      * What an answer whose status is the worker's fault ({@link Retries#scopeOf}) means, as one
-     * sentence naming the API, the status, the client's model and the server's message, and
-     * saying what to check. Not redacted: callers redact.
+     * sentence naming the API, the status, the model asked for (none when null) and the server's
+     * message, and saying what to check. Not redacted: callers redact.
      *
      * @param headers the answer's headers by name (case-insensitive), for a redirect's location
      */
-    String workerFaultText(int status, Function<String, Optional<String>> headers, String serverSaid) {
-        return workerFaultText(status, model, headers, serverSaid);
+    String workerFaultText(int status, String model, Function<String, Optional<String>> headers, String serverSaid) {
+        // A call without a model (none configured) is named by what it asked, never as model 'null'.
+        return faultText(status, model == null ? "" : " for model '" + model + "'", headers, serverSaid);
     }
 
-    /** As {@link #workerFaultText(int, Function, String)}, for a call that asked for {@code model}. */
-    String workerFaultText(int status, String model, Function<String, Optional<String>> headers, String serverSaid) {
+    /**
+     * As {@link #workerFaultText(int, String, Function, String)}, for a request that names no model
+     * (the model listing): the sentence names the request instead, {@code "to GET <url>"}.
+     */
+    String requestFaultText(int status, String method, URI uri, Function<String, Optional<String>> headers,
+                            String serverSaid) {
+        return faultText(status, " to " + method + " " + uri, headers, serverSaid);
+    }
+
+    /** The sentence of {@link #workerFaultText}, {@code asked} saying what was asked (" for model 'm'"). */
+    private String faultText(int status, String asked, Function<String, Optional<String>> headers, String serverSaid) {
         String at = "the model API at " + baseUrl;
         if (status >= 300 && status <= 399) {
             String location = headers.apply("location").map(l -> " to " + l).orElse("");
             return at + " answered HTTP " + status + ", a redirect" + location + "; redirects are not followed:"
                     + " check --model-api (http or https, host, path)";
         }
-        String answered = at + " answered HTTP " + status + " for model '" + model + "': " + serverSaid + "; ";
+        String answered = at + " answered HTTP " + status + asked + ": " + serverSaid + "; ";
         switch (status) {
             case 401:
                 return answered + "check the API key (--api-key or OPENAI_API_KEY)";

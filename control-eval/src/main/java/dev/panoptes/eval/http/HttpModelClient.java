@@ -177,7 +177,7 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         this.ioThreads = b.ioThreads;
         this.mapper = new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
         this.codec = new ChatCompletions(mapper);
-        this.diagnosis = new Diagnosis(baseUrl, model, b.apiKey, connectTimeout, mapper, codec);
+        this.diagnosis = new Diagnosis(baseUrl, b.apiKey, connectTimeout, mapper, codec);
         this.transport = new Transport(b.apiKey, connectTimeout, requestTimeout, maxConnections, ioThreads,
                 b.sslContext, "https".equalsIgnoreCase(b.baseUrl.getScheme()));
         this.calls = new Calls(endpoint, model, requestTimeout, retries, transport, diagnosis);

@@ -133,7 +133,8 @@ public final class ModelApiCheck {
                 return judgeListing(ids.get());
             }
         } else if (status == 401 || status == 403) {
-            return fatal(diagnosis.workerFaultText(status, listing.response::header, serverSaid(listing.response)));
+            return fatal(diagnosis.requestFaultText(status, "GET", models, listing.response::header,
+                    serverSaid(listing.response)));
         } else if (status >= 500 && status <= 599) {
             return transientResult("the model API at " + client.baseUrl() + " answered GET /models with HTTP " + status
                     + ": " + serverSaid(listing.response));

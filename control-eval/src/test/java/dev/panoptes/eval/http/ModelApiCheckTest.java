@@ -129,8 +129,9 @@ class ModelApiCheckTest {
             Result r = new ModelApiCheck(client(server.baseUrl(), MODEL, key), TIMEOUT).run();
 
             assertThat(r.verdict()).isEqualTo(Verdict.FATAL);
-            assertThat(r.message()).startsWith("the model API at " + server.baseUrl() + " answered HTTP 401 for model '"
-                            + MODEL + "': Incorrect API key provided: [REDACTED]")
+            // The listing names no model: the line names the request, whether a model was given or not.
+            assertThat(r.message()).startsWith("the model API at " + server.baseUrl() + " answered HTTP 401 to GET "
+                            + server.baseUrl() + "/models: Incorrect API key provided: [REDACTED]")
                     .endsWith("check the API key (--api-key or OPENAI_API_KEY)")
                     .doesNotContain(key);
             assertThat(requestLines()).containsExactly("GET /v1/models");
