@@ -54,7 +54,14 @@ final class RunSuites {
         List<ChatMessage> shots = new FewShotReader().read(fewShot);
         List<Vignette> withShots = new ArrayList<>(suite.vignettes().size());
         for (Vignette v : suite.vignettes()) {
-            withShots.add(v.withTurnsBefore(shots));
+            try {
+                withShots.add(v.withTurnsBefore(shots));
+            } catch (IllegalArgumentException e) {
+                problems.add(e.getMessage());
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new SuiteFormatException(fewShot.toString(), problems.subList(0, Math.min(problems.size(), 10)));
         }
         return new Suite(suite.name(), withShots, suite.sha256(), suite.lines());
     }

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  */
 final class StubTokenizer {
     private static final Pattern TOKEN = Pattern.compile(
-            " ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+");
+            " ?\\p{L}+| ?-?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+");
     /** The size of the vocabulary token ids are drawn from. */
     static final int VOCABULARY = 50_000;
 

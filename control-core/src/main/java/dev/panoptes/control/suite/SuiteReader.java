@@ -18,6 +18,11 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -33,6 +38,7 @@ import java.util.Optional;
  * <p>Stateless and thread-safe.
  */
 public final class SuiteReader {
+    private static final Logger log = LoggerFactory.getLogger(SuiteReader.class);
     private final MessageCodec codec = new MessageCodec();
 
     /**
@@ -52,8 +58,10 @@ public final class SuiteReader {
         try (InputStream in = new DigestInputStream(new java.io.BufferedInputStream(Files.newInputStream(file),
                 1 << 16), sha256)) {
             List<Integer> lines = new ArrayList<>();
-            Optional<List<Vignette>> vignettes = codec.vignettes(in, lines);
+            Map<String, Integer> unused = new LinkedHashMap<>();
+            Optional<List<Vignette>> vignettes = codec.vignettes(in, lines, unused);
             if (vignettes.isPresent() && !vignettes.get().isEmpty()) {
+                warnUnused(file.toString(), unused);
                 return new Suite(name, vignettes.get(), HexFormat.of().formatHex(sha256.digest()), lines);
             }
         }
@@ -80,6 +88,8 @@ public final class SuiteReader {
         List<Integer> lines = new ArrayList<>();
         List<String> problems = new ArrayList<>();
         Map<String, Integer> firstLineOfId = new HashMap<>();
+        Map<String, Integer> unused = new LinkedHashMap<>();
+        Set<String> lineUnused = new HashSet<>();
         var decoder = StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
@@ -101,7 +111,11 @@ public final class SuiteReader {
                 if (line.isBlank()) {
                     continue;
                 }
-                Vignette v = parse(line, lineNo, problems);
+                Vignette v = parse(line, lineNo, problems, lineUnused);
+                for (String field : lineUnused) {
+                    unused.putIfAbsent(field, lineNo);
+                }
+                lineUnused.clear();
                 if (v == null) {
                     continue;
                 }
@@ -122,12 +136,31 @@ public final class SuiteReader {
         if (!problems.isEmpty()) {
             throw new SuiteFormatException(source, problems);
         }
+        warnUnused(source, unused);
         return new Suite(name, vignettes, HexFormat.of().formatHex(sha256.digest()), lines);
     }
 
-    private Vignette parse(String line, int lineNo, List<String> problems) {
+    /**
+     * Says once per suite which fields its lines hold that Panoptes does not read, each with the
+     * first line that has it: a typo in a field name would otherwise leave answers unscored
+     * without a word.
+     */
+    private static void warnUnused(String source, Map<String, Integer> unused) {
+        if (unused.isEmpty()) {
+            return;
+        }
+        StringBuilder fields = new StringBuilder();
+        for (Map.Entry<String, Integer> e : unused.entrySet()) {
+            fields.append(fields.length() == 0 ? "" : ", ").append('"').append(e.getKey()).append("\" (first on line ")
+                    .append(e.getValue()).append(')');
+        }
+        log.warn("{}: fields not used, ignored: {}; a vignette reads id, prompt or messages (or Inspect's input),"
+                + " expected (or target), choices, choiceDelimiter, metadata and scorer", source, fields);
+    }
+
+    private Vignette parse(String line, int lineNo, List<String> problems, Set<String> unused) {
         try {
-            return codec.vignette(line, "vignette");
+            return codec.vignette(line, "vignette", unused);
         } catch (ProtocolException e) {
             problems.add("line " + lineNo + ": " + e.getMessage());
             return null;
