@@ -391,6 +391,7 @@ public final class CoordinatorRun {
             store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(RunLines.plan(settings, suite, plan));
+            suite.notes().forEach(progress::message);
             InetSocketAddress address = server == null ? null : server.address();
             if (server == null) {
                 progress.message(RunLines.inProcess(inProcessWorker, target, settings));

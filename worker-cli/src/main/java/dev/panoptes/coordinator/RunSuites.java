@@ -63,7 +63,7 @@ final class RunSuites {
         if (!problems.isEmpty()) {
             throw new SuiteFormatException(fewShot.toString(), problems.subList(0, Math.min(problems.size(), 10)));
         }
-        return new Suite(suite.name(), withShots, suite.sha256(), suite.lines());
+        return suite.withVignettes(withShots, suite.lines());
     }
 
     /**

@@ -11,6 +11,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -59,6 +60,47 @@ class MultipleChoiceEvalTest {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("mc.db"))) {
             assertThat(store.recordCount()).isEqualTo(40);
         }
+    }
+
+    @Test
+    void anInspectDatasetReadsAsItIsAndTheFieldsNotUsedAreNamedOncePerSuite() throws Exception {
+        Path suite = dir.resolve("inspect.jsonl");
+        Files.writeString(suite, String.join("\n",
+                "{\"id\": 1, \"input\": \"Question: What is 17 + 25?\\nAnswer:\", \"choices\": [\"41\", \"42\"],"
+                        + " \"target\": \"B\", \"files\": {\"a.txt\": \"x\"}, \"metadata\": {\"k\": \"v\"}}",
+                "{\"id\": 2, \"input\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\":"
+                        + " \"Question: What is 3 * 4?\\nAnswer:\"}]}], \"choices\": [\"12\", \"13\", \"7\"],"
+                        + " \"target\": 0, \"files\": {}, \"sandbox\": \"docker\"}",
+                "{\"id\": 3, \"input\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\":"
+                        + " \"What is 2 + 2?\"}]}], \"target\": [\"4\"]}") + "\n");
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = WorkerMain.run(new String[] {"eval", "--suite", suite.toString(), "--model", StubModelServer.MODEL,
+                "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("inspect.db").toString()},
+                new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+
+        assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
+        String console = err.toString();
+        assertThat(console).contains("fields not used, ignored: \"files\" (first on line 1), \"sandbox\" (first on"
+                + " line 2)");
+        assertThat(console.split("fields not used", -1)).as("said once").hasSize(2);
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("inspect.db"))) {
+            assertThat(store.recordCount()).isEqualTo(3);
+        }
+        assertThat(out.toString()).contains("3 of 3 stored");
+    }
+
+    @Test
+    void aDryRunShowsTheLoglikelihoodRequestAsTheWorkerPostsIt() throws Exception {
+        StringWriter out = new StringWriter();
+        int exit = WorkerMain.run(new String[] {"coordinator", "--suite", SUITE.toString(), "--model", "m",
+                "--limit", "1", "--dry-run"}, new PrintWriter(out, true), new PrintWriter(new StringWriter(), true),
+                Map.of());
+
+        assertThat(exit).as(out.toString()).isZero();
+        assertThat(out.toString()).contains("to /completions, one prompt per choice")
+                .contains("\"echo\" : true").contains("\"logprobs\" : 1")
+                .contains("Question: What is 36 - 53?\\nAnswer: -17");
     }
 
     /** The first model's acc from the summary's accuracy line. */

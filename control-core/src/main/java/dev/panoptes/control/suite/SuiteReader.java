@@ -21,8 +21,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Set;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +36,6 @@ import java.util.Optional;
  * <p>Stateless and thread-safe.
  */
 public final class SuiteReader {
-    private static final Logger log = LoggerFactory.getLogger(SuiteReader.class);
     private final MessageCodec codec = new MessageCodec();
 
     /**
@@ -61,8 +58,8 @@ public final class SuiteReader {
             Map<String, Integer> unused = new LinkedHashMap<>();
             Optional<List<Vignette>> vignettes = codec.vignettes(in, lines, unused);
             if (vignettes.isPresent() && !vignettes.get().isEmpty()) {
-                warnUnused(file.toString(), unused);
-                return new Suite(name, vignettes.get(), HexFormat.of().formatHex(sha256.digest()), lines);
+                return new Suite(name, vignettes.get(), HexFormat.of().formatHex(sha256.digest()), lines,
+                        unusedNote(file.toString(), unused));
             }
         }
         try (InputStream in = Files.newInputStream(file)) {
@@ -136,26 +133,26 @@ public final class SuiteReader {
         if (!problems.isEmpty()) {
             throw new SuiteFormatException(source, problems);
         }
-        warnUnused(source, unused);
-        return new Suite(name, vignettes, HexFormat.of().formatHex(sha256.digest()), lines);
+        return new Suite(name, vignettes, HexFormat.of().formatHex(sha256.digest()), lines,
+                unusedNote(source, unused));
     }
 
     /**
-     * Says once per suite which fields its lines hold that Panoptes does not read, each with the
+     * The note saying once per suite which fields its lines hold that Panoptes does not read, each with the
      * first line that has it: a typo in a field name would otherwise leave answers unscored
      * without a word.
      */
-    private static void warnUnused(String source, Map<String, Integer> unused) {
+    private static List<String> unusedNote(String source, Map<String, Integer> unused) {
         if (unused.isEmpty()) {
-            return;
+            return List.of();
         }
         StringBuilder fields = new StringBuilder();
         for (Map.Entry<String, Integer> e : unused.entrySet()) {
             fields.append(fields.length() == 0 ? "" : ", ").append('"').append(e.getKey()).append("\" (first on line ")
                     .append(e.getValue()).append(')');
         }
-        log.warn("{}: fields not used, ignored: {}; a vignette reads id, prompt or messages (or Inspect's input),"
-                + " expected (or target), choices, choiceDelimiter, metadata and scorer", source, fields);
+        return List.of(source + ": fields not used, ignored: " + fields + "; a vignette reads id, prompt or messages"
+                + " (or Inspect's input), expected (or target), choices, choiceDelimiter, metadata and scorer");
     }
 
     private Vignette parse(String line, int lineNo, List<String> problems, Set<String> unused) {

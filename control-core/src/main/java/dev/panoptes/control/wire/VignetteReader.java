@@ -78,7 +78,8 @@ final class VignetteReader {
                     } else if (t == JsonToken.START_ARRAY) {
                         input = messages(p);
                     } else if (t != JsonToken.VALUE_NULL) {
-                        throw new FieldReader.Fault(".input must be a string or an array of messages, got "
+                        throw new FieldReader.Fault(FieldReader.path(p.getParsingContext())
+                                + " must be a string or an array of messages, got "
                                 + FieldReader.describe(t));
                     }
                 }
@@ -92,7 +93,8 @@ final class VignetteReader {
         }
         if (inputText != null || input != null) {
             if (prompt != null || messages != null) {
-                throw new FieldReader.Fault(" has \"input\" and \"" + (prompt != null ? "prompt" : "messages")
+                throw new FieldReader.Fault(FieldReader.path(p.getParsingContext()) + " has \"input\" and \""
+                        + (prompt != null ? "prompt" : "messages")
                         + "\"; give one (input is Inspect's name for the prompt or chat)");
             }
             prompt = inputText;
@@ -107,10 +109,15 @@ final class VignetteReader {
         }
         if (target != null) {
             if (expected != null) {
-                throw new FieldReader.Fault(" has \"target\" and \"expected\"; give one (target is Inspect's name"
+                throw new FieldReader.Fault(FieldReader.path(p.getParsingContext())
+                        + " has \"target\" and \"expected\"; give one (target is Inspect's name"
                         + " for the expected answer)");
             }
-            expected = choices == null ? plainTarget(target) : choiceTarget(target, choices);
+            try {
+                expected = choices == null ? plainTarget(target) : choiceTarget(target, choices);
+            } catch (FieldReader.Fault e) {
+                throw new FieldReader.Fault(FieldReader.path(p.getParsingContext()) + e.getMessage());
+            }
         }
         if (messages == null || messages.isEmpty()) {
             if (prompt == null) {
@@ -128,7 +135,8 @@ final class VignetteReader {
         return switch (t) {
             case VALUE_STRING, VALUE_NUMBER_INT -> p.getText();
             case VALUE_NULL -> null;
-            default -> throw new FieldReader.Fault(".id must be a string or an integer, got "
+            default -> throw new FieldReader.Fault(FieldReader.path(p.getParsingContext())
+                    + " must be a string or an integer, got "
                     + FieldReader.describe(t));
         };
     }
@@ -141,7 +149,8 @@ final class VignetteReader {
             case VALUE_NUMBER_INT -> p.getIntValue();
             case START_ARRAY -> strings(p);
             case VALUE_NULL -> null;
-            default -> throw new FieldReader.Fault(".target must be a string, an integer or a list of strings, got "
+            default -> throw new FieldReader.Fault(FieldReader.path(p.getParsingContext())
+                    + " must be a string, an integer or a list of strings, got "
                     + FieldReader.describe(t));
         };
     }
@@ -227,8 +236,8 @@ final class VignetteReader {
             return null;
         }
         if (t != JsonToken.START_ARRAY) {
-            throw new FieldReader.Fault(FieldReader.path(p.getParsingContext()) + ".content must be a string or an"
-                    + " array of parts, got " + FieldReader.describe(t));
+            throw new FieldReader.Fault(FieldReader.path(p.getParsingContext()) + " must be a string, got "
+                    + FieldReader.describe(t) + " (or an array of text parts)");
         }
         StringBuilder text = new StringBuilder();
         while (FieldReader.nextObject(p)) {
