@@ -55,7 +55,22 @@ public final class RequestKey {
      * turns, the job's epoch; null when the job names no model.
      */
     public static String of(Job job, Vignette vignette) {
-        return of(job.model(), job.spec().params(), vignette.turns(), job.epoch());
+        String key = of(job.model(), job.spec().params(), vignette.turns(), job.epoch());
+        return key == null || vignette.choices() == null ? key : withChoices(key, vignette.choices());
+    }
+
+    /**
+     * The key of a multiple-choice vignette's request: the key of its prompt's, with each
+     * continuation asked after it. Its own version line keeps it from ever equalling a generation
+     * request's key.
+     */
+    static String withChoices(String promptKey, Choices choices) {
+        StringBuilder text = new StringBuilder(256).append(VERSION).append(" loglikelihood\nprompt ")
+                .append(promptKey);
+        for (int i = 0; i < choices.size(); i++) {
+            text.append("\ncontinuation ").append(quote(choices.continuation(i)));
+        }
+        return HexFormat.of().formatHex(sha256(text.toString().getBytes(StandardCharsets.UTF_8)));
     }
 
     /**

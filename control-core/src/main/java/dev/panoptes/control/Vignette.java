@@ -19,13 +19,19 @@ import java.util.Map;
  *                 vignette, else at least one message, the last of them from the user
  * @param scorer   how to score this vignette's answer, overriding the run's scorer (for example
  *                 {@code "numeric:0.01"}); null for the run's
+ * @param choices  for a multiple-choice vignette scored by log-likelihood, its choices, each a
+ *                 continuation of {@code prompt} (which it then needs: a chat has no prompt
+ *                 log-probabilities), and {@code expected} is the right choice's index from 0;
+ *                 null for a vignette whose answer the model generates
  */
 public record Vignette(String id, String prompt, String expected, Map<String, Object> metadata,
-                       List<ChatMessage> messages, String scorer) {
+                       List<ChatMessage> messages, String scorer, Choices choices) {
     /**
      * @throws IllegalArgumentException when the id is missing or empty, when both or neither of
-     *                                  prompt and messages are given, when the prompt is empty, or
-     *                                  when the messages do not end with a user message
+     *                                  prompt and messages are given, when the prompt is empty,
+     *                                  when the messages do not end with a user message, or when
+     *                                  choices come with a chat, or with an expected answer that
+     *                                  is not the index of one of them
      */
     public Vignette {
         if (id == null || id.isEmpty()) {
@@ -51,6 +57,52 @@ public record Vignette(String id, String prompt, String expected, Map<String, Ob
         if (scorer != null && scorer.isBlank()) {
             scorer = null;
         }
+        if (choices != null) {
+            if (!messages.isEmpty()) {
+                throw new IllegalArgumentException("vignette '" + id + "' has choices and a chat; a multiple-choice"
+                        + " vignette is scored by the log-probability of each choice after a plain-text prompt,"
+                        + " which chat APIs do not give: give it a prompt instead of messages");
+            }
+            if (expected != null && !expected.isEmpty() && choiceIndex(expected, choices.size()) < 0) {
+                throw new IllegalArgumentException("vignette '" + id + "' expects '" + expected + "', which is not"
+                        + " the index of one of its " + choices.size() + " choices (0 to " + (choices.size() - 1) + ")");
+            }
+        }
+    }
+
+    /** A vignette that is not multiple choice. */
+    public Vignette(String id, String prompt, String expected, Map<String, Object> metadata,
+                    List<ChatMessage> messages, String scorer) {
+        this(id, prompt, expected, metadata, messages, scorer, null);
+    }
+
+    /** A multiple-choice prompt vignette: the right choice's index is {@code target}, or null when unknown. */
+    public static Vignette multipleChoice(String id, String prompt, Choices choices, Integer target,
+                                          Map<String, Object> metadata) {
+        return new Vignette(id, prompt, target == null ? null : Integer.toString(target), metadata, List.of(), null,
+                choices);
+    }
+
+    /** True when this vignette is multiple choice, scored by log-likelihood ({@link #choices}). */
+    public boolean isMultipleChoice() {
+        return choices != null;
+    }
+
+    /**
+     * The choice index an expected answer names: a decimal index from 0 below {@code size}, or -1
+     * when it names none.
+     */
+    public static int choiceIndex(String expected, int size) {
+        if (expected == null || expected.isEmpty() || expected.length() > 9) {
+            return -1;
+        }
+        for (int i = 0; i < expected.length(); i++) {
+            if (expected.charAt(i) < '0' || expected.charAt(i) > '9') {
+                return -1;
+            }
+        }
+        int index = Integer.parseInt(expected);
+        return index < size ? index : -1;
     }
 
     /** A prompt vignette with an expected answer and metadata. */
@@ -100,6 +152,10 @@ public record Vignette(String id, String prompt, String expected, Map<String, Ob
     public Vignette withTurnsBefore(List<ChatMessage> before) {
         if (before.isEmpty()) {
             return this;
+        }
+        if (choices != null) {
+            throw new IllegalArgumentException("vignette '" + id + "' is multiple choice, scored after a plain-text"
+                    + " prompt: chat few-shot turns (--few-shot) cannot go before it; put examples in its prompt");
         }
         List<ChatMessage> own = turns();
         int systems = 0;

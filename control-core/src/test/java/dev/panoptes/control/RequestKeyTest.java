@@ -24,6 +24,20 @@ class RequestKeyTest {
     }
 
     @Test
+    void aMultipleChoiceVignettesKeyCoversItsContinuationsAndNeverEqualsItsPromptsChatKey() {
+        Vignette chat = new Vignette("q", "What is 1+1?", null, Map.of());
+        Vignette mc = Vignette.multipleChoice("q", "What is 1+1?", new Choices(List.of("2", "3")), 0, Map.of());
+        Vignette otherChoices = Vignette.multipleChoice("q", "What is 1+1?", new Choices(List.of("2", "4")), 0,
+                Map.of());
+        Vignette otherDelimiter = Vignette.multipleChoice("q", "What is 1+1?", new Choices(List.of("2", "3"), "\n"),
+                0, Map.of());
+        Job job = new Job(JobId.of("run1-m-e0-0000"), new EvalSpec("s", List.of(chat), ZERO.withModel("m")), "run1", 0);
+
+        assertThat(List.of(RequestKey.of(job, mc), RequestKey.of(job, otherChoices), RequestKey.of(job, otherDelimiter),
+                RequestKey.of(job, chat))).doesNotHaveDuplicates().allSatisfy(k -> assertThat(k).hasSize(64));
+    }
+
+    @Test
     void everyFieldSentToTheModelAndTheEpochChangeTheKey() {
         String base = RequestKey.of("m", ZERO, TURNS, 0);
         assertThat(List.of(

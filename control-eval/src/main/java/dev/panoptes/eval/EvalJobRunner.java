@@ -121,7 +121,7 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
             ModelResponse r;
             long startNanos = System.nanoTime();
             try {
-                r = client.complete(request(job, i));
+                r = v.isMultipleChoice() ? loglikelihood(job, i) : client.complete(request(job, i));
             } catch (ControlException e) {
                 if (e.scope() == FailureScope.JOB) {
                     records.add(failedAnswer(where, v, spec, startNanos, e));
@@ -176,6 +176,33 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
      */
     public static ModelRequest request(Job job, int index) {
         return ModelRequest.of(job.spec().vignettes().get(index), job.spec().params());
+    }
+
+    /**
+     * Starts the call for the job's vignette at {@code index}: a log-likelihood request for a
+     * multiple-choice vignette, else a chat completion. Never blocks.
+     */
+    static CompletableFuture<ModelResponse> call(ModelClient client, Job job, int index) {
+        Vignette v = job.spec().vignettes().get(index);
+        return v.isMultipleChoice() ? client.loglikelihoodAsync(LoglikelihoodRequest.of(v, job.spec().params()))
+                : client.completeAsync(request(job, index));
+    }
+
+    /** A multiple-choice vignette's log-likelihoods, waited for; fails as {@link ModelClient#complete} does. */
+    private ModelResponse loglikelihood(Job job, int index) throws InterruptedException {
+        CompletableFuture<ModelResponse> call = call(client, job, index);
+        try {
+            return call.get();
+        } catch (InterruptedException e) {
+            call.cancel(true);
+            throw e;
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable t = e.getCause();
+            if (t instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new WorkerException("the model call failed unexpectedly: " + t, t);
+        }
     }
 
     /** A job's place where a vignette failed, as messages name it. */

@@ -55,6 +55,19 @@ public interface ModelClient {
     CompletableFuture<ModelResponse> completeAsync(ModelRequest request);
 
     /**
+     * Asks for the log-likelihood of each choice of a multiple-choice vignette; the answer's text
+     * is {@link dev.panoptes.control.score.ChoiceLoglikelihoods}' JSON. Returns at once, as
+     * {@link #completeAsync} does, and fails as it does; a client whose model API cannot give
+     * prompt log-probabilities fails with a {@link dev.panoptes.control.WorkerFaultException}
+     * saying so, since another worker's API may. This default is such a client. Any thread.
+     */
+    default CompletableFuture<ModelResponse> loglikelihoodAsync(LoglikelihoodRequest request) {
+        return CompletableFuture.failedFuture(new dev.panoptes.control.WorkerFaultException("this worker's model"
+                + " client (" + getClass().getSimpleName() + ") cannot ask for log-likelihoods, which multiple-choice"
+                + " vignettes need"));
+    }
+
+    /**
      * How many answers of the model API were HTTP 429 (too many requests) since this client was
      * made, retried ones included; 0 when the client does not count them. Any thread.
      */

@@ -122,7 +122,7 @@ final class StartedJob extends CompletableFuture<JobOutcome> {
         long startNanos = System.nanoTime();
         CompletableFuture<ModelResponse> call;
         try {
-            call = client.completeAsync(EvalJobRunner.request(job, index));
+            call = EvalJobRunner.call(client, job, index);
         } catch (RuntimeException e) {
             // Thrown before any call: judged as a failed call would be.
             permits.release();

@@ -33,7 +33,8 @@ import java.util.function.Consumer;
         usageHelpWidth = 100,
         mixinStandardHelpOptions = true,
         description = {
-            "Serves a stub OpenAI-compatible model API (GET /v1/models, POST /v1/chat/completions) until Ctrl-C,"
+            "Serves a stub OpenAI-compatible model API (GET /v1/models, POST /v1/chat/completions, POST"
+                    + " /v1/completions with echo and logprobs, POST /tokenize) until Ctrl-C,"
                     + " for trying Panoptes without a model: point a worker's --model-api at the URL it prints.",
             "It answers arithmetic prompts of the form 'What is A + B?' (also - and *), as models "
                     + DemoCommand.MODEL + " (wrong on purpose about one time in ten) and " + DemoCommand.SMALL_MODEL
@@ -73,6 +74,12 @@ final class StubModelCommand implements Callable<Integer> {
                     + " turn, and their latency starts when they get one. Default: ${DEFAULT-VALUE}.")
     private int concurrency;
 
+    @Option(names = "--no-prompt-logprobs", order = 40,
+            description = "Answer /v1/completions as a server without prompt log-probabilities does (llama.cpp's"
+                    + " server: echo ignored, the generated token's log-probability only), to see a worker refuse"
+                    + " log-likelihood (multiple-choice) jobs. By default it answers as vLLM does.")
+    private boolean noPromptLogprobs;
+
     /** Counted down to stop; null to stop on Ctrl-C or SIGTERM. */
     private final CountDownLatch stop;
     private final Consumer<StubModelServer> onListening;
@@ -103,6 +110,7 @@ final class StubModelCommand implements Callable<Integer> {
         StubModelServer server;
         try {
             server = StubModelServer.start(bind, latency, concurrency);
+            server.servePromptLogprobs(!noPromptLogprobs);
         } catch (BindException e) {
             throw new IOException("cannot listen on " + listen.getHostString() + ":" + listen.getPort() + " ("
                     + e.getMessage() + "); is another stub model or model server running there? Pick another port"

@@ -22,6 +22,7 @@ import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.store.Scoring;
+import dev.panoptes.control.Vignette;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.control.suite.RunManifest;
 import dev.panoptes.control.suite.Suite;
@@ -407,6 +408,7 @@ public final class CoordinatorRun {
             store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(RunLines.plan(settings, suite, plan));
+            suite.notes().forEach(progress::message);
             InetSocketAddress address = server == null ? null : server.address();
             if (server == null) {
                 progress.message(RunLines.inProcess(inProcessWorker, target, settings));
@@ -485,11 +487,15 @@ public final class CoordinatorRun {
             // The suite and its plan are the largest thing on the heap (about twice the suite
             // file), and the summary reads every answer back: they are let go first, or a run of a
             // million vignettes under -Xmx of three times its file ran out of heap here.
+            // Multiple-choice answers are short, and their other metrics (acc_norm) are recomputed
+            // from them: such a run's summary reads them back whole.
+            boolean multipleChoice = suite.vignettes().stream().anyMatch(Vignette::isMultipleChoice);
             planned = null;
             suite = null;
             plan = null;
             frames = null;
-            RunData figures = RunDataLoader.loadFigures(store, runId, current.number());
+            RunData figures = multipleChoice ? RunDataLoader.load(store, runId, current.number())
+                    : RunDataLoader.loadFigures(store, runId, current.number());
             summary = RunSummary.of(jobCount, answerCount, report, figures, settings.groupBy(),
                     FailedAnswers.of(figures));
             if (adminNow != null) {

@@ -8,6 +8,7 @@ import dev.panoptes.control.suite.RunManifest;
 import dev.panoptes.control.suite.SuiteFormatException;
 import dev.panoptes.control.suite.SuiteSubset;
 import dev.panoptes.eval.EvalJobRunner;
+import dev.panoptes.eval.LoglikelihoodRequest;
 import dev.panoptes.eval.http.ChatRequestBody;
 
 import java.io.IOException;
@@ -93,7 +94,13 @@ public final class DryRun {
                 out.println();
                 out.println("job " + job.id() + ", vignette " + job.spec().vignettes().get(i).id() + ":");
                 // Every job of a planned run names its model, so no worker's default is needed.
-                out.println(ChatRequestBody.json(EvalJobRunner.request(job, i), null, true));
+                Vignette v = job.spec().vignettes().get(i);
+                if (v.isMultipleChoice()) {
+                    out.println("(multiple choice: to /completions, one prompt per choice, for their log-likelihoods)");
+                    out.println(ChatRequestBody.json(LoglikelihoodRequest.of(v, job.spec().params()), null));
+                } else {
+                    out.println(ChatRequestBody.json(EvalJobRunner.request(job, i), null, true));
+                }
             }
             if (printed == shown) {
                 return;

@@ -54,9 +54,16 @@ final class RunSuites {
         List<ChatMessage> shots = new FewShotReader().read(fewShot);
         List<Vignette> withShots = new ArrayList<>(suite.vignettes().size());
         for (Vignette v : suite.vignettes()) {
-            withShots.add(v.withTurnsBefore(shots));
+            try {
+                withShots.add(v.withTurnsBefore(shots));
+            } catch (IllegalArgumentException e) {
+                problems.add(e.getMessage());
+            }
         }
-        return new Suite(suite.name(), withShots, suite.sha256(), suite.lines());
+        if (!problems.isEmpty()) {
+            throw new SuiteFormatException(fewShot.toString(), problems.subList(0, Math.min(problems.size(), 10)));
+        }
+        return suite.withVignettes(withShots, suite.lines());
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.panoptes.coordinator;
 import dev.panoptes.control.Plural;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.schedule.RunReport;
+import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.PairedDifference;
@@ -171,7 +172,10 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
      * the scorer and the scoring they come from.
      */
     public static void renderAccuracy(StringBuilder sb, RunStats stats) {
-        String scorer = stats.info().scorer() == null ? "" : " (" + stats.info().scorer()
+        // Multiple-choice vignettes are scored acc whatever the run's text scorer (RunScoring.specFor).
+        String runScorer = !stats.choiceMetrics().isEmpty() && !Scorers.isLoglikelihood(stats.info().scorer())
+                ? "acc" : stats.info().scorer();
+        String scorer = runScorer == null ? "" : " (" + runScorer
                 + (stats.info().scoring() == null ? "" : ", scoring " + stats.info().scoring().number()) + ")";
         boolean any = stats.models().stream().anyMatch(m -> m.scored() > 0);
         if (!any) {
@@ -195,6 +199,16 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
             for (Map.Entry<String, Estimate> g : m.byGroup().entrySet()) {
                 sb.append("      ").append(stats.groupBy()).append('=').append(g.getKey()).append(": ")
                         .append(line(g.getValue())).append('\n');
+            }
+        }
+        for (Map.Entry<String, Map<String, Estimate>> metric : stats.choiceMetrics().byMetric().entrySet()) {
+            if (metric.getKey().equals(runScorer)) {
+                continue;
+            }
+            sb.append("  ").append(metric.getKey()).append(" (multiple choice, recomputed from the answers'"
+                    + " log-likelihoods); 95% CI: ").append(Accuracy.METHOD).append(":\n");
+            for (Map.Entry<String, Estimate> m : metric.getValue().entrySet()) {
+                sb.append("    ").append(m.getKey()).append(": ").append(line(m.getValue())).append('\n');
             }
         }
         if (!stats.comparison().isEmpty()) {

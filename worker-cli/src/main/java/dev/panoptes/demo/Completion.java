@@ -14,7 +14,7 @@ import com.fasterxml.jackson.core.io.JsonStringEncoder;
  * @param promptTokens     the words in the prompt
  * @param completionTokens the words in the answer
  */
-record Completion(String model, String text, int promptTokens, int completionTokens) {
+record Completion(String model, String text, int promptTokens, int completionTokens) implements StubAnswer {
     /** The answer to {@code request}: {@link StubModelServer#answer(String, String, Long)}, with its word counts. */
     static Completion answering(ChatRequest request) {
         String text = StubModelServer.answer(request.prompt(), request.model(), request.seed());
@@ -27,7 +27,8 @@ record Completion(String model, String text, int promptTokens, int completionTok
      * @param id      the number in its id, {@code chatcmpl-<id>}
      * @param created when it was made, in seconds since the epoch
      */
-    String json(long id, long created) {
+    @Override
+    public String json(long id, long created) {
         StringBuilder json = new StringBuilder(256 + model.length() + text.length());
         json.append("{\"id\":\"chatcmpl-").append(id)
                 .append("\",\"object\":\"chat.completion\",\"created\":").append(created)

@@ -56,6 +56,12 @@ import java.util.regex.Pattern;
  * and with vLLM's wording, as a real server answers an over-long prompt. So a test makes one
  * vignette of a suite fail for what it holds by making its prompt long enough.
  *
+ * <p>It also serves OpenAI's text completions, {@code POST /v1/completions}, with {@code echo}
+ * and {@code logprobs} as vLLM does (see {@link TextCompletion}: deterministic prompt
+ * log-probabilities that favour the right answer to an arithmetic question most of the time),
+ * and {@code POST /tokenize}; {@link #servePromptLogprobs(boolean) servePromptLogprobs(false)}
+ * makes it answer as a server without prompt log-probabilities (llama.cpp's) does.
+ *
  * <p>Thread-safe; {@link #close()} stops it.
  */
 public final class StubModelServer implements AutoCloseable {
@@ -101,6 +107,8 @@ public final class StubModelServer implements AutoCloseable {
     private int answering;
     /** Completions admitted while every turn was taken, oldest first; each starts its latency when a turn ends. */
     private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
+    /** Whether {@code /v1/completions} returns prompt log-probabilities (vLLM) or not (llama.cpp's server). */
+    private volatile boolean promptLogprobs = true;
 
     private StubModelServer(HttpServer server, ExecutorService handlers, ScheduledExecutorService timer,
             Duration latency, int turns, int maxConcurrent) {
@@ -144,6 +152,8 @@ public final class StubModelServer implements AutoCloseable {
         StubModelServer stub = new StubModelServer(http, handlers, timer, latency, threads, maxConcurrent);
         http.createContext("/v1/chat/completions", stub::handleCompletion);
         http.createContext("/v1/models", stub::handleModels);
+        http.createContext("/v1/completions", stub::handleTextCompletion);
+        http.createContext("/tokenize", stub::handleTokenize);
         http.setExecutor(handlers);
         http.start();
         log.info("stub model API listening on {}", stub.baseUrl());
@@ -203,6 +213,15 @@ public final class StubModelServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Makes {@code /v1/completions} answer as a server without prompt log-probabilities does
+     * (llama.cpp's: {@code echo} ignored, the generated token's log-probability only), or as vLLM
+     * does again; vLLM's way is the default. Any thread; applies to requests read from then on.
+     */
+    public void servePromptLogprobs(boolean serve) {
+        this.promptLogprobs = serve;
+    }
+
     /** Completions served so far. */
     public long requestCount() {
         return requests.get();
@@ -246,9 +265,18 @@ public final class StubModelServer implements AutoCloseable {
      * errors, and every answer when the latency is zero, are sent at once from here.
      */
     private void handleCompletion(HttpExchange exchange) throws IOException {
+        serveClosing(exchange, this::readChat);
+    }
+
+    /** Handles one text completion ({@code /v1/completions}, see {@link TextCompletion}) as a chat completion is. */
+    private void handleTextCompletion(HttpExchange exchange) throws IOException {
+        serveClosing(exchange, this::readText);
+    }
+
+    private void serveClosing(HttpExchange exchange, Reader reader) throws IOException {
         boolean answersLater = false;
         try {
-            answersLater = serve(exchange);
+            answersLater = serve(exchange, reader);
         } finally {
             if (!answersLater) {
                 exchange.close();
@@ -256,21 +284,41 @@ public final class StubModelServer implements AutoCloseable {
         }
     }
 
+    /** Reads a request body into its answer; throws IllegalArgumentException with what a 400 says. */
+    @FunctionalInterface
+    private interface Reader {
+        StubAnswer read(InputStream in) throws IOException;
+    }
+
+    private StubAnswer readChat(InputStream in) throws IOException {
+        try (JsonParser json = mapper.createParser(in)) {
+            ChatRequest request = ChatRequest.read(json);
+            if (request == null) {
+                throw new IllegalArgumentException("messages is required");
+            }
+            return Completion.answering(request);
+        }
+    }
+
+    private StubAnswer readText(InputStream in) throws IOException {
+        return TextCompletion.answering(mapper.readTree(in), promptLogprobs);
+    }
+
     /** Answers a completion now, or schedules its answer; true when scheduled (the exchange is then the timer's). */
-    private boolean serve(HttpExchange exchange) throws IOException {
+    private boolean serve(HttpExchange exchange, Reader reader) throws IOException {
         if (!"POST".equals(exchange.getRequestMethod())) {
             send(exchange, 405, "{\"error\":{\"message\":\"use POST\",\"type\":\"invalid_request_error\"}}");
             return false;
         }
-        ChatRequest request;
-        try (InputStream in = exchange.getRequestBody(); JsonParser json = mapper.createParser(in)) {
-            request = ChatRequest.read(json);
+        StubAnswer completion;
+        try (InputStream in = exchange.getRequestBody()) {
+            completion = reader.read(in);
         } catch (IOException e) {
             send(exchange, 400, "{\"error\":{\"message\":\"body is not JSON\",\"type\":\"invalid_request_error\"}}");
             return false;
-        }
-        if (request == null) {
-            send(exchange, 400, "{\"error\":{\"message\":\"messages is required\",\"type\":\"invalid_request_error\"}}");
+        } catch (IllegalArgumentException e) {
+            send(exchange, 400, mapper.createObjectNode().set("error", mapper.createObjectNode()
+                    .put("message", e.getMessage()).put("type", "invalid_request_error")).toString());
             return false;
         }
         Slot slot = admit();
@@ -281,13 +329,12 @@ public final class StubModelServer implements AutoCloseable {
         }
         boolean scheduled = false;
         try {
-            if (request.promptTokens() > CONTEXT_TOKENS) {
+            if (completion.promptTokens() > CONTEXT_TOKENS) {
                 refused.incrementAndGet();
                 slot.release();
-                send(exchange, 400, contextLengthExceeded(request.promptTokens()));
+                send(exchange, 400, contextLengthExceeded(completion.promptTokens()));
                 return false;
             }
-            Completion completion = Completion.answering(request);
             if (latency.isZero()) {
                 // No latency to wait out: answered here, on the handler thread, without a turn.
                 peakServing.accumulateAndGet(serving.incrementAndGet(), Math::max);
@@ -309,7 +356,7 @@ public final class StubModelServer implements AutoCloseable {
     }
 
     /** A completion decided and waiting to be answered after its latency; its exchange is no handler's any more. */
-    private record Pending(HttpExchange exchange, Completion completion, Slot slot) {
+    private record Pending(HttpExchange exchange, StubAnswer completion, Slot slot) {
     }
 
     /** Starts the call's latency now when a turn is free, else queues it behind the others. */
@@ -361,7 +408,7 @@ public final class StubModelServer implements AutoCloseable {
         }
     }
 
-    private void sendCompletion(HttpExchange exchange, Completion completion, Slot slot) throws IOException {
+    private void sendCompletion(HttpExchange exchange, StubAnswer completion, Slot slot) throws IOException {
         String json = completion.json(requests.incrementAndGet(), System.currentTimeMillis() / 1000);
         // Released before the answer goes out: a client that sends its next call as soon as it
         // reads this answer must not find this call still counted, in peakConcurrency or against
@@ -412,6 +459,40 @@ public final class StubModelServer implements AutoCloseable {
                 + " tokens. However, you requested " + promptTokens + " tokens in the messages. Please reduce"
                 + " the length of the messages.\",\"type\":\"invalid_request_error\",\"param\":\"messages\","
                 + "\"code\":\"context_length_exceeded\"}}";
+    }
+
+    /**
+     * {@code POST /tokenize}, as vLLM ({@code {"prompt"}}) and llama.cpp's server ({@code {"content"}})
+     * serve it: the token ids of the text in {@link StubTokenizer}'s vocabulary, their count, the
+     * context length, and each token's text.
+     */
+    private void handleTokenize(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            com.fasterxml.jackson.databind.JsonNode body;
+            try (InputStream in = exchange.getRequestBody()) {
+                body = mapper.readTree(in);
+            } catch (IOException e) {
+                send(exchange, 400, "{\"error\":{\"message\":\"body is not JSON\",\"type\":\"invalid_request_error\"}}");
+                return;
+            }
+            com.fasterxml.jackson.databind.JsonNode text = body == null ? null
+                    : body.has("prompt") ? body.get("prompt") : body.get("content");
+            if (text == null || !text.isTextual()) {
+                send(exchange, 400, "{\"error\":{\"message\":\"prompt (or content) is required, as text\","
+                        + "\"type\":\"invalid_request_error\"}}");
+                return;
+            }
+            com.fasterxml.jackson.databind.node.ObjectNode answer = mapper.createObjectNode();
+            com.fasterxml.jackson.databind.node.ArrayNode ids = answer.putArray("tokens");
+            com.fasterxml.jackson.databind.node.ArrayNode strings = mapper.createArrayNode();
+            List<StubTokenizer.Token> tokens = StubTokenizer.tokens(text.asText());
+            for (StubTokenizer.Token t : tokens) {
+                ids.add(t.id());
+                strings.add(t.text());
+            }
+            answer.put("count", tokens.size()).put("max_model_len", CONTEXT_TOKENS).set("token_strs", strings);
+            send(exchange, 200, answer.toString());
+        }
     }
 
     private void handleModels(HttpExchange exchange) throws IOException {

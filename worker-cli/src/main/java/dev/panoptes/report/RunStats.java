@@ -57,10 +57,12 @@ public final class RunStats {
     private final List<WorkerStats> workers;
     private final List<Comparison> comparison;
     private final CacheHits cacheHits;
+    private final ChoiceMetrics choiceMetrics;
 
     private RunStats(RunInfo info, String groupBy, List<ModelStats> models, List<WorkerStats> workers,
-                     List<Comparison> comparison, CacheHits cacheHits) {
+                     List<Comparison> comparison, CacheHits cacheHits, ChoiceMetrics choiceMetrics) {
         this.cacheHits = cacheHits;
+        this.choiceMetrics = choiceMetrics;
         this.info = info;
         this.groupBy = groupBy;
         this.models = List.copyOf(models);
@@ -102,7 +104,16 @@ public final class RunStats {
             }
         }
         return new RunStats(data.info(), key, models, WorkerStats.of(data), comparison,
-                new CacheHits(cached, sources, new Usage(cachedPrompt, cachedCompletion)));
+                new CacheHits(cached, sources, new Usage(cachedPrompt, cachedCompletion)),
+                ChoiceMetrics.of(data, modelNames));
+    }
+
+    /**
+     * lm-eval's multiple-choice metrics of the run's answers asked by log-likelihood, recomputed
+     * from the answers; empty when it has none.
+     */
+    public ChoiceMetrics choiceMetrics() {
+        return choiceMetrics;
     }
 
     /** The run's header. */

@@ -102,6 +102,36 @@ class FaultIsolationIT {
         assertThat(jars.log(stuck)).contains("cancelled by coordinator");
     }
 
+    @Test
+    void aWorkerWhoseApiHasNoPromptLogprobsRefusesMultipleChoiceJobsWhileACapableOneBesideItRunsThem()
+            throws Exception {
+        StubModelServer vllmLike = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMillis(5), 32));
+        StubModelServer llamaLike = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMillis(5), 32));
+        llamaLike.servePromptLogprobs(false);
+        Path db = dir.resolve("mc.db");
+        Path suite = Path.of("..", "evals", "arithmetic-mc.jsonl").toAbsolutePath().normalize();
+        Process coordinator = jars.start("coordinator", "--suite", suite.toString(), "--model", MODEL, "--db",
+                db.toString(), "--listen", "127.0.0.1:0", "--job-size", "4", "--heartbeat-interval", "1s",
+                "--wait-for-workers", "2m");
+        String address = jars.awaitListening(coordinator);
+
+        // The incapable worker first, alone: it must refuse, never store an answer at chance.
+        Process llama = startWorker(address, "llama", llamaLike.baseUrl().toString());
+        jars.awaitOutput(coordinator, "worker llama quarantined");
+        startWorker(address, "vllm", vllmLike.baseUrl().toString());
+
+        jars.assertExitCode(coordinator, 0);
+        String printed = jars.log(coordinator);
+        assertThat(printed).contains("Run complete").contains("answers:     40 of 40 stored, 0 missing")
+                .contains("does not return prompt log-probabilities").contains("acc_norm");
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            List<StoredRecord> records = new ArrayList<>();
+            store.forEachRecord(records::add);
+            assertThat(records).hasSize(40).extracting(StoredRecord::workerId).containsOnly("vllm");
+        }
+        assertThat(llama.isAlive()).as("refusing these jobs is not a reason to exit").isTrue();
+    }
+
     private Process startCoordinator(Path db, String... extra) throws IOException {
         Path suite = dir.resolve("math.jsonl");
         StringBuilder lines = new StringBuilder();

@@ -57,9 +57,15 @@ public final class RunScoring implements RecordScoring {
         return defaultSpec;
     }
 
-    /** The spec that scores {@code v}: its own, or the run's. */
+    /**
+     * The spec that scores {@code v}: its own, or the run's; for a multiple-choice vignette whose
+     * run scorer is not a log-likelihood one, {@code acc} (a text scorer cannot read its answer).
+     */
     public String specFor(Vignette v) {
-        return v.scorer() != null ? v.scorer() : defaultSpec;
+        if (v.scorer() != null) {
+            return v.scorer();
+        }
+        return v.isMultipleChoice() && !Scorers.isLoglikelihood(defaultSpec) ? "acc" : defaultSpec;
     }
 
     @Override

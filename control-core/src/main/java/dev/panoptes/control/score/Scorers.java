@@ -17,10 +17,15 @@ public final class Scorers {
     private static final String JUDGE = "judge";
     private static final String VALID_FORMS = "valid forms: exact, normalized, includes, regex:PATTERN"
             + " (with a capturing group), numeric, numeric:TOL, numeric:TOL% (TOL absolute, or relative with %),"
-            + " choice; judge and judge:MODEL are model-graded and handled by JudgeRubric";
+            + " choice, and for multiple-choice vignettes asked by log-likelihood acc, acc_norm and acc_bytes;"
+            + " judge and judge:MODEL are model-graded and handled by JudgeRubric";
     private static final List<String> NAMES = List.of(
             ExactScorer.SPEC, NormalizedScorer.SPEC, IncludesScorer.SPEC, "regex", NumericScorer.NAME,
-            ChoiceScorer.SPEC, JUDGE);
+            ChoiceScorer.SPEC, LoglikelihoodScorer.ACC, LoglikelihoodScorer.ACC_NORM, LoglikelihoodScorer.ACC_BYTES,
+            JUDGE);
+    /** The scorers of multiple-choice vignettes asked by log-likelihood, lm-eval's metrics. */
+    private static final List<String> LOGLIKELIHOOD = List.of(LoglikelihoodScorer.ACC, LoglikelihoodScorer.ACC_NORM,
+            LoglikelihoodScorer.ACC_BYTES);
 
     private Scorers() {
     }
@@ -60,6 +65,10 @@ public final class Scorers {
                     return noArgument(spec, argument, new IncludesScorer());
                 case ChoiceScorer.SPEC:
                     return noArgument(spec, argument, new ChoiceScorer());
+                case LoglikelihoodScorer.ACC:
+                case LoglikelihoodScorer.ACC_NORM:
+                case LoglikelihoodScorer.ACC_BYTES:
+                    return noArgument(spec, argument, new LoglikelihoodScorer(name));
                 case NumericScorer.NAME:
                     return argument == null ? NumericScorer.withDefaultTolerance() : NumericScorer.parse(argument);
                 case "regex":
@@ -95,6 +104,19 @@ public final class Scorers {
     public static boolean isJudge(String spec) {
         return spec != null && (spec.equals(JUDGE)
                 || spec.startsWith(JUDGE + ":") && !spec.substring(JUDGE.length() + 1).isBlank());
+    }
+
+    /**
+     * True for the scorers of multiple-choice vignettes asked by log-likelihood: {@code acc},
+     * {@code acc_norm} and {@code acc_bytes}.
+     */
+    public static boolean isLoglikelihood(String spec) {
+        return spec != null && LOGLIKELIHOOD.contains(spec);
+    }
+
+    /** The log-likelihood scorers, {@code acc}, {@code acc_norm} and {@code acc_bytes}, in that order. */
+    public static List<String> loglikelihoodNames() {
+        return LOGLIKELIHOOD;
     }
 
     private static Scorer noArgument(String spec, String argument, Scorer scorer) {

@@ -15,8 +15,10 @@ import java.util.Optional;
  * @param sha256    hex SHA-256 of the suite's content
  * @param lines     the file line of each vignette, in the same order, for messages; empty when
  *                  not known (a suite not read from a JSONL file)
+ * @param notes     what a person should know about how the file was read (the fields its lines
+ *                  hold that Panoptes does not use), one sentence each; empty when nothing
  */
-public record Suite(String name, List<Vignette> vignettes, String sha256, List<Integer> lines) {
+public record Suite(String name, List<Vignette> vignettes, String sha256, List<Integer> lines, List<String> notes) {
     /** @throws IllegalArgumentException when there is no vignette, or lines are given but not one each */
     public Suite {
         Objects.requireNonNull(name, "name");
@@ -26,10 +28,21 @@ public record Suite(String name, List<Vignette> vignettes, String sha256, List<I
         }
         Objects.requireNonNull(sha256, "sha256");
         lines = List.copyOf(lines);
+        notes = notes == null ? List.of() : List.copyOf(notes);
         if (!lines.isEmpty() && lines.size() != vignettes.size()) {
             throw new IllegalArgumentException("suite '" + name + "' has " + vignettes.size() + " vignettes but "
                     + lines.size() + " line numbers");
         }
+    }
+
+    /** A suite read without notes. */
+    public Suite(String name, List<Vignette> vignettes, String sha256, List<Integer> lines) {
+        this(name, vignettes, sha256, lines, List.of());
+    }
+
+    /** These vignettes, in place of this suite's, with its name, digest and notes. */
+    public Suite withVignettes(List<Vignette> vignettes, List<Integer> lines) {
+        return new Suite(name, vignettes, sha256, lines, notes);
     }
 
     /** A suite whose vignettes' lines are not known. */

@@ -18,6 +18,9 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Set;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -52,9 +55,11 @@ public final class SuiteReader {
         try (InputStream in = new DigestInputStream(new java.io.BufferedInputStream(Files.newInputStream(file),
                 1 << 16), sha256)) {
             List<Integer> lines = new ArrayList<>();
-            Optional<List<Vignette>> vignettes = codec.vignettes(in, lines);
+            Map<String, Integer> unused = new LinkedHashMap<>();
+            Optional<List<Vignette>> vignettes = codec.vignettes(in, lines, unused);
             if (vignettes.isPresent() && !vignettes.get().isEmpty()) {
-                return new Suite(name, vignettes.get(), HexFormat.of().formatHex(sha256.digest()), lines);
+                return new Suite(name, vignettes.get(), HexFormat.of().formatHex(sha256.digest()), lines,
+                        unusedNote(file.toString(), unused));
             }
         }
         try (InputStream in = Files.newInputStream(file)) {
@@ -80,6 +85,8 @@ public final class SuiteReader {
         List<Integer> lines = new ArrayList<>();
         List<String> problems = new ArrayList<>();
         Map<String, Integer> firstLineOfId = new HashMap<>();
+        Map<String, Integer> unused = new LinkedHashMap<>();
+        Set<String> lineUnused = new HashSet<>();
         var decoder = StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPORT)
                 .onUnmappableCharacter(CodingErrorAction.REPORT);
@@ -101,7 +108,11 @@ public final class SuiteReader {
                 if (line.isBlank()) {
                     continue;
                 }
-                Vignette v = parse(line, lineNo, problems);
+                Vignette v = parse(line, lineNo, problems, lineUnused);
+                for (String field : lineUnused) {
+                    unused.putIfAbsent(field, lineNo);
+                }
+                lineUnused.clear();
                 if (v == null) {
                     continue;
                 }
@@ -122,12 +133,31 @@ public final class SuiteReader {
         if (!problems.isEmpty()) {
             throw new SuiteFormatException(source, problems);
         }
-        return new Suite(name, vignettes, HexFormat.of().formatHex(sha256.digest()), lines);
+        return new Suite(name, vignettes, HexFormat.of().formatHex(sha256.digest()), lines,
+                unusedNote(source, unused));
     }
 
-    private Vignette parse(String line, int lineNo, List<String> problems) {
+    /**
+     * The note saying once per suite which fields its lines hold that Panoptes does not read, each with the
+     * first line that has it: a typo in a field name would otherwise leave answers unscored
+     * without a word.
+     */
+    private static List<String> unusedNote(String source, Map<String, Integer> unused) {
+        if (unused.isEmpty()) {
+            return List.of();
+        }
+        StringBuilder fields = new StringBuilder();
+        for (Map.Entry<String, Integer> e : unused.entrySet()) {
+            fields.append(fields.length() == 0 ? "" : ", ").append('"').append(e.getKey()).append("\" (first on line ")
+                    .append(e.getValue()).append(')');
+        }
+        return List.of(source + ": fields not used, ignored: " + fields + "; a vignette reads id, prompt or messages"
+                + " (or Inspect's input), expected (or target), choices, choiceDelimiter, metadata and scorer");
+    }
+
+    private Vignette parse(String line, int lineNo, List<String> problems, Set<String> unused) {
         try {
-            return codec.vignette(line, "vignette");
+            return codec.vignette(line, "vignette", unused);
         } catch (ProtocolException e) {
             problems.add("line " + lineNo + ": " + e.getMessage());
             return null;

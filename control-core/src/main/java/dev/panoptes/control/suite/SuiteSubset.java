@@ -105,7 +105,7 @@ public record SuiteSubset(List<String> sampleIds, Long shuffleSeed, Integer limi
             vignettes.add(suite.vignettes().get(i));
             suite.lineOf(i).ifPresent(lines::add);
         }
-        return new Suite(suite.name(), vignettes, suite.sha256(), lines);
+        return suite.withVignettes(vignettes, lines);
     }
 
     private List<Integer> chosenIndexes(Suite suite) {

@@ -164,6 +164,14 @@ public final class MessageCodec {
     }
 
     /**
+     * As {@link #vignette(String, String)}, adding to {@code unused} the name of every field of
+     * the object that Panoptes does not read (a typo, or a field of another tool's format).
+     */
+    public Vignette vignette(String json, String path, java.util.Set<String> unused) {
+        return lines.line(json, path, unused);
+    }
+
+    /**
      * Reads a JSONL stream of vignettes in one pass, for large suites.
      *
      * @return every vignette in order, or empty when any line is malformed, wrong or a duplicate:
@@ -179,7 +187,16 @@ public final class MessageCodec {
      * {@code lines}; what it added is meaningless when it returns empty.
      */
     public Optional<List<Vignette>> vignettes(InputStream jsonl, List<Integer> lines) {
-        return Optional.ofNullable(this.lines.suite(jsonl, lines));
+        return Optional.ofNullable(this.lines.suite(jsonl, lines, null));
+    }
+
+    /**
+     * As {@link #vignettes(InputStream, List)}, putting in {@code unused} each field name that
+     * lines hold and Panoptes does not read, with the first line that holds it.
+     */
+    public Optional<List<Vignette>> vignettes(InputStream jsonl, List<Integer> lines,
+                                              java.util.Map<String, Integer> unused) {
+        return Optional.ofNullable(this.lines.suite(jsonl, lines, unused));
     }
 
     /** A byte buffer whose first four bytes can be patched with the frame length. */

@@ -203,6 +203,14 @@ final class MessageEncoder {
         if (v.scorer() != null) {
             g.writeStringField("scorer", v.scorer());
         }
+        if (v.choices() != null) {
+            g.writeArrayFieldStart("choices");
+            for (String choice : v.choices().texts()) {
+                g.writeString(choice);
+            }
+            g.writeEndArray();
+            g.writeStringField("choiceDelimiter", v.choices().delimiter());
+        }
         if (v.expected() != null) {
             g.writeStringField("expected", v.expected());
         }

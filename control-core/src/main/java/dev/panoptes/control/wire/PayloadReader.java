@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.ObjectReader;
-import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
@@ -19,7 +18,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 import static dev.panoptes.control.wire.FieldReader.clampToInt;
 import static dev.panoptes.control.wire.FieldReader.integer;
@@ -40,11 +38,11 @@ import static dev.panoptes.control.wire.FieldReader.text;
  */
 final class PayloadReader {
     /** Reads one nested value; must not insist that nothing follows it, as the codec's mapper does. */
-    private final ObjectReader metadataReader;
+    private final VignetteReader vignettes;
 
     PayloadReader(ObjectMapper mapper) {
-        this.metadataReader = mapper.readerFor(LinkedHashMap.class)
-                .without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+        this.vignettes = new VignetteReader(mapper.readerFor(LinkedHashMap.class)
+                .without(DeserializationFeature.FAIL_ON_TRAILING_TOKENS));
     }
 
     /** A Job object: its id and its spec. */
@@ -106,49 +104,15 @@ final class PayloadReader {
     }
 
     /**
-     * A Vignette object: a prompt, or a chat of messages (then a prompt is not required), with
-     * its optional expected answer, scorer and metadata.
+     * A Vignette object (see {@link VignetteReader}); fields it does not read are skipped.
      */
     Vignette vignette(JsonParser p) throws IOException {
-        String id = null;
-        String prompt = null;
-        String expected = null;
-        Map<String, Object> metadata = null;
-        List<ChatMessage> messages = null;
-        String scorer = null;
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            switch (p.currentName()) {
-                case "id" -> id = text(p);
-                case "prompt" -> prompt = text(p);
-                case "expected" -> expected = text(p);
-                case "metadata" -> metadata = FieldReader.object(p) ? metadataReader.readValue(p) : null;
-                case "messages" -> messages = FieldReader.array(p, "an array") ? messages(p) : null;
-                case "scorer" -> scorer = text(p);
-                default -> skip(p);
-            }
-        }
-        if (messages == null || messages.isEmpty()) {
-            require(p, prompt, "prompt");
-            messages = List.of();
-        }
-        return new Vignette(require(p, id, "id"), prompt, expected, metadata, messages, scorer);
+        return vignettes.read(p, null);
     }
 
-    private static List<ChatMessage> messages(JsonParser p) throws IOException {
-        List<ChatMessage> messages = new ArrayList<>();
-        while (nextObject(p)) {
-            String role = null;
-            String content = null;
-            while (p.nextToken() == JsonToken.FIELD_NAME) {
-                switch (p.currentName()) {
-                    case "role" -> role = text(p);
-                    case "content" -> content = text(p);
-                    default -> skip(p);
-                }
-            }
-            messages.add(new ChatMessage(require(p, role, "role"), require(p, content, "content")));
-        }
-        return messages;
+    /** A Vignette object, with the name of every field it did not read added to {@code unused}. */
+    Vignette vignette(JsonParser p, java.util.Set<String> unused) throws IOException {
+        return vignettes.read(p, unused);
     }
 
     /** A JobOutcome object: the job's id and one record per vignette. */

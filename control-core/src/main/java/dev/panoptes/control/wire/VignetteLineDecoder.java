@@ -14,6 +14,7 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -45,8 +46,13 @@ final class VignetteLineDecoder {
      * @throws ProtocolException naming the bad field, or saying the text is not valid JSON
      */
     Vignette line(String json, String path) {
+        return line(json, path, null);
+    }
+
+    /** As {@link #line(String, String)}, adding the fields it did not read to {@code unused} (when not null). */
+    Vignette line(String json, String path, Set<String> unused) {
         try {
-            return lineInOnePass(json);
+            return lineInOnePass(json, unused);
         } catch (IOException | RuntimeException e) {
             // Malformed or wrong: read it again from its tree, which says how.
             return lineCarefully(json, path);
@@ -86,11 +92,15 @@ final class VignetteLineDecoder {
      * @throws IllegalArgumentException when a vignette's constructor refuses a value
      */
     Vignette lineInOnePass(String json) throws IOException {
+        return lineInOnePass(json, null);
+    }
+
+    private Vignette lineInOnePass(String json, Set<String> unused) throws IOException {
         try (JsonParser p = factory.createParser(json)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 throw new FieldReader.Fault(" is not an object");
             }
-            Vignette v = payloads.vignette(p);
+            Vignette v = payloads.vignette(p, unused);
             if (p.nextToken() != null) {
                 throw new FieldReader.Fault(" is followed by more JSON");
             }
@@ -102,9 +112,12 @@ final class VignetteLineDecoder {
      * A whole JSONL stream read with one parser: every vignette, in order, or null when anything
      * is off (malformed JSON, an object not alone on its line, a bad field, a duplicate id).
      *
-     * @param lines gets each vignette's line number (from 1); meaningless when this returns null
+     * @param lines  gets each vignette's line number (from 1); meaningless when this returns null
+     * @param unused gets each field name the vignettes have and Panoptes does not read, with the
+     *               first line that has it; null when nobody asks
      */
-    List<Vignette> suite(InputStream in, List<Integer> lines) {
+    List<Vignette> suite(InputStream in, List<Integer> lines, Map<String, Integer> unused) {
+        Set<String> lineUnused = unused == null ? null : new HashSet<>();
         try (JsonParser p = factory.createParser(in)) {
             List<Vignette> vignettes = new ArrayList<>();
             Set<String> ids = new HashSet<>();
@@ -115,9 +128,15 @@ final class VignetteLineDecoder {
                 if (t != JsonToken.START_OBJECT || line <= lastLine) {
                     return null;
                 }
-                Vignette v = payloads.vignette(p);
+                Vignette v = payloads.vignette(p, lineUnused);
                 if (p.currentTokenLocation().getLineNr() != line || !ids.add(v.id())) {
                     return null;
+                }
+                if (lineUnused != null && !lineUnused.isEmpty()) {
+                    for (String field : lineUnused) {
+                        unused.putIfAbsent(field, line);
+                    }
+                    lineUnused.clear();
                 }
                 lastLine = line;
                 vignettes.add(v);

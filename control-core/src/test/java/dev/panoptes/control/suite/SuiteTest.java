@@ -47,7 +47,7 @@ class SuiteTest {
                 {"id": "q1", "prompt": "again"}
                 [1, 2]
                 {"prompt": "no id"}
-                {"id": 7, "prompt": "numeric id"}
+                {"id": 7.5, "prompt": "fractional id"}
                 {"id": "q8", "prompt": "p", "metadata": "not an object"}
                 """);
         assertThatThrownBy(() -> reader.read(file))
@@ -57,7 +57,7 @@ class SuiteTest {
                         p -> assertThat(p).isEqualTo("line 4: duplicate vignette id 'q1' (first on line 1)"),
                         p -> assertThat(p).isEqualTo("line 5: vignette must be a JSON object, got an array"),
                         p -> assertThat(p).isEqualTo("line 6: vignette has no \"id\" field"),
-                        p -> assertThat(p).isEqualTo("line 7: vignette.id must be a string, got an integer"),
+                        p -> assertThat(p).isEqualTo("line 7: vignette.id must be a string or an integer, got a number"),
                         p -> assertThat(p).isEqualTo("line 8: vignette.metadata must be an object, got a string")))
                 .hasMessageStartingWith(file + " has 7 problems:")
                 .hasMessageContaining(file + ":4: duplicate vignette id 'q1'");

@@ -9,6 +9,7 @@ import dev.panoptes.eval.ModelResponse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -37,6 +38,9 @@ final class Call extends CompletableFuture<ModelResponse> {
     /** The model this call asks for; what its messages name. */
     private final String model;
     private final byte[] body;
+    /** Where its attempts post, and what reads a 2xx answer. */
+    private final URI endpoint;
+    private final Diagnosis.BodyReader reader;
     private final long start = System.nanoTime();
     private final long deadline;
     /** Guarded by this: attempts started. */
@@ -49,9 +53,19 @@ final class Call extends CompletableFuture<ModelResponse> {
     private String lastFailure;
 
     Call(Calls calls, String model, byte[] body) {
+        this(calls, model, body, calls.endpoint, null);
+    }
+
+    /**
+     * A call posting to {@code endpoint}, its 2xx answers read by {@code reader} (null for a chat
+     * completion's).
+     */
+    Call(Calls calls, String model, byte[] body, URI endpoint, Diagnosis.BodyReader reader) {
         this.calls = calls;
         this.model = model;
         this.body = body;
+        this.endpoint = endpoint;
+        this.reader = reader;
         this.deadline = start + calls.retries.retryBudget().toNanos();
     }
 
@@ -72,7 +86,7 @@ final class Call extends CompletableFuture<ModelResponse> {
             exchange = x;
         }
         x.whenComplete((answer, failure) -> attempted(attempt, x, answer, failure));
-        x.start(calls.transport.request("POST", calls.endpoint, body));
+        x.start(calls.transport.request("POST", endpoint, body));
     }
 
     /** An attempt ended: succeed, fail, or wait for the next one. */
@@ -86,7 +100,7 @@ final class Call extends CompletableFuture<ModelResponse> {
                 if (answer.status() == 429) {
                     calls.throttled();
                 }
-                ModelResponse r = calls.diagnosis.answer(answer, model);
+                ModelResponse r = calls.diagnosis.answer(answer, model, reader);
                 long latencyMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                 if (attempt > 1) {
                     log.info("{} (model {}) succeeded on attempt {} after {}", call(), model, attempt,
@@ -238,7 +252,7 @@ final class Call extends CompletableFuture<ModelResponse> {
     }
 
     private String call() {
-        return "POST " + calls.endpoint;
+        return "POST " + endpoint;
     }
 
     private String redact(String text) {

@@ -58,6 +58,21 @@ final class Calls {
         return call;
     }
 
+    /**
+     * Starts a call of {@code model} posting {@code body} to {@code endpoint}, whose 2xx answer
+     * {@code reader} reads; its first attempt goes out at once.
+     */
+    CompletableFuture<ModelResponse> start(String model, byte[] body, URI endpoint, Diagnosis.BodyReader reader) {
+        Call call = new Call(this, model, body, endpoint, reader);
+        live.add(call);
+        if (closed) {
+            call.abandon();
+            return call;
+        }
+        call.next();
+        return call;
+    }
+
     /** Fails every call in flight, and every call started from now on. */
     void close() {
         closed = true;

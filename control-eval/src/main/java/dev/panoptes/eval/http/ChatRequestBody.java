@@ -2,6 +2,7 @@ package dev.panoptes.eval.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.panoptes.eval.LoglikelihoodRequest;
 import dev.panoptes.eval.ModelRequest;
 
 import java.nio.charset.StandardCharsets;
@@ -49,5 +50,21 @@ public final class ChatRequestBody {
             throw new IllegalArgumentException("the request names no model and no default model is given");
         }
         return new String((indented ? INDENTED : COMPACT).requestBody(model, request), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The JSON body a worker posts to {@code /completions} for a multiple-choice vignette's
+     * log-likelihoods (see {@link HttpModelClient#loglikelihoodAsync}), indented for people.
+     *
+     * @throws IllegalArgumentException when neither the request nor {@code workerModel} names a model
+     */
+    public static String json(LoglikelihoodRequest request, String workerModel) {
+        Objects.requireNonNull(request, "request");
+        String model = request.params().model() != null ? request.params().model() : workerModel;
+        if (model == null) {
+            throw new IllegalArgumentException("the request names no model and no default model is given");
+        }
+        return new String(new TextCompletions(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT))
+                .requestBody(model, request), StandardCharsets.UTF_8);
     }
 }

@@ -39,13 +39,27 @@ final class Diagnosis {
         this.codec = codec;
     }
 
+    /** Reads a 2xx answer's body, or says what is wrong with it and whose fault that is. */
+    @FunctionalInterface
+    interface BodyReader {
+        ModelResponse read(String body) throws ChatCompletions.BadResponse;
+    }
+
     /** The answer to a 2xx, or why the attempt failed and whether another may help. */
     ModelResponse answer(Answer response, String model) throws AttemptFailure {
+        return answer(response, model, null);
+    }
+
+    /**
+     * As {@link #answer(Answer, String)}, the 2xx body read by {@code reader} (null for a chat
+     * completion's).
+     */
+    ModelResponse answer(Answer response, String model, BodyReader reader) throws AttemptFailure {
         int status = response.status();
         String body = response.body();
         if (status >= 200 && status <= 299) {
             try {
-                return codec.parseResponse(body);
+                return reader != null ? reader.read(body) : codec.parseResponse(body);
             } catch (ChatCompletions.BadResponse e) {
                 if (e.scope() == FailureScope.WORKER) {
                     throw new AttemptFailure(FailureScope.WORKER, "the model API at " + baseUrl + " answered HTTP "

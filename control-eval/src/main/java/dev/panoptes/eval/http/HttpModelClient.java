@@ -9,6 +9,7 @@ import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
 import dev.panoptes.eval.ModelClient;
+import dev.panoptes.eval.LoglikelihoodRequest;
 import dev.panoptes.eval.ModelRequest;
 import dev.panoptes.eval.ModelResponse;
 
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 
@@ -164,6 +166,14 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     private final Transport transport;
     private final Diagnosis diagnosis;
     private final Calls calls;
+    private final URI completionsEndpoint;
+    private final TextCompletions textCodec;
+    /**
+     * The capability check's verdict, once had: completes normally when the API returns prompt
+     * log-probabilities, exceptionally with the worker's fault when it does not; null until the
+     * first log-likelihood request, and again after a check that failed for a passing reason.
+     */
+    private final AtomicReference<CompletableFuture<Void>> promptLogprobs = new AtomicReference<>();
 
     private HttpModelClient(Builder b) {
         this.baseUrl = b.baseUrl;
@@ -181,6 +191,8 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         this.transport = new Transport(b.apiKey, connectTimeout, requestTimeout, maxConnections, ioThreads,
                 b.sslContext, "https".equalsIgnoreCase(b.baseUrl.getScheme()));
         this.calls = new Calls(endpoint, model, requestTimeout, retries, transport, diagnosis);
+        this.completionsEndpoint = URI.create(b.baseUrl + "/completions");
+        this.textCodec = new TextCompletions(mapper);
     }
 
     /**
@@ -281,6 +293,98 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
                     + " this worker with --model"));
         }
         return calls.start(callModel, codec.requestBody(callModel, request));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One {@code POST {baseUrl}/completions} per vignette, holding every choice's prompt (see
+     * {@link TextCompletions} for the request and for how the context/continuation boundary is
+     * found). Before its first such request the client checks, once, that the API returns one
+     * log-probability per prompt token (the first null) for an {@code echo} request: some servers
+     * (llama.cpp's, llama.cpp #27174) return the generated token's only, and scoring their answers
+     * would put every benchmark at chance without an error. Such an API fails this and every later
+     * log-likelihood request with a {@link WorkerFaultException} naming its shortfall and what
+     * serves these jobs, so that the coordinator sends them to another worker. A check that fails
+     * for a passing reason is made again by the next request. Retries, cancellation and failures
+     * are those of {@link #completeAsync}. Any thread.
+     *
+     * @throws IllegalStateException after {@link #close()}
+     */
+    @Override
+    public CompletableFuture<ModelResponse> loglikelihoodAsync(LoglikelihoodRequest request) {
+        Objects.requireNonNull(request, "request");
+        if (calls.isClosed()) {
+            throw new IllegalStateException("model client for " + endpoint + " is closed");
+        }
+        String callModel = request.params().model() != null ? request.params().model() : model;
+        if (callModel == null) {
+            return CompletableFuture.failedFuture(new WorkerFaultException("the job names no model and this worker"
+                    + " has no default one (it was started without --model): start the coordinator with --model, or"
+                    + " this worker with --model"));
+        }
+        CompletableFuture<ModelResponse> result = new CompletableFuture<>();
+        promptLogprobsChecked(callModel).whenComplete((ok, refused) -> {
+            if (refused != null) {
+                result.completeExceptionally(refused instanceof java.util.concurrent.CompletionException
+                        && refused.getCause() != null ? refused.getCause() : refused);
+                return;
+            }
+            if (result.isDone()) {
+                return;
+            }
+            CompletableFuture<ModelResponse> call = calls.start(callModel, textCodec.requestBody(callModel, request),
+                    completionsEndpoint, body -> textCodec.parseLoglikelihoods(body, request));
+            // Cancelling the result (a job's end) aborts the call, as completeAsync's does.
+            result.whenComplete((r, t) -> {
+                if (result.isCancelled()) {
+                    call.cancel(true);
+                }
+            });
+            call.whenComplete((r, t) -> {
+                if (t != null) {
+                    result.completeExceptionally(t);
+                } else {
+                    result.complete(r);
+                }
+            });
+        });
+        return result;
+    }
+
+    /** The capability check's verdict: made by the first caller, shared by the others. */
+    private CompletableFuture<Void> promptLogprobsChecked(String callModel) {
+        CompletableFuture<Void> verdict = promptLogprobs.get();
+        if (verdict != null) {
+            return verdict;
+        }
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        if (!promptLogprobs.compareAndSet(null, mine)) {
+            return promptLogprobs.get();
+        }
+        calls.start(callModel, textCodec.probeBody(callModel), completionsEndpoint, textCodec::probeVerdict)
+                .whenComplete((r, t) -> {
+                    if (t != null) {
+                        Throwable cause = t instanceof java.util.concurrent.CompletionException && t.getCause() != null
+                                ? t.getCause() : t;
+                        if (!(cause instanceof WorkerFaultException)) {
+                            // A passing failure: the next request checks again.
+                            promptLogprobs.compareAndSet(mine, null);
+                        }
+                        mine.completeExceptionally(cause);
+                    } else if (r.text().isEmpty()) {
+                        mine.complete(null);
+                    } else {
+                        mine.completeExceptionally(new WorkerFaultException("the model API at " + baseUrl
+                                + " does not return prompt log-probabilities: asked with echo and logprobs at "
+                                + completionsEndpoint + ", " + r.text() + ". Multiple-choice (log-likelihood) jobs"
+                                + " need one log-probability per prompt token; this worker refuses them rather than"
+                                + " score at chance. llama.cpp's server answers so (llama.cpp #27174): serve the model"
+                                + " with vLLM, or another server that returns prompt log-probabilities, and run these"
+                                + " jobs on a worker pointed at it"));
+                    }
+                });
+        return mine;
     }
 
     /** What {@link #complete} throws for what a call failed with. */

@@ -1,0 +1,45 @@
+package dev.panoptes.control.score;
+
+import dev.panoptes.control.Choices;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** acc, acc_norm and acc_bytes as lm-eval computes them, from the stored answer alone. */
+class LoglikelihoodScorerTest {
+    @Test
+    void accPicksTheHighestLoglikelihoodAccNormTheHighestPerCharacterAccBytesPerByte() {
+        // "é" is one character and two bytes; the long choice loses in total but wins per character.
+        Choices choices = new Choices(List.of("no", "a very long answer", "éé"));
+        String answer = ChoiceLoglikelihoods.of(choices, List.of(-2.0, -3.6, -2.2), List.of(true, false, false))
+                .toJson();
+
+        assertThat(answer).startsWith("{\"resps\":[[-2.0,true],[-3.6,false],[-2.2,false]],\"chars\":[2,18,2]")
+                .contains("\"bytes\":[2,18,4]").endsWith("\"chosen\":0}");
+        assertThat(Scorers.parse("acc").score(answer, "0").value()).isEqualTo(1.0);
+        assertThat(Scorers.parse("acc_norm").score(answer, "0").value()).isZero();
+        assertThat(Scorers.parse("acc_norm").score(answer, "1").value()).isEqualTo(1.0);
+        // Per byte: -1.0, -0.2, -0.55: the long one again.
+        assertThat(Scorers.parse("acc_bytes").score(answer, "1").value()).isEqualTo(1.0);
+    }
+
+    @Test
+    void aTextAnswerOrABadExpectedIndexScoresZeroSayingWhy() {
+        Score text = Scorers.parse("acc").score("Paris", "0");
+        assertThat(text.value()).isZero();
+        assertThat(text.explanation()).contains("not the JSON of log-likelihoods");
+        String answer = ChoiceLoglikelihoods.of(new Choices(List.of("a", "b")), List.of(-1.0, -2.0),
+                List.of(true, false)).toJson();
+        assertThat(Scorers.parse("acc").score(answer, "5").explanation()).contains("is not the index");
+    }
+
+    @Test
+    void aMultipleChoiceVignetteIsScoredAccWhateverTheRunsTextScorer() {
+        dev.panoptes.control.Vignette v = dev.panoptes.control.Vignette.multipleChoice("q", "Q:",
+                new Choices(List.of("a", "b")), 1, java.util.Map.of());
+        assertThat(new RunScoring("exact").specFor(v)).isEqualTo("acc");
+        assertThat(new RunScoring("acc_norm").specFor(v)).isEqualTo("acc_norm");
+    }
+}

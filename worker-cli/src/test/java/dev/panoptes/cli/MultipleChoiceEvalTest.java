@@ -1,0 +1,116 @@
+package dev.panoptes.cli;
+
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.demo.StubModelServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code eval} on a multiple-choice suite: every vignette asked by log-likelihood in one
+ * {@code /v1/completions} request, scored acc and acc_norm with their intervals; and a model API
+ * without prompt log-probabilities refused as the worker's fault, never scored at chance.
+ */
+class MultipleChoiceEvalTest {
+    private static final Path SUITE = Path.of("..", "evals", "arithmetic-mc.jsonl").toAbsolutePath().normalize();
+
+    @TempDir
+    Path dir;
+
+    private StubModelServer stub;
+
+    @BeforeEach
+    void startStub() throws Exception {
+        stub = StubModelServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), Duration.ofMillis(1),
+                8);
+    }
+
+    @AfterEach
+    void stop() {
+        stub.close();
+    }
+
+    @Test
+    void aMultipleChoiceSuiteIsAskedByLoglikelihoodOneRequestPerVignetteAndScoredAccAndAccNorm() throws Exception {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = WorkerMain.run(new String[] {"eval", "--suite", SUITE.toString(), "--model", StubModelServer.MODEL,
+                "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("mc.db").toString(), "--group-by",
+                "operation"}, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+
+        assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
+        String summary = out.toString();
+        assertThat(summary).contains("accuracy (acc").contains("acc_norm");
+        // The stub favours the right answer about nine times in ten.
+        assertThat(accuracy(summary)).isBetween(0.75, 1.0);
+        // The capability check and one request per vignette (its four choices in one list of prompts).
+        assertThat(stub.requestCount()).isEqualTo(40 + 1);
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("mc.db"))) {
+            assertThat(store.recordCount()).isEqualTo(40);
+        }
+    }
+
+    @Test
+    void anInspectDatasetReadsAsItIsAndTheFieldsNotUsedAreNamedOncePerSuite() throws Exception {
+        Path suite = dir.resolve("inspect.jsonl");
+        Files.writeString(suite, String.join("\n",
+                "{\"id\": 1, \"input\": \"Question: What is 17 + 25?\\nAnswer:\", \"choices\": [\"41\", \"42\"],"
+                        + " \"target\": \"B\", \"files\": {\"a.txt\": \"x\"}, \"metadata\": {\"k\": \"v\"}}",
+                "{\"id\": 2, \"input\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\":"
+                        + " \"Question: What is 3 * 4?\\nAnswer:\"}]}], \"choices\": [\"12\", \"13\", \"7\"],"
+                        + " \"target\": 0, \"files\": {}, \"sandbox\": \"docker\"}",
+                "{\"id\": 3, \"input\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\":"
+                        + " \"What is 2 + 2?\"}]}], \"target\": [\"4\"]}") + "\n");
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = WorkerMain.run(new String[] {"eval", "--suite", suite.toString(), "--model", StubModelServer.MODEL,
+                "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("inspect.db").toString()},
+                new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+
+        assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
+        String console = err.toString();
+        assertThat(console).contains("fields not used, ignored: \"files\" (first on line 1), \"sandbox\" (first on"
+                + " line 2)");
+        assertThat(console.split("fields not used", -1)).as("said once").hasSize(2);
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("inspect.db"))) {
+            assertThat(store.recordCount()).isEqualTo(3);
+        }
+        assertThat(out.toString()).contains("3 of 3 stored");
+    }
+
+    @Test
+    void aDryRunShowsTheLoglikelihoodRequestAsTheWorkerPostsIt() throws Exception {
+        StringWriter out = new StringWriter();
+        int exit = WorkerMain.run(new String[] {"coordinator", "--suite", SUITE.toString(), "--model", "m",
+                "--limit", "1", "--dry-run"}, new PrintWriter(out, true), new PrintWriter(new StringWriter(), true),
+                Map.of());
+
+        assertThat(exit).as(out.toString()).isZero();
+        assertThat(out.toString()).contains("to /completions, one prompt per choice")
+                .contains("\"echo\" : true").contains("\"logprobs\" : 1")
+                .contains("Question: What is 36 - 53?\\nAnswer: -17");
+    }
+
+    /** The first model's acc from the summary's accuracy line. */
+    private static double accuracy(String summary) {
+        for (String line : summary.split("\n")) {
+            String t = line.strip();
+            if (t.startsWith(StubModelServer.MODEL + ": ")) {
+                return Double.parseDouble(t.substring(StubModelServer.MODEL.length() + 2).split(" ")[0]);
+            }
+        }
+        throw new AssertionError("no accuracy line in:\n" + summary);
+    }
+}
