@@ -87,7 +87,7 @@ public final class RunLocks {
             return Set.of();
         } catch (DatabaseLock.InUseException e) {
             Optional<RunEntry> latest = runs.stream().filter(r -> r.finishedAt() == null)
-                    .max(Comparator.comparing(RunEntry::startedAt));
+                    .max(Comparator.comparing(RunEntry::lastStartedAt));
             return latest.map(r -> Set.of(r.runId())).orElse(Set.of());
         } catch (IOException e) {
             // No lock file can be had here (a read-only folder, say), so no coordinator holds one.
