@@ -188,6 +188,23 @@ class HtmlReportTest {
     }
 
     @Test
+    void aFailedAnswerWithoutAFailedJobIsListedWithItsReasonNotHiddenBehindNone() throws IOException {
+        RunData base = ReportFixtures.run();
+        List<SampleRow> samples = new ArrayList<>(base.samples());
+        samples.add(new SampleRow("r-1", "m-a", 3, "v1", "j-x", "user: What is the capital of France?", "Paris", "",
+                0.0, "failed answer: content filter", Map.of("topic", "geo"), "w-1", null, 5L, null, null, null,
+                "HTTP 400: content_filter"));
+        String html = render(List.of(new RunData(base.info(), samples, List.of(), base.workerEvents())), null);
+        String page = new ReportPage(html).withoutDataBlock();
+
+        assertThat(page).doesNotContain("<p class=\"muted\">None.</p>")
+                .contains("No job failed for good; 1 answer failed (below).")
+                .contains("<h3>Failed answers</h3>")
+                .containsPattern("<tr class=\"failed-answer\" data-run=\"r-1\"><td>m-a</td><td>v1</td>"
+                        + "<td class=\"num\">3</td><td>HTTP 400: content_filter</td></tr>");
+    }
+
+    @Test
     void theRunCardOfARunWithAManifestShowsEveryParameterItRecordedAndTheScoringShown() throws IOException {
         RunData fixture = ReportFixtures.run();
         RunInfo old = fixture.info();
