@@ -59,13 +59,44 @@ final class RunSectionHtml {
 
     /** The run card: every parameter of the run ({@link RunCard}), unknown ones said to be unknown. */
     private void header() throws IOException {
-        out.write("<h2>Run <code>" + run + "</code></h2>\n<dl class=\"info run-card\">\n");
+        out.write("<h2>Run <code>" + run + "</code></h2>\n");
+        state();
+        out.write("<dl class=\"info run-card\">\n");
         for (RunCard.Entry entry : RunCard.of(stats.info())) {
             out.write("<dt>" + Html.escape(entry.label()) + "</dt><dd data-card=\"" + entry.key() + "\""
                     + (entry.value() == null ? " class=\"muted\"" : "") + ">" + Html.escape(entry.shown())
                     + "</dd>\n");
         }
         out.write("</dl>\n");
+    }
+
+    /**
+     * Where the run stands, first thing under its title: complete, or incomplete with what is
+     * stored of what it asks, what is missing and the failed jobs, so that figures of a partial run
+     * are not read as the whole suite's.
+     */
+    private void state() throws IOException {
+        RunInfo info = stats.info();
+        long expected = info.suite() == null ? -1
+                : (long) info.vignettes() * Math.max(1, info.models().size()) * info.epochs();
+        long stored = stats.totalSamples();
+        int failedJobs = stats.totalFailures();
+        boolean complete = expected >= 0 ? stored >= expected && failedJobs == 0
+                : info.finishedAt() != null && failedJobs == 0;
+        String text;
+        if (complete) {
+            text = "Complete: " + Figures.count(stored) + " of " + Figures.count(Math.max(expected, stored))
+                    + " answers stored.";
+        } else {
+            text = "Incomplete: " + (expected < 0 ? Figures.count(stored) + " answers stored (the run did not"
+                    + " record how many it asks for)" : Figures.count(stored) + " of " + Figures.count(expected)
+                    + " answers stored, " + Figures.count(Math.max(0, expected - stored)) + " missing")
+                    + (failedJobs == 0 ? "" : ", " + Figures.count(failedJobs) + (failedJobs == 1 ? " failed job"
+                    : " failed jobs")) + (info.finishedAt() == null ? "; it stopped before its summary" : "")
+                    + ". The figures below are of the answers stored.";
+        }
+        out.write("<p class=\"run-state\" data-run=\"" + run + "\" data-state=\""
+                + (complete ? "complete" : "incomplete") + "\">" + Html.escape(text) + "</p>\n");
     }
 
     private void accuracy() throws IOException {

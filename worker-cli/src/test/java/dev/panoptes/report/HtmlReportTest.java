@@ -188,6 +188,22 @@ class HtmlReportTest {
     }
 
     @Test
+    void theRunsStateIsAtTheTopOfItsSectionWithItsCounts() throws IOException {
+        RunData base = ReportFixtures.run();
+        RunInfo i = base.info();
+        // The fixture's run asks 3 vignettes of 2 models in 2 epochs: ten vignettes ask more than is stored.
+        RunInfo more = new RunInfo(i.runId(), i.suite(), i.models(), i.scorer(), i.epochs(), i.startedAt(), 10,
+                i.manifest(), null, i.scoring(), i.scorings());
+        String page = new ReportPage(render(List.of(new RunData(more, base.samples(), base.failures(),
+                base.workerEvents())), null)).withoutDataBlock();
+        String section = page.substring(page.indexOf("<section class=\"run\""));
+        assertThat(section.indexOf("data-state=\"incomplete\"")).isPositive()
+                .isLessThan(section.indexOf("run-card"));
+        assertThat(section).containsPattern("Incomplete: \\d+ of 40 answers stored, \\d+ missing.*; it stopped"
+                + " before its summary\\.");
+    }
+
+    @Test
     void aFailedAnswerWithoutAFailedJobIsListedWithItsReasonNotHiddenBehindNone() throws IOException {
         RunData base = ReportFixtures.run();
         List<SampleRow> samples = new ArrayList<>(base.samples());
