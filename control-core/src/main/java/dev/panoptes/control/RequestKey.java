@@ -88,10 +88,8 @@ public final class RequestKey {
         }
         StringBuilder text = new StringBuilder(256).append(VERSION)
                 .append("\nmodel ").append(quote(model));
-        if (params.system() != null) {
-            text.append("\nmessage ").append(quote("system")).append(' ').append(quote(params.system()));
-        }
-        for (ChatMessage m : turns) {
+        // The messages as sent (SystemMessages): the same text as before for a chat without a system message.
+        for (ChatMessage m : SystemMessages.join(params.system(), turns)) {
             text.append("\nmessage ").append(quote(m.role())).append(' ').append(quote(m.content()));
         }
         text.append("\ntemperature ").append(params.temperature())

@@ -6,6 +6,7 @@ import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.coordinator.DatabaseTarget;
+import dev.panoptes.coordinator.RunLocks;
 import dev.panoptes.coordinator.RunSummary;
 import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunDataLoader;
@@ -14,6 +15,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -32,9 +34,12 @@ import java.util.concurrent.Callable;
                 + " the new accuracy per model. The new scores are a new scoring of each run: the earlier scorings"
                 + " are kept, and report and results show the latest unless --scoring says otherwise.",
             "A model-graded scorer (judge:MODEL) needs the fleet: run the coordinator with --scorer judge:MODEL"
-                    + " instead."},
+                    + " instead.",
+            "A run a coordinator is running is not rescored (on SQLite: no run while a coordinator uses the"
+                    + " database), since the answers it stores meanwhile would be left out of the scoring."},
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:rescored", "1:the database could not be read or written",
+        exitCodeList = {"0:rescored", "1:the database could not be read or written, or a coordinator is running"
+                + " the run (it is not rescored)",
             "2:invalid command line, or no such run"})
 final class RescoreCommand extends StoredRunsCommand implements Callable<Integer> {
     @Option(names = "--scorer", order = 20, paramLabel = "SCORER", required = true,
@@ -47,7 +52,8 @@ final class RescoreCommand extends StoredRunsCommand implements Callable<Integer
 
 
     @Override
-    public Integer call() {
+    @SuppressWarnings("try") // the hold is there to be held, not used
+    public Integer call() throws IOException {
         DatabaseTarget target = existingDatabase();
         if (Scorers.isJudge(scorer)) {
             throw new ParameterException(spec.commandLine(), "Invalid value for option '--scorer': " + scorer
@@ -72,8 +78,13 @@ final class RescoreCommand extends StoredRunsCommand implements Callable<Integer
                     continue;
                 }
                 Scoring before = data.scoring();
-                Scoring made = store.rescore(id, scorer,
-                        r -> scoring.score(scorer, r.context().expected(), r.record().response()));
+                Scoring made;
+                // A coordinator running the run stores answers meanwhile: a scoring made now would
+                // leave them unscored. Refused while a coordinator holds it, as runs delete is.
+                try (RunLocks.Hold hold = RunLocks.exclusive(target, id, "rescore it")) {
+                    made = store.rescore(id, scorer,
+                            r -> scoring.score(scorer, r.context().expected(), r.record().response()));
+                }
                 RunStats stats = RunStats.of(RunDataLoader.load(store, id, made.number()), groupBy);
                 out.printf("run %s: scoring %d made with %s: %s scored again%s%n", id, made.number(), scorer,
                         Plural.of(data.samples().size(), "answer"),

@@ -36,10 +36,10 @@ import java.util.concurrent.Callable;
  * stored answers, one per line, with everything needed to recompute the summary: run, model,
  * epoch, prompt, expected answer, answer, score (and the number of the scoring it comes from),
  * metadata; an answer served from the response cache is marked {@code cached} with the run whose
- * answer it copies ({@code cachedFrom}): fields of its JSONL line, and two more CSV columns when the
- * export holds any such answer ({@code false} and empty for the others). Given {@code --price} or
- * {@code --prices}, each answer also carries its cost in USD ({@link #COST_COLUMN}, from
- * {@link RunCosts#answerUsd}), which over a run adds up to the cost its summary prints. The rows are
+ * answer it copies ({@code cachedFrom}): fields of its JSONL line, and CSV columns ({@code false} and
+ * empty for the others). Given {@code --price} or {@code --prices}, each answer also carries its cost
+ * in USD ({@link #COST_COLUMN}, from {@link RunCosts#answerUsd}), which over a run adds up to the
+ * cost its summary prints. The CSV header is always {@link #CSV_HEADER}, whatever the data holds. The rows are
  * those the summary and the report are computed from ({@link RunDataLoader}).
  */
 @Command(name = "results",
@@ -51,10 +51,12 @@ import java.util.concurrent.Callable;
                     + " return) are written with a leading ' so that they stay text; a cell that is a plain number"
                     + " (-24, +1, -3.5, 1e-3) is a number and is written as it is.",
             "An answer served from the response cache (no model call) carries \"cached\": true and \"cachedFrom\","
-                    + " the run that answered it; in CSV these are two more columns when the export holds any.",
+                    + " the run that answered it (in CSV: false and empty for the other answers).",
             "Given --price or --prices, each answer carries costUsd, its tokens at its model's price (0 when the"
                     + " cache served it, empty without a price for its model; the last CSV column): over a run they"
-                    + " add up to the cost the run's summary prints."},
+                    + " add up to the cost the run's summary prints.",
+            "The CSV header is the same for every export (cached, cachedFrom and costUsd included, empty where an"
+                    + " answer has no value), so that two exports concatenate."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:exported", "1:the database could not be read", "2:invalid command line, or no such run"})
 public final class ResultsCommand extends StoredRunsCommand implements Callable<Integer> {
@@ -74,6 +76,18 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
      * CSV row, empty (null) for a model without a price, 0 for an answer the cache served.
      */
     public static final String COST_COLUMN = "costUsd";
+    /**
+     * The CSV header, the same for every export: {@link #COLUMNS}, {@link #CACHE_COLUMNS} and
+     * {@link #COST_COLUMN}, with empty cells where an answer has no value (no cache source, no price).
+     */
+    public static final List<String> CSV_HEADER = csvHeader();
+
+    private static List<String> csvHeader() {
+        List<String> header = new ArrayList<>(COLUMNS);
+        header.addAll(CACHE_COLUMNS);
+        header.add(COST_COLUMN);
+        return List.copyOf(header);
+    }
     /**
      * Jackson's mapper, built on first use rather than with this class: building it loads much of
      * Jackson (~150 ms of CPU), and this class is loaded by paths that never write JSON (the
@@ -112,26 +126,15 @@ public final class ResultsCommand extends StoredRunsCommand implements Callable<
             }
             if (format == Format.csv) {
                 CsvWriter csv = new CsvWriter(out);
-                boolean anyCached = runs.stream().anyMatch(r -> r.samples().stream().anyMatch(SampleRow::cached));
-                List<String> header = new ArrayList<>(COLUMNS);
-                if (anyCached) {
-                    header.addAll(CACHE_COLUMNS);
-                }
-                if (!pricing.isEmpty()) {
-                    header.add(COST_COLUMN);
-                }
-                csv.writeRow(header);
+                // One header whatever the data holds, so that exports of any runs concatenate.
+                csv.writeRow(CSV_HEADER);
                 for (RunData data : runs) {
                     for (SampleRow s : data.samples()) {
                         List<Cell> cells = csvCells(s, data.scoring());
-                        if (anyCached) {
-                            cells.add(Cell.text(Boolean.toString(s.cached())));
-                            cells.add(Cell.text(s.cachedFrom()));
-                        }
-                        if (!pricing.isEmpty()) {
-                            Double cost = RunCosts.answerUsd(s, pricing);
-                            cells.add(Cell.number(cost == null ? null : Money.plain(cost)));
-                        }
+                        cells.add(Cell.text(Boolean.toString(s.cached())));
+                        cells.add(Cell.text(s.cachedFrom()));
+                        Double cost = pricing.isEmpty() ? null : RunCosts.answerUsd(s, pricing);
+                        cells.add(Cell.number(cost == null ? null : Money.plain(cost)));
                         csv.writeCells(cells);
                     }
                 }

@@ -72,7 +72,9 @@ final class RunOptions {
             description = "Vignettes per job. Default: ${DEFAULT-VALUE}.")
     int jobSize;
 
-    @Option(names = "--system", order = 60, paramLabel = "TEXT", description = "A system message for every prompt.")
+    @Option(names = "--system", order = 60, paramLabel = "TEXT", description = "A system message for every prompt. A vignette whose chat starts with a"
+            + " system message of its own gets one system message: this text, a blank line, then the vignette's"
+            + " (never two system messages, which strict chat templates refuse).")
     String system;
 
     @Option(names = "--temperature", order = 70, paramLabel = "T", description = "Sampling temperature, 0 to 2.")

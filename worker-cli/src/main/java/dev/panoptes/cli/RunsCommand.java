@@ -1,9 +1,11 @@
 package dev.panoptes.cli;
 
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.suite.RunManifest;
 import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.coordinator.RunLocks;
 import dev.panoptes.report.Figures;
+import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunDataLoader;
 import dev.panoptes.report.RunOverview;
 import picocli.CommandLine;
@@ -28,7 +30,8 @@ import java.util.concurrent.Callable;
 @Command(name = "runs",
         sortOptions = false,
         mixinStandardHelpOptions = true,
-        description = {"Lists the runs of a result database, most recently started first: id, suite, models, when it"
+        description = {"Lists the runs of a result database, most recently created first: id, suite (with the subset"
+                + " of it the run asks, if any), models, when it"
                 + " was created, its state (complete, incomplete, or running when a coordinator holds it now), the"
                 + " answers stored of those it asks for, and the accuracy per model (the mean score of its latest"
                 + " scoring).",
@@ -59,8 +62,10 @@ final class RunsCommand extends StoredRunsCommand implements Callable<Integer> {
             }
             Set<String> running = RunLocks.running(target, store.runs());
             for (String id : ids) {
-                RunOverview run = RunOverview.of(RunDataLoader.loadFigures(store, id, 0));
-                rows.add(row(run, running.contains(id)));
+                RunData data = RunDataLoader.loadFigures(store, id, 0);
+                RunManifest manifest = data.info().manifest();
+                rows.add(row(RunOverview.of(data), manifest == null || manifest.subset() == null ? null
+                        : manifest.subset().describe(), running.contains(id)));
             }
         }
         if (rows.isEmpty()) {
@@ -75,9 +80,18 @@ final class RunsCommand extends StoredRunsCommand implements Callable<Integer> {
 
     /** A run's cells, in {@link #HEADER}'s order. */
     static List<String> row(RunOverview run, boolean running) {
+        return row(run, null, running);
+    }
+
+    /**
+     * A run's cells, in {@link #HEADER}'s order, its suite followed by the subset it asks
+     * ({@code evals/math.jsonl [shuffled (seed 7), first 5]}) when it asks one.
+     */
+    static List<String> row(RunOverview run, String subset, boolean running) {
         List<String> accuracy = new ArrayList<>();
         run.accuracy().forEach((model, estimate) -> accuracy.add(model + " " + Figures.ratio(estimate.mean())));
-        return List.of(run.runId(), run.suite() == null ? "-" : run.suite(),
+        return List.of(run.runId(), (run.suite() == null ? "-" : run.suite()) + (subset == null ? ""
+                        : " [" + subset + "]"),
                 run.models().isEmpty() ? "-" : String.join(",", run.models()), time(run.startedAt()),
                 run.state(running).label(), answers(run), accuracy.isEmpty() ? "-" : String.join(", ", accuracy));
     }

@@ -449,6 +449,7 @@ public final class CoordinatorRun {
                 }
             } catch (InterruptedException e) {
                 events.storeIn(store, plan.runId());
+                store.endSitting(plan.runId());
                 progress.message("interrupted: " + RunLines.recordsKept(store.recordCount()) + " in " + target
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
@@ -463,6 +464,7 @@ public final class CoordinatorRun {
                 }
                 if (!(e.getCause() instanceof BudgetReachedException)) {
                     events.storeIn(store, plan.runId());
+                    store.endSitting(plan.runId());
                     progress.message("the run stopped: " + e.getCause().getMessage() + "; "
                             + RunLines.recordsKept(store.recordCount())
                             + " in " + target + "; run the same command again to resume");

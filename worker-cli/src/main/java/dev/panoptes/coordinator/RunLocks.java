@@ -87,7 +87,7 @@ public final class RunLocks {
             return Set.of();
         } catch (DatabaseLock.InUseException e) {
             Optional<RunEntry> latest = runs.stream().filter(r -> r.finishedAt() == null)
-                    .max(Comparator.comparing(RunEntry::startedAt));
+                    .max(Comparator.comparing(RunEntry::lastStartedAt));
             return latest.map(r -> Set.of(r.runId())).orElse(Set.of());
         } catch (IOException e) {
             // No lock file can be had here (a read-only folder, say), so no coordinator holds one.
@@ -104,6 +104,18 @@ public final class RunLocks {
      * @throws IOException    when the lock cannot be taken for another reason
      */
     public static Hold exclusive(DatabaseTarget target, String runId) throws IOException {
+        return exclusive(target, runId, "delete the run");
+    }
+
+    /**
+     * Holds run {@code runId} against coordinators as {@link #exclusive(DatabaseTarget, String)}
+     * does, for an action named in the refusal.
+     *
+     * @param then what the user is told to do once the coordinator is gone ("rescore it")
+     * @throws InUseException when a coordinator holds it now
+     * @throws IOException    when the lock cannot be taken for another reason
+     */
+    public static Hold exclusive(DatabaseTarget target, String runId, String then) throws IOException {
         if (target instanceof DatabaseTarget.Postgres postgres) {
             try {
                 StoreLock lock = PostgresRunLock.acquire(postgres, runId, NOT_LISTENING);
@@ -111,7 +123,7 @@ public final class RunLocks {
             } catch (PostgresRunLock.InUseException e) {
                 throw new InUseException("run " + runId + " in " + target + " is being run by a coordinator"
                         + (e.holder.isEmpty() ? "" : " (" + e.holder + ")")
-                        + "; stop it or let it finish, then delete the run", e);
+                        + "; stop it or let it finish, then " + then, e);
             }
         }
         DatabaseTarget.Sqlite sqlite = (DatabaseTarget.Sqlite) target;
@@ -121,7 +133,7 @@ public final class RunLocks {
         } catch (DatabaseLock.InUseException e) {
             String who = e.holder() == null ? "" : e.holder().describe();
             throw new InUseException(target + " is in use by a coordinator" + (who.isEmpty() ? "" : " (" + who + ")")
-                    + ", which may be writing run " + runId + "; stop it or let it finish, then delete the run", e);
+                    + ", which may be writing run " + runId + "; stop it or let it finish, then " + then, e);
         }
     }
 

@@ -6,7 +6,9 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.store.RunSitting;
 import dev.panoptes.control.suite.RunManifest;
+import dev.panoptes.control.suite.SuiteSubset;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -197,13 +199,27 @@ public final class InspectLog {
         run.samples().forEach(s -> ids.add(s.vignetteId()));
         ArrayNode sampleIds = dataset.putArray("sample_ids");
         ids.forEach(sampleIds::add);
-        dataset.put("shuffled", false);
+        SuiteSubset subset = manifest == null ? null : manifest.subset();
+        dataset.put("shuffled", subset != null && subset.shuffleSeed() != null);
         spec.put("model", model);
         spec.set("model_generate_config", generateConfig(manifest));
         spec.putObject("model_args");
         ObjectNode config = spec.putObject("config");
         config.put("epochs", info.epochs());
         config.putArray("epochs_reducer").add("mean");
+        if (subset != null) {
+            // Inspect's own names for the subset options (EvalConfig: limit, sample_id, sample_shuffle).
+            if (subset.limit() != null) {
+                config.put("limit", subset.limit());
+            }
+            if (!subset.sampleIds().isEmpty()) {
+                ArrayNode chosen = config.putArray("sample_id");
+                subset.sampleIds().forEach(chosen::add);
+            }
+            if (subset.shuffleSeed() != null) {
+                config.put("sample_shuffle", subset.shuffleSeed());
+            }
+        }
         if (manifest != null) {
             spec.putObject("packages").put("panoptes", manifest.toolVersion());
             ObjectNode metadata = spec.putObject("metadata");
@@ -214,9 +230,25 @@ public final class InspectLog {
             if (manifest.fewShot() != null) {
                 metadata.put("few_shot", manifest.fewShot());
             }
+            if (subset != null) {
+                metadata.put("subset", subset.describe());
+            }
         } else {
             spec.putObject("packages");
             spec.putObject("metadata").put("panoptes_run_id", info.runId());
+        }
+        // Inspect's stats carry one start and end; a resumed run's sittings are kept beside them.
+        if (!info.sittings().isEmpty()) {
+            ObjectNode metadata = (ObjectNode) spec.get("metadata");
+            ArrayNode sittings = metadata.putArray("sittings");
+            for (RunSitting s : info.sittings()) {
+                ObjectNode each = sittings.addObject();
+                each.put("started_at", time(s.startedAt()));
+                each.put("ended_at", time(s.endedAt()));
+                each.put("end_noted", s.ended());
+                each.put("answers_stored", s.answers());
+            }
+            metadata.put("duration_seconds", info.workedFor().toMillis() / 1000.0);
         }
         if (info.scorer() != null) {
             ObjectNode scorer = spec.putArray("scorers").addObject();

@@ -3,6 +3,7 @@ package dev.panoptes.report;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.panoptes.control.SystemMessages;
 import dev.panoptes.control.suite.RunManifest;
 
 import java.util.ArrayList;
@@ -101,13 +102,22 @@ final class InspectSamples {
         return sample;
     }
 
-    /** The chat sent: the system prompt when there is one, then the stored prompt's messages. */
+    /**
+     * The chat sent: the system prompt when there is one, then the stored prompt's messages; a
+     * prompt that starts with a system message of its own has it joined to the run's, as it was
+     * sent ({@link SystemMessages}).
+     */
     static ArrayNode input(String prompt, String systemPrompt) {
         ArrayNode messages = JSON.arrayNode();
+        List<String[]> turns = turns(prompt == null ? "" : prompt);
         if (systemPrompt != null && !systemPrompt.isEmpty()) {
-            messages.add(message("system", systemPrompt, "input"));
+            if (!turns.isEmpty() && "system".equals(turns.get(0)[0])) {
+                turns.set(0, new String[]{"system", systemPrompt + SystemMessages.SEPARATOR + turns.get(0)[1]});
+            } else {
+                messages.add(message("system", systemPrompt, "input"));
+            }
         }
-        for (String[] turn : turns(prompt == null ? "" : prompt)) {
+        for (String[] turn : turns) {
             messages.add(message(turn[0], turn[1], "input"));
         }
         return messages;

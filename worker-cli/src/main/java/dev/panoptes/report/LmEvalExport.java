@@ -2,7 +2,9 @@ package dev.panoptes.report;
 
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.store.RunSitting;
 import dev.panoptes.control.suite.RunManifest;
+import dev.panoptes.control.suite.SuiteSubset;
 
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -186,7 +188,8 @@ public final class LmEvalExport {
         config.put("batch_sizes", List.of());
         config.put("device", null);
         config.put("use_cache", null);
-        config.put("limit", null);
+        SuiteSubset subset = manifest == null ? null : manifest.subset();
+        config.put("limit", subset == null ? null : subset.limit());
         config.put("gen_kwargs", genKwargs.isEmpty() ? null : genKwargs);
         r.put("config", config);
         r.put("git_hash", null);
@@ -204,8 +207,9 @@ public final class LmEvalExport {
         r.put("chat_template_sha", null);
         r.put("start_time", seconds(info.startedAt()));
         r.put("end_time", seconds(info.finishedAt()));
-        r.put("total_evaluation_time_seconds", info.startedAt() == null || info.finishedAt() == null ? null
-                : Double.toString(Duration.between(info.startedAt(), info.finishedAt()).toNanos() / 1e9));
+        // The time spent evaluating: the sum of the run's sittings, not the hours between them.
+        Duration worked = info.workedFor();
+        r.put("total_evaluation_time_seconds", worked == null ? null : Double.toString(worked.toNanos() / 1e9));
         r.put("panoptes", panoptes(info, model));
         return r;
     }
@@ -247,6 +251,19 @@ public final class LmEvalExport {
         p.put("scorer", info.scorer());
         p.put("scoring", info.scoring() == null ? null : info.scoring().number());
         p.put("epochs", info.epochs());
+        SuiteSubset subset = info.manifest() == null ? null : info.manifest().subset();
+        p.put("subset", subset == null ? null : subsetJson(subset));
+        p.put("wall_span_seconds", info.wallSpan() == null ? null : info.wallSpan().toNanos() / 1e9);
+        List<Map<String, Object>> sittings = new ArrayList<>();
+        for (RunSitting s : info.sittings()) {
+            Map<String, Object> each = new LinkedHashMap<>();
+            each.put("start_time", seconds(s.startedAt()));
+            each.put("end_time", seconds(s.endedAt()));
+            each.put("end_noted", s.ended());
+            each.put("answers_stored", s.answers());
+            sittings.add(each);
+        }
+        p.put("sittings", sittings);
         p.put("stderr", stderrMeaning(acc));
         Map<String, Object> interval = new LinkedHashMap<>();
         interval.put("method", Accuracy.METHOD);
@@ -264,6 +281,15 @@ public final class LmEvalExport {
         p.put("prompt_tokens", model.promptTokens());
         p.put("completion_tokens", model.completionTokens());
         return p;
+    }
+
+    /** A subset as JSON: {@code sample_ids}, {@code shuffle} (the seed) and {@code limit}, null when not given. */
+    static Map<String, Object> subsetJson(SuiteSubset subset) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("sample_ids", subset.sampleIds().isEmpty() ? null : subset.sampleIds());
+        m.put("shuffle", subset.shuffleSeed());
+        m.put("limit", subset.limit());
+        return m;
     }
 
     /** What {@code acc_stderr,none} holds, in words. */

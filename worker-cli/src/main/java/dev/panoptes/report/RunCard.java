@@ -1,9 +1,12 @@
 package dev.panoptes.report;
 
+import dev.panoptes.control.store.RunSitting;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.suite.RunManifest;
+import dev.panoptes.control.suite.SuiteSubset;
 
 import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -56,6 +59,7 @@ public final class RunCard {
         card.add(new Entry("suite", "Suite", info.suite()));
         card.add(new Entry("suiteHash", "Suite hash (SHA-256)", known ? m.suiteSha256() : null));
         card.add(new Entry("vignettes", "Vignettes", Integer.toString(info.vignettes())));
+        card.add(new Entry("subset", "Subset", known ? subsetOrWhole(m) : null));
         card.add(new Entry("models", "Models", String.join(", ", info.models())));
         card.add(new Entry("epochs", "Epochs", Integer.toString(info.epochs())));
         card.add(new Entry("jobSize", "Job size", known ? Integer.toString(m.jobSize()) : null));
@@ -72,9 +76,73 @@ public final class RunCard {
         card.add(new Entry("toolVersion", "Tool version", known ? m.toolVersion() : null));
         card.add(new Entry("startedAt", "Started", info.startedAt() == null ? null : info.startedAt().toString()));
         card.add(new Entry("finishedAt", "Finished", info.finishedAt() == null ? null : info.finishedAt().toString()));
-        card.add(new Entry("duration", "Duration", info.startedAt() == null || info.finishedAt() == null ? null
-                : duration(Duration.between(info.startedAt(), info.finishedAt()))));
+        card.add(new Entry("duration", "Duration", duration(info)));
+        if (!info.sittings().isEmpty()) {
+            // Runs noted before sittings were kept have none: no entry rather than an unknown one.
+            card.add(new Entry("sittings", "Sittings", sittings(info.sittings())));
+        }
         return card;
+    }
+
+    /**
+     * The time coordinators spent on the run (the sum of its sittings) beside the wall span from
+     * its first start to its end: "6.2 s over 2 sittings (wall span 1 min 07 s)".
+     */
+    private static String duration(RunInfo info) {
+        Duration worked = info.workedFor();
+        if (worked == null) {
+            return null;
+        }
+        Duration span = info.wallSpan();
+        int n = info.sittings().size();
+        if (n <= 1) {
+            return duration(worked);
+        }
+        return duration(worked) + " over " + n + " sittings (wall span " + (span == null ? NOT_RECORDED
+                : duration(span)) + ")";
+    }
+
+    /** "1: START to END, 20 answers; 2: ...", each sitting's end marked when it was not noted. */
+    private static String sittings(List<RunSitting> sittings) {
+        if (sittings.isEmpty()) {
+            return null;
+        }
+        List<String> each = new ArrayList<>();
+        for (RunSitting s : sittings) {
+            each.add(s.number() + ": " + s.startedAt().truncatedTo(ChronoUnit.MILLIS) + " to "
+                    + s.endedAt().truncatedTo(ChronoUnit.MILLIS)
+                    + (s.ended() ? "" : " (its last answer; the end was not noted)") + ", " + duration(s.duration())
+                    + ", " + s.answers() + (s.answers() == 1 ? " answer" : " answers") + " stored");
+        }
+        return String.join("; ", each);
+    }
+
+    /**
+     * The subset of its suite a run asks, for people, with the options that ask it again
+     * ({@code "shuffled (seed 7), first 5 (--shuffle 7 --limit 5)"}); null for the whole suite or
+     * a run without a manifest.
+     */
+    public static String subset(RunManifest manifest) {
+        SuiteSubset s = manifest == null ? null : manifest.subset();
+        if (s == null || s.isAll()) {
+            return null;
+        }
+        List<String> options = new ArrayList<>();
+        if (!s.sampleIds().isEmpty()) {
+            options.add("--sample-id " + String.join(",", s.sampleIds()));
+        }
+        if (s.shuffleSeed() != null) {
+            options.add("--shuffle " + s.shuffleSeed());
+        }
+        if (s.limit() != null) {
+            options.add("--limit " + s.limit());
+        }
+        return s.describe() + " (" + String.join(" ", options) + ")";
+    }
+
+    private static String subsetOrWhole(RunManifest m) {
+        String subset = subset(m);
+        return subset == null ? "the whole suite, in file order" : subset;
     }
 
     private static String orDefault(Object value) {

@@ -153,7 +153,7 @@ public final class RunDataLoader {
         RunInfo info = entry == null
                 ? new RunInfo(runId, null, List.of(), scorer, 1, null, 0, null, null, shown, scorings)
                 : new RunInfo(runId, entry.suite(), entry.models(), scorer, entry.epochs(), entry.startedAt(),
-                        entry.vignettes(), entry.manifest(), entry.finishedAt(), shown, scorings);
+                        entry.vignettes(), entry.manifest(), entry.finishedAt(), shown, scorings, entry.sittings());
         return new RunData(info, samples, failures, events);
     }
 

@@ -35,6 +35,15 @@ final class RunSectionHtml {
 
     /** The section of a run whose figures are {@code stats}; with {@code costs} priced, its cost too. */
     static void write(Writer out, RunStats stats, RunCosts costs, List<FailureRow> failures) throws IOException {
+        write(out, stats, costs, failures, List.of());
+    }
+
+    /**
+     * The section, its failures listing the jobs that failed for good and the failed answers
+     * (samples the model API gave no answer for), each with its reason.
+     */
+    static void write(Writer out, RunStats stats, RunCosts costs, List<FailureRow> failures,
+                      List<SampleRow> failedAnswers) throws IOException {
         RunSectionHtml section = new RunSectionHtml(out, stats, costs);
         out.write("<section class=\"run\" data-run=\"" + section.run + "\">\n");
         section.header();
@@ -44,18 +53,50 @@ final class RunSectionHtml {
         section.volume();
         section.workers();
         section.failures(failures);
+        section.failedAnswers(failedAnswers);
         out.write("</section>\n");
     }
 
     /** The run card: every parameter of the run ({@link RunCard}), unknown ones said to be unknown. */
     private void header() throws IOException {
-        out.write("<h2>Run <code>" + run + "</code></h2>\n<dl class=\"info run-card\">\n");
+        out.write("<h2>Run <code>" + run + "</code></h2>\n");
+        state();
+        out.write("<dl class=\"info run-card\">\n");
         for (RunCard.Entry entry : RunCard.of(stats.info())) {
             out.write("<dt>" + Html.escape(entry.label()) + "</dt><dd data-card=\"" + entry.key() + "\""
                     + (entry.value() == null ? " class=\"muted\"" : "") + ">" + Html.escape(entry.shown())
                     + "</dd>\n");
         }
         out.write("</dl>\n");
+    }
+
+    /**
+     * Where the run stands, first thing under its title: complete, or incomplete with what is
+     * stored of what it asks, what is missing and the failed jobs, so that figures of a partial run
+     * are not read as the whole suite's.
+     */
+    private void state() throws IOException {
+        RunInfo info = stats.info();
+        long expected = info.suite() == null ? -1
+                : (long) info.vignettes() * Math.max(1, info.models().size()) * info.epochs();
+        long stored = stats.totalSamples();
+        int failedJobs = stats.totalFailures();
+        boolean complete = expected >= 0 ? stored >= expected && failedJobs == 0
+                : info.finishedAt() != null && failedJobs == 0;
+        String text;
+        if (complete) {
+            text = "Complete: " + Figures.count(stored) + " of " + Figures.count(Math.max(expected, stored))
+                    + " answers stored.";
+        } else {
+            text = "Incomplete: " + (expected < 0 ? Figures.count(stored) + " answers stored (the run did not"
+                    + " record how many it asks for)" : Figures.count(stored) + " of " + Figures.count(expected)
+                    + " answers stored, " + Figures.count(Math.max(0, expected - stored)) + " missing")
+                    + (failedJobs == 0 ? "" : ", " + Figures.count(failedJobs) + (failedJobs == 1 ? " failed job"
+                    : " failed jobs")) + (info.finishedAt() == null ? "; it stopped before its summary" : "")
+                    + ". The figures below are of the answers stored.";
+        }
+        out.write("<p class=\"run-state\" data-run=\"" + run + "\" data-state=\""
+                + (complete ? "complete" : "incomplete") + "\">" + Html.escape(text) + "</p>\n");
     }
 
     private void accuracy() throws IOException {
@@ -222,10 +263,35 @@ final class RunSectionHtml {
         return "<td class=\"num\" data-metric=\"" + metric + "\">" + Html.escape(text) + "</td>";
     }
 
+    /** The failed answers with their reasons; nothing when there is none (the failed jobs say so). */
+    private void failedAnswers(List<SampleRow> failed) throws IOException {
+        if (failed.isEmpty()) {
+            return;
+        }
+        out.write("<h3>Failed answers</h3>\n<p class=\"note\">The model API gave no answer for these vignettes;"
+                + " each counts as wrong, 0.</p>\n<div class=\"scroll\"><table class=\"failed-answers\">\n<thead><tr>"
+                + "<th>Model</th><th>Vignette</th><th>Epoch</th><th>Reason</th></tr></thead>\n<tbody>\n");
+        int listed = Math.min(failed.size(), MAX_LISTED_FAILURES);
+        for (SampleRow f : failed.subList(0, listed)) {
+            out.write("<tr class=\"failed-answer\" data-run=\"" + run + "\"><td>" + Html.escape(f.model())
+                    + "</td><td>" + Html.escape(f.vignetteId()) + "</td><td class=\"num\">" + f.epoch() + "</td><td>"
+                    + Html.escape(f.error()) + "</td></tr>\n");
+        }
+        out.write("</tbody></table></div>\n");
+        if (listed < failed.size()) {
+            out.write("<p class=\"note\">" + Figures.count(failed.size() - listed) + " more failed answers are not"
+                    + " listed.</p>\n");
+        }
+    }
+
     private void failures(List<FailureRow> failures) throws IOException {
         out.write("<h3>Failed jobs</h3>\n");
         if (failures.isEmpty()) {
-            out.write("<p class=\"muted\">None.</p>\n");
+            int failedAnswers = stats.models().stream().mapToInt(RunStats.ModelStats::failedAnswers).sum();
+            // "None." beside failed answers read as "nothing failed": say where they are.
+            out.write("<p class=\"muted\">" + (failedAnswers == 0 ? "None." : "No job failed for good; "
+                    + Figures.count(failedAnswers) + (failedAnswers == 1 ? " answer" : " answers")
+                    + " failed (below).") + "</p>\n");
             return;
         }
         out.write("<div class=\"scroll\"><table class=\"failures\">\n<thead><tr><th>Model</th><th>Job</th>"

@@ -195,7 +195,7 @@ class CostAndGatesCommandTest {
         out.getBuffer().setLength(0);
         assertThat(execute(with(List.of("results", "--db", db, "--format", "csv"), price))).isZero();
         String[] rows = out.toString().split("\r?\n");
-        assertThat(rows[0]).endsWith(",scoring," + ResultsCommand.COST_COLUMN);
+        assertThat(rows[0]).endsWith(",scoring,cached,cachedFrom," + ResultsCommand.COST_COLUMN);
         double csvSum = 0;
         for (int r = 1; r < rows.length; r++) {
             csvSum += Double.parseDouble(rows[r].substring(rows[r].lastIndexOf(',') + 1));

@@ -90,8 +90,8 @@ class RescoreAndReportCommandTest {
         out.getBuffer().setLength(0);
         assertThat(execute("results", "--db", db.toString(), "--scoring", "1", "--format", "csv")).isZero();
         List<String> csv = out.toString().lines().toList();
-        assertThat(csv.get(0)).endsWith(",workerId,error,scoring");
-        assertThat(csv.subList(1, csv.size())).hasSize(3).allSatisfy(row -> assertThat(row).endsWith(",1"));
+        assertThat(csv.get(0)).endsWith(",workerId,error,scoring,cached,cachedFrom,costUsd");
+        assertThat(csv.subList(1, csv.size())).hasSize(3).allSatisfy(row -> assertThat(row).endsWith(",1,false,,"));
 
         assertThat(execute("results", "--db", db.toString(), "--scoring", "3")).isEqualTo(2);
         assertThat(err.toString()).contains("Invalid value for option '--scoring': run " + RUN + " has no scoring 3;"

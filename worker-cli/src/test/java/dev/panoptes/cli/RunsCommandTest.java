@@ -166,6 +166,24 @@ class RunsCommandTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the lock stands for a coordinator, held, not used
+    void rescoreOfARunACoordinatorHoldsIsRefusedAndAddsNoScoring() throws Exception {
+        try (DatabaseLock coordinator = DatabaseLock.acquire(db, new InetSocketAddress("127.0.0.1", 7070))) {
+            assertThat(execute("rescore", "--run", HALF, "--scorer", "normalized", "--db", db.toString()))
+                    .isEqualTo(1);
+            assertThat(err.toString()).contains("is in use by a coordinator (pid " + ProcessHandle.current().pid())
+                    .contains("stop it or let it finish, then rescore it");
+        }
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            assertThat(store.scorings(HALF)).hasSize(1);
+        }
+        assertThat(execute("rescore", "--run", HALF, "--scorer", "normalized", "--db", db.toString())).isZero();
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            assertThat(store.scorings(HALF)).hasSize(2);
+        }
+    }
+
+    @Test
     void anUnknownIdAnAmbiguousPrefixAndAMissingIdAreUsageErrors() {
         assertThat(execute("runs", "show", "ffffffff", "--db", db.toString())).isEqualTo(2);
         assertThat(err.toString()).contains("Invalid value for positional parameter 'ID': the database holds no run"

@@ -104,14 +104,15 @@ class ResponseCacheRunTest {
         }
         List<String> csv = List.of(command("results", "--db", dir.resolve("r.db").toString(), "--format", "csv")
                 .split("\r\n"));
-        assertThat(csv.get(0)).endsWith(",scoring,cached,cachedFrom");
+        assertThat(csv.get(0)).endsWith(",scoring,cached,cachedFrom,costUsd");
         assertThat(csv.subList(1, csv.size())).hasSize(24)
-                .filteredOn(row -> row.startsWith(first)).hasSize(12).allSatisfy(row -> assertThat(row).endsWith(",1,false,"));
+                .filteredOn(row -> row.startsWith(first)).hasSize(12).allSatisfy(row -> assertThat(row).endsWith(",1,false,,"));
         assertThat(csv.subList(1, csv.size())).filteredOn(row -> row.startsWith(second))
-                .allSatisfy(row -> assertThat(row).endsWith(",1,true," + first));
-        // An export without a cached answer keeps its columns as they were.
-        assertThat(command("results", "--db", dir.resolve("r.db").toString(), "--run", first, "--format", "csv"))
-                .startsWith(String.join(",", dev.panoptes.cli.ResultsCommand.COLUMNS) + "\r\n");
+                .allSatisfy(row -> assertThat(row).endsWith(",1,true," + first + ","));
+        // An export without a cached answer (and without prices) has the same header: exports concatenate.
+        String uncached = command("results", "--db", dir.resolve("r.db").toString(), "--run", first, "--format", "csv");
+        assertThat(uncached.split("\r\n")[0]).isEqualTo(csv.get(0));
+        assertThat(uncached.split("\r\n")[1]).endsWith(",1,false,,");
         assertThat(command("results", "--db", dir.resolve("r.db").toString(), "--run", first))
                 .doesNotContain("cached");
 

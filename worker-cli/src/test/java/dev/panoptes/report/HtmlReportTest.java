@@ -188,6 +188,39 @@ class HtmlReportTest {
     }
 
     @Test
+    void theRunsStateIsAtTheTopOfItsSectionWithItsCounts() throws IOException {
+        RunData base = ReportFixtures.run();
+        RunInfo i = base.info();
+        // The fixture's run asks 3 vignettes of 2 models in 2 epochs: ten vignettes ask more than is stored.
+        RunInfo more = new RunInfo(i.runId(), i.suite(), i.models(), i.scorer(), i.epochs(), i.startedAt(), 10,
+                i.manifest(), null, i.scoring(), i.scorings());
+        String page = new ReportPage(render(List.of(new RunData(more, base.samples(), base.failures(),
+                base.workerEvents())), null)).withoutDataBlock();
+        String section = page.substring(page.indexOf("<section class=\"run\""));
+        assertThat(section.indexOf("data-state=\"incomplete\"")).isPositive()
+                .isLessThan(section.indexOf("run-card"));
+        assertThat(section).containsPattern("Incomplete: \\d+ of 40 answers stored, \\d+ missing.*; it stopped"
+                + " before its summary\\.");
+    }
+
+    @Test
+    void aFailedAnswerWithoutAFailedJobIsListedWithItsReasonNotHiddenBehindNone() throws IOException {
+        RunData base = ReportFixtures.run();
+        List<SampleRow> samples = new ArrayList<>(base.samples());
+        samples.add(new SampleRow("r-1", "m-a", 3, "v1", "j-x", "user: What is the capital of France?", "Paris", "",
+                0.0, "failed answer: content filter", Map.of("topic", "geo"), "w-1", null, 5L, null, null, null,
+                "HTTP 400: content_filter"));
+        String html = render(List.of(new RunData(base.info(), samples, List.of(), base.workerEvents())), null);
+        String page = new ReportPage(html).withoutDataBlock();
+
+        assertThat(page).doesNotContain("<p class=\"muted\">None.</p>")
+                .contains("No job failed for good; 1 answer failed (below).")
+                .contains("<h3>Failed answers</h3>")
+                .containsPattern("<tr class=\"failed-answer\" data-run=\"r-1\"><td>m-a</td><td>v1</td>"
+                        + "<td class=\"num\">3</td><td>HTTP 400: content_filter</td></tr>");
+    }
+
+    @Test
     void theRunCardOfARunWithAManifestShowsEveryParameterItRecordedAndTheScoringShown() throws IOException {
         RunData fixture = ReportFixtures.run();
         RunInfo old = fixture.info();

@@ -23,7 +23,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Opens an exported Inspect log in the real Inspect log viewer ({@code @metrevals/inspect-log-viewer}
@@ -51,10 +50,11 @@ class InspectViewerBrowserTest {
     @Timeout(value = 60, unit = TimeUnit.SECONDS)
     void theViewerShowsTheTaskTheModelTheAccuracyAndTheSamples() throws Exception {
         String chromium = chromium();
-        assumeTrue(chromium != null, "no 'chromium' on the PATH nor at /usr/bin/chromium: install Debian's package"
-                + " (sudo apt-get install -y chromium; .ci/run does this)");
-        assumeTrue(Files.isRegularFile(VIEWER.resolve("dist/viewer.js")), "the Inspect viewer page is not built: run "
-                + VIEWER.resolve("build.sh") + " (needs node and npm; .ci/run does this)");
+        // Fails rather than skips: a check that skips itself is a check nobody runs.
+        assertThat(chromium).as("no 'chromium' on the PATH nor at /usr/bin/chromium: install Debian's package"
+                + " (sudo apt-get install -y chromium; .ci/run does this)").isNotNull();
+        assertThat(VIEWER.resolve("dist/viewer.js")).as("the Inspect viewer page is not built: Maven builds it"
+                + " before the tests with " + VIEWER.resolve("build.sh") + ", which needs node and npm").isRegularFile();
 
         RunData run = InspectLogTest.withManifest(ReportFixtures.run());
         RunStats.ModelStats model = RunStats.of(run, null).model("m-b").orElseThrow();

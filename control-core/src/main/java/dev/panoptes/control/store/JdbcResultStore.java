@@ -10,6 +10,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -515,7 +516,8 @@ public final class JdbcResultStore implements ResultStore {
 
     /**
      * Notes that a run started (or started again): what it asks, for the report and the export.
-     * A run started again replaces its entry (and is not finished until {@link #finishRun}).
+     * A run started again replaces its entry but keeps its first start (and is not finished until
+     * {@link #finishRun}); each start opens a sitting ({@link RunSitting}) at {@code run.startedAt()}.
      *
      * @throws StoreException when the store cannot write
      */
@@ -529,7 +531,22 @@ public final class JdbcResultStore implements ResultStore {
      * @throws StoreException when the store cannot write
      */
     public synchronized void finishRun(String runId) {
-        db.write("note the end of run " + runId, () -> RunTables.finishRun(db.connection(), runId, clock.instant()));
+        Instant now = clock.instant();
+        db.write("note the end of run " + runId, () -> {
+            RunTables.endSitting(db.connection(), runId, now);
+            RunTables.finishRun(db.connection(), runId, now);
+        });
+    }
+
+    /**
+     * Notes that the run's current sitting ended now without finishing the run (interrupted, or
+     * stopped): its end and the answers stored during it. Nothing when no sitting is open.
+     *
+     * @throws StoreException when the store cannot write
+     */
+    public synchronized void endSitting(String runId) {
+        Instant now = clock.instant();
+        db.write("note the end of a sitting of run " + runId, () -> RunTables.endSitting(db.connection(), runId, now));
     }
 
     /** The runs noted by {@link #recordRun}, most recently started first. @throws StoreException */

@@ -15,16 +15,31 @@ import java.util.List;
  * @param scorer     the scorer spec the run was (last) started with
  * @param epochs     times each vignette is asked
  * @param vignettes  vignettes in the suite
- * @param startedAt  when this run was (last) started
+ * @param startedAt  when this run was first started (a resumed run keeps its first start; its
+ *                   sittings say when it was started again)
  * @param manifest   everything that decides the run's answers; null for a legacy run, noted by
  *                   a Panoptes before schema version 3, which kept none
  * @param finishedAt when the run (last) ended with its summary; null while it runs, or when it
  *                   stopped before its summary, or for a legacy run
+ * @param sittings   each time a coordinator worked on the run, first first; empty for a run
+ *                   noted before sittings were kept
  */
 public record RunEntry(String runId, String suite, List<String> models, String scorer, int epochs, int vignettes,
-                       Instant startedAt, RunManifest manifest, Instant finishedAt) {
+                       Instant startedAt, RunManifest manifest, Instant finishedAt, List<RunSitting> sittings) {
     public RunEntry {
         models = List.copyOf(models);
+        sittings = sittings == null ? List.of() : List.copyOf(sittings);
+    }
+
+    /** An entry without sittings (as given to {@link JdbcResultStore#recordRun}, which adds one). */
+    public RunEntry(String runId, String suite, List<String> models, String scorer, int epochs, int vignettes,
+                    Instant startedAt, RunManifest manifest, Instant finishedAt) {
+        this(runId, suite, models, scorer, epochs, vignettes, startedAt, manifest, finishedAt, List.of());
+    }
+
+    /** When a coordinator last started the run: its last sitting's start, else its first start. */
+    public Instant lastStartedAt() {
+        return sittings.isEmpty() ? startedAt : sittings.get(sittings.size() - 1).startedAt();
     }
 
     /** An entry without a manifest (a legacy run), not finished. */

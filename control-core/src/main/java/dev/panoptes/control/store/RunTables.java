@@ -25,13 +25,16 @@ final class RunTables {
     private RunTables() {
     }
 
-    /** Notes a run, replacing what was noted of it (a run started again is not finished yet). */
+    /**
+     * Notes a run, replacing what was noted of it but its first start (a run started again is not
+     * finished yet), and opens a new sitting of it starting at {@code run.startedAt()}.
+     */
     static void upsertRun(Connection c, RunEntry run) throws SQLException {
         try (PreparedStatement upsert = c.prepareStatement("INSERT INTO panoptes_runs (run_id, suite, models, scorer, "
                 + "epochs, vignettes, started_at, manifest, tool_version, suite_sha256, finished_at) "
                 + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
                 + "suite = excluded.suite, models = excluded.models, scorer = excluded.scorer, "
-                + "epochs = excluded.epochs, vignettes = excluded.vignettes, started_at = excluded.started_at, "
+                + "epochs = excluded.epochs, vignettes = excluded.vignettes, "
                 + "manifest = excluded.manifest, tool_version = excluded.tool_version, "
                 + "suite_sha256 = excluded.suite_sha256, finished_at = excluded.finished_at")) {
             upsert.setString(1, run.runId());
@@ -47,6 +50,96 @@ final class RunTables {
             upsert.setString(10, m == null ? null : m.suiteSha256());
             RecordRows.setLong(upsert, 11, run.finishedAt() == null ? null : run.finishedAt().toEpochMilli());
             upsert.executeUpdate();
+        }
+        // The first start stays (ON CONFLICT leaves started_at); each start is a sitting of its own.
+        try (PreparedStatement sitting = c.prepareStatement("INSERT INTO panoptes_sittings (run_id, number, "
+                + "started_at) SELECT ?, COALESCE(MAX(number), 0) + 1, ? FROM panoptes_sittings WHERE run_id = ?")) {
+            sitting.setString(1, run.runId());
+            sitting.setLong(2, run.startedAt().toEpochMilli());
+            sitting.setString(3, run.runId());
+            sitting.executeUpdate();
+        }
+    }
+
+    /**
+     * Notes the end of the run's last sitting, if it is open: now, with the answers stored since
+     * it started. @return false when the run has no open sitting
+     */
+    static boolean endSitting(Connection c, String runId, Instant endedAt) throws SQLException {
+        Long number = null;
+        long started = 0;
+        try (PreparedStatement q = c.prepareStatement("SELECT number, started_at FROM panoptes_sittings "
+                + "WHERE run_id = ? AND ended_at IS NULL ORDER BY number DESC")) {
+            q.setString(1, runId);
+            try (ResultSet rs = q.executeQuery()) {
+                if (rs.next()) {
+                    number = rs.getLong(1);
+                    started = rs.getLong(2);
+                }
+            }
+        }
+        if (number == null) {
+            return false;
+        }
+        long answers = storedBetween(c, runId, started, Long.MAX_VALUE)[0];
+        try (PreparedStatement update = c.prepareStatement("UPDATE panoptes_sittings SET ended_at = ?, answers = ? "
+                + "WHERE run_id = ? AND number = ?")) {
+            update.setLong(1, Math.max(started, endedAt.toEpochMilli()));
+            update.setLong(2, answers);
+            update.setString(3, runId);
+            update.setLong(4, number);
+            update.executeUpdate();
+        }
+        return true;
+    }
+
+    /**
+     * A run's sittings, first first. A sitting whose end was never noted (its coordinator killed,
+     * or running now) ends at the last answer stored before the next sitting started.
+     */
+    static List<RunSitting> sittings(Connection c, String runId) throws SQLException {
+        List<long[]> rows = new ArrayList<>();
+        try (PreparedStatement q = c.prepareStatement("SELECT number, started_at, ended_at, answers FROM "
+                + "panoptes_sittings WHERE run_id = ? ORDER BY number")) {
+            q.setString(1, runId);
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    Long ended = RecordRows.getLong(rs, 3);
+                    Long answers = RecordRows.getLong(rs, 4);
+                    rows.add(new long[] {rs.getLong(1), rs.getLong(2), ended == null ? -1 : ended,
+                            answers == null ? -1 : answers});
+                }
+            }
+        }
+        List<RunSitting> sittings = new ArrayList<>();
+        for (int i = 0; i < rows.size(); i++) {
+            long[] r = rows.get(i);
+            if (r[2] >= 0) {
+                sittings.add(new RunSitting((int) r[0], Instant.ofEpochMilli(r[1]), Instant.ofEpochMilli(r[2]),
+                        Math.max(0, r[3]), true));
+            } else {
+                long until = i + 1 < rows.size() ? rows.get(i + 1)[1] : Long.MAX_VALUE;
+                long[] stored = storedBetween(c, runId, r[1], until);
+                sittings.add(new RunSitting((int) r[0], Instant.ofEpochMilli(r[1]),
+                        Instant.ofEpochMilli(Math.max(r[1], stored[1])), stored[0], false));
+            }
+        }
+        return sittings;
+    }
+
+    /** {count, last stored_at} of the run's answers stored in [from, until). */
+    private static long[] storedBetween(Connection c, String runId, long from, long until) throws SQLException {
+        try (PreparedStatement q = c.prepareStatement("SELECT COUNT(*), MAX(stored_at) FROM panoptes_records "
+                + "WHERE run_id = ? AND stored_at >= ? AND stored_at < ?")) {
+            q.setString(1, runId);
+            q.setLong(2, from);
+            q.setLong(3, until);
+            try (ResultSet rs = q.executeQuery()) {
+                rs.next();
+                long count = rs.getLong(1);
+                long last = rs.getLong(2);
+                return new long[] {count, rs.wasNull() ? from : last};
+            }
         }
     }
 
@@ -73,7 +166,12 @@ final class RunTables {
                         finished == null ? null : Instant.ofEpochMilli(finished)));
             }
         }
-        return runs;
+        List<RunEntry> withSittings = new ArrayList<>(runs.size());
+        for (RunEntry r : runs) {
+            withSittings.add(new RunEntry(r.runId(), r.suite(), r.models(), r.scorer(), r.epochs(), r.vignettes(),
+                    r.startedAt(), r.manifest(), r.finishedAt(), sittings(c, r.runId())));
+        }
+        return withSittings;
     }
 
     static void addWorkerEvents(Connection c, String runId, String workerId, long failures, long quarantines)

@@ -29,6 +29,10 @@ import java.util.List;
  * served from the cache and would only cost the index a random write) and,
  * for an answer served from the cache, the run whose answer it copies ({@code cached_from}). Records
  * of older versions keep both null: they are never served from the cache.
+ *
+ * <p>Any version: {@code panoptes_sittings} keeps each start of a run (run, number from 1, start,
+ * end and answers stored when the coordinator noted its end), created when missing; runs noted
+ * before it existed have no sittings.
  */
 final class StoreSchema {
     /** The schema version this code writes and reads. */
@@ -98,6 +102,11 @@ final class StoreSchema {
                 s.execute("UPDATE panoptes_records SET run_id = substr(job_id, 1, 16), epoch = 0");
                 s.execute("UPDATE panoptes_failures SET run_id = substr(job_id, 1, 16)");
             }
+            // Each start of a run by a coordinator, and its end when noted (a table of its own, so a
+            // database of any version gets it on first use and older Panoptes ignore it).
+            s.execute("CREATE TABLE IF NOT EXISTS panoptes_sittings (run_id VARCHAR(64) NOT NULL, "
+                    + "number INTEGER NOT NULL, started_at BIGINT NOT NULL, ended_at BIGINT, answers BIGINT, "
+                    + "PRIMARY KEY (run_id, number))");
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_scorings (run_id VARCHAR(64) NOT NULL, "
                     + "number INTEGER NOT NULL, scorer TEXT NOT NULL, created_at BIGINT NOT NULL, "
                     + "origin VARCHAR(16) NOT NULL, PRIMARY KEY (run_id, number))");

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.MappingIterator;
 import com.fasterxml.jackson.databind.RuntimeJsonMappingException;
 import com.fasterxml.jackson.dataformat.csv.CsvMapper;
 import com.fasterxml.jackson.dataformat.csv.CsvParser;
-import com.fasterxml.jackson.dataformat.csv.CsvSchema;
 import dev.panoptes.control.Vignette;
 
 import java.io.IOException;
@@ -24,7 +23,10 @@ import java.util.Map;
  * row naming the columns: {@code id} and {@code prompt} are required, {@code expected} and
  * {@code scorer} optional, and every other column becomes a metadata entry (a string) of each
  * vignette. An empty {@code expected} cell means no expected answer. Every problem is collected
- * with its row number and reported together, before anything runs.
+ * with its row number and reported together, before anything runs: a row with more cells than
+ * the header (an unquoted comma) or fewer, an empty id or prompt, a duplicate id, each in its own
+ * words and with what to do; reading goes on past every bad row but one the CSV parser cannot
+ * read at all (an unclosed quote, which runs on to the end of the file).
  *
  * <p>Stateless and thread-safe.
  */
@@ -44,9 +46,11 @@ public final class CsvSuiteReader {
         List<String> problems = new ArrayList<>();
         List<Vignette> vignettes = new ArrayList<>();
         Map<String, Integer> firstRowOfId = new HashMap<>();
-        CsvSchema schema = CsvSchema.emptySchema().withHeader();
-        try (MappingIterator<Map<String, String>> rows = mapper.readerForMapOf(String.class).with(schema)
-                .with(CsvParser.Feature.FAIL_ON_MISSING_COLUMNS).readValues(bytes)) {
+        // Rows as plain lists of cells, so that this reader (not the CSV library) decides what a
+        // row with the wrong number of cells is, reports it in its own words and goes on.
+        try (MappingIterator<String[]> rows = mapper.readerFor(String[].class)
+                .with(CsvParser.Feature.WRAP_AS_ARRAY).with(CsvParser.Feature.SKIP_EMPTY_LINES)
+                .readValues(bytes)) {
             List<String> columns = header(rows, problems);
             if (columns == null) {
                 throw new SuiteFormatException(file.toString(), problems);
@@ -54,7 +58,7 @@ public final class CsvSuiteReader {
             // A row is a record, as a spreadsheet shows it: a quoted value may span lines.
             int row = 1;
             while (true) {
-                Map<String, String> cells;
+                String[] cells;
                 row++;
                 try {
                     if (!rows.hasNextValue()) {
@@ -62,10 +66,15 @@ public final class CsvSuiteReader {
                     }
                     cells = rows.nextValue();
                 } catch (RuntimeJsonMappingException | IOException e) {
-                    problems.add("row " + row + ": not valid CSV: " + firstLine(e.getMessage()));
+                    // Past an unreadable record (an unclosed quote runs to the end of the file) no row can be told apart.
+                    problems.add("row " + row + ": " + unreadable(e));
                     break;
                 }
-                Vignette v = vignette(cells, row, problems);
+                if (cells.length != columns.size()) {
+                    problems.add("row " + row + ": " + cellCount(cells.length, columns));
+                    continue;
+                }
+                Vignette v = vignette(columns, cells, row, problems);
                 if (v == null) {
                     continue;
                 }
@@ -78,7 +87,7 @@ public final class CsvSuiteReader {
             }
         } catch (IOException | RuntimeJsonMappingException e) {
             if (problems.isEmpty()) {
-                problems.add("row 1: not valid CSV: " + firstLine(e.getMessage()));
+                problems.add("row 1: " + unreadable(e));
             }
         }
         if (problems.isEmpty() && vignettes.isEmpty()) {
@@ -91,16 +100,39 @@ public final class CsvSuiteReader {
         return new Suite(name, vignettes, sha256(bytes));
     }
 
+    /** "4 cells where the header names 3 (id, prompt, expected): ...", with what to do about it. */
+    private static String cellCount(int cells, List<String> columns) {
+        String what = cells + (cells == 1 ? " cell" : " cells") + " where the header names " + columns.size()
+                + " (" + String.join(", ", columns) + ")";
+        return cells > columns.size()
+                ? what + "; a value holding a comma must be in double quotes (\"a, b\")"
+                : what + "; give every column a cell, empty ones included (a,b,)";
+    }
+
+    /** What is wrong with a record the CSV parser could not read, in this project's words. */
+    private static String unreadable(Exception e) {
+        String message = e.getMessage() == null ? "" : e.getMessage();
+        if (message.contains("Missing closing quote") || message.contains("EOF in quoted")) {
+            return "a quoted value is never closed; end it with a double quote, and write a quote inside a"
+                    + " quoted value as two (\"\")";
+        }
+        if (message.contains("Expected separator") || message.contains("Unexpected character")) {
+            return "a double quote inside a value that is not quoted as a whole; quote the value and double the"
+                    + " quote (\"say \"\"hi\"\"\")";
+        }
+        return "not valid CSV: " + firstLine(message);
+    }
+
     /**
      * The header's column names, or null (with the problem added) when the file is empty or the
-     * header lacks id or prompt.
+     * header lacks id or prompt, or names a column twice.
      */
-    private static List<String> header(MappingIterator<Map<String, String>> rows, List<String> problems)
-            throws IOException {
-        CsvSchema header = (CsvSchema) rows.getParserSchema();
+    private static List<String> header(MappingIterator<String[]> rows, List<String> problems) throws IOException {
         List<String> columns = new ArrayList<>();
-        if (header != null) {
-            header.forEach(c -> columns.add(c.getName()));
+        if (rows.hasNextValue()) {
+            for (String c : rows.nextValue()) {
+                columns.add(c.strip());
+            }
         }
         if (columns.isEmpty() || columns.size() == 1 && columns.get(0).isEmpty()) {
             problems.add("row 1: the file is empty; write a header row (id,prompt,expected) and one row per vignette");
@@ -111,10 +143,18 @@ public final class CsvSuiteReader {
                     + " and any metadata), got " + columns);
             return null;
         }
+        if (new java.util.HashSet<>(columns).size() != columns.size()) {
+            problems.add("row 1: the header names a column twice: " + columns);
+            return null;
+        }
         return columns;
     }
 
-    private static Vignette vignette(Map<String, String> cells, int row, List<String> problems) {
+    private static Vignette vignette(List<String> columns, String[] values, int row, List<String> problems) {
+        Map<String, String> cells = new LinkedHashMap<>();
+        for (int i = 0; i < columns.size(); i++) {
+            cells.put(columns.get(i), values[i]);
+        }
         Map<String, Object> metadata = new LinkedHashMap<>();
         cells.forEach((column, value) -> {
             if (!KNOWN.contains(column) && value != null && !value.isEmpty()) {

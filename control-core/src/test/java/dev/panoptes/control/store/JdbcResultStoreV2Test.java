@@ -241,7 +241,7 @@ class JdbcResultStoreV2Test {
     }
 
     @Test
-    void runsAreNotedReplacedWhenStartedAgainAndListedMostRecentFirst() {
+    void runsAreNotedReplacedButTheirFirstStartWhenStartedAgainEachStartASittingAndListedLatestCreatedFirst() {
         RunEntry first = new RunEntry("r1", "suite.jsonl", List.of("gpt-4o", "meta-llama/Llama-3.1-8B"),
                 "normalized", 2, 10, Instant.ofEpochMilli(1_000));
         RunEntry second = new RunEntry("r2", "other.csv", List.of(), "judge:gpt-4o", 1, 3,
@@ -252,13 +252,17 @@ class JdbcResultStoreV2Test {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
             store.recordRun(first);
             store.recordRun(second);
-            assertThat(store.runs()).containsExactly(second, first);
+            assertThat(withoutSittings(store.runs())).containsExactly(second, first);
 
             store.recordRun(firstAgain);
-            assertThat(store.runs()).containsExactly(firstAgain, second);
+            assertThat(withoutSittings(store.runs())).containsExactly(second, keptFirstStart(firstAgain, first));
         }
         try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
-            assertThat(store.runs()).containsExactly(firstAgain, second);
+            assertThat(withoutSittings(store.runs())).containsExactly(second, keptFirstStart(firstAgain, first));
+            RunEntry r1 = store.runs().get(1);
+            assertThat(r1.sittings()).extracting(RunSitting::startedAt)
+                    .containsExactly(Instant.ofEpochMilli(1_000), Instant.ofEpochMilli(3_000));
+            assertThat(r1.lastStartedAt()).isEqualTo(Instant.ofEpochMilli(3_000));
         }
     }
 
@@ -292,5 +296,17 @@ class JdbcResultStoreV2Test {
                     org.assertj.core.groups.Tuple.tuple(JobId.of("loose"), "gone", 1, null, null),
                     org.assertj.core.groups.Tuple.tuple(job.id(), "model API answered 404", 2, "r1", "gpt-4o"));
         }
+    }
+
+    /** The entries as noted, without their sittings. */
+    static List<RunEntry> withoutSittings(List<RunEntry> runs) {
+        return runs.stream().map(r -> new RunEntry(r.runId(), r.suite(), r.models(), r.scorer(), r.epochs(),
+                r.vignettes(), r.startedAt(), r.manifest(), r.finishedAt())).toList();
+    }
+
+    /** {@code again} as a run started again is listed: with the first start of {@code first}. */
+    static RunEntry keptFirstStart(RunEntry again, RunEntry first) {
+        return new RunEntry(again.runId(), again.suite(), again.models(), again.scorer(), again.epochs(),
+                again.vignettes(), first.startedAt(), again.manifest(), again.finishedAt());
     }
 }

@@ -157,7 +157,9 @@ class PostgresResultStoreTest {
             store.addWorkerEvents("r1", "w2", 1, 0);
         }
         try (JdbcResultStore store = db.open()) {
-            assertThat(store.runs()).containsExactly(firstAgain, second);
+            assertThat(JdbcResultStoreV2Test.withoutSittings(store.runs())).containsExactly(second,
+                    JdbcResultStoreV2Test.keptFirstStart(firstAgain, first));
+            assertThat(store.runs().get(1).sittings()).hasSize(2);
             assertThat(store.workerEvents("r1")).containsExactly(new WorkerEventCount("w1", 5, 1),
                     new WorkerEventCount("w2", 1, 0));
             assertThat(store.workerEvents("r2")).isEmpty();

@@ -17,9 +17,10 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
- * A real PostgreSQL server for tests, never a mock: the one named by {@value #ENV} (a JDBC URL
- * with {@code user} and {@code password} parameters, which {@code .ci/run} starts with
- * {@code .ci/postgres}), else a throwaway cluster that this JVM starts with the same script and
+ * A real PostgreSQL server for tests, never a mock: the one named by {@value #ENV} (what
+ * {@code .ci/postgres start} prints, {@code --db postgresql://USER@HOST:PORT/DB --db-password-file
+ * FILE}, which {@code .ci/run} starts; or a JDBC URL with {@code user} and {@code password}
+ * parameters), else a throwaway cluster that this JVM starts with the same script and
  * stops when it exits. Each test takes a database of its own ({@link #freshDatabase()}), so tests
  * and modules never see each other's rows.
  *
@@ -32,6 +33,9 @@ public final class TestPostgres {
     public static final String ENV = "PANOPTES_TEST_POSTGRES";
 
     private static final Pattern URL = Pattern.compile("jdbc:postgresql://([^/]+)/([^?]+)(?:\\?(.*))?");
+    /** {@code --db postgresql://USER@HOST:PORT/DB --db-password-file FILE}, as {@code .ci/postgres} prints it. */
+    private static final Pattern OPTIONS = Pattern.compile(
+            "--db postgresql://([^@/]+)@([^/]+)/(\\S+) --db-password-file (.+)");
     private static final AtomicInteger DATABASES = new AtomicInteger();
     /** Guarded by the class. */
     private static Server server;
@@ -147,9 +151,22 @@ public final class TestPostgres {
         }
 
         static Server parse(String url, String source) {
+            Matcher options = OPTIONS.matcher(url);
+            if (options.matches()) {
+                // What .ci/postgres prints: worker.jar's options, the password in a file.
+                Path file = Path.of(options.group(4));
+                try {
+                    String password = Files.readAllLines(file, StandardCharsets.UTF_8).get(0).strip();
+                    return new Server(options.group(2), options.group(1), password);
+                } catch (IOException | IndexOutOfBoundsException e) {
+                    throw new IllegalStateException(source + " names the password file " + file
+                            + ", which cannot be read: " + e.getMessage(), e);
+                }
+            }
             Matcher m = URL.matcher(url);
             if (!m.matches()) {
-                throw new IllegalStateException(source + " is not jdbc:postgresql://HOST:PORT/DB?user=U&password=P: "
+                throw new IllegalStateException(source + " is neither '--db postgresql://USER@HOST:PORT/DB"
+                        + " --db-password-file FILE' nor jdbc:postgresql://HOST:PORT/DB?user=U&password=P: "
                         + JdbcResultStore.redactUrl(url));
             }
             String user = null;

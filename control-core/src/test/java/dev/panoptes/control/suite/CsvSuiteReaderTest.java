@@ -122,15 +122,34 @@ class CsvSuiteReaderTest {
     }
 
     @Test
-    void aRowWithTooFewColumnsIsReportedAsNotValidCsv() throws Exception {
+    void aRowWithTooFewColumnsIsReportedWithItsOwnRowInThisProjectsWords() throws Exception {
         SuiteFormatException e = problemsOf(write("short.csv", "id,prompt,expected\na,hi,x\nb\n"));
-        assertThat(e.problems()).singleElement().asString().matches("row \\d+: not valid CSV: .*");
+        assertThat(e.problems()).containsExactly("row 3: 1 cell where the header names 3 (id, prompt, expected);"
+                + " give every column a cell, empty ones included (a,b,)");
     }
 
     @Test
-    void aRowWithTooFewColumnsIsReportedWithItsOwnRow() throws Exception {
-        SuiteFormatException e = problemsOf(write("short.csv", "id,prompt,expected\na,hi,x\nb\n"));
-        assertThat(e.problems()).singleElement().asString().startsWith("row 3: not valid CSV");
+    void everyBadRowIsReportedNotOnlyTheFirst() throws Exception {
+        SuiteFormatException e = problemsOf(write("bad.csv", """
+                id,prompt,expected
+                q1,What is 1, plus 1?,2
+                q2,ok,3
+                q3,What is 2, plus 2?,4
+                q2,again,5
+                """));
+        assertThat(e.problems()).containsExactly(
+                "row 2: 4 cells where the header names 3 (id, prompt, expected); a value holding a comma must be in"
+                        + " double quotes (\"a, b\")",
+                "row 4: 4 cells where the header names 3 (id, prompt, expected); a value holding a comma must be in"
+                        + " double quotes (\"a, b\")",
+                "row 5: duplicate vignette id 'q2' (first on row 3)");
+        assertThat(e.getMessage()).doesNotContain("Too many entries");
+    }
+
+    @Test
+    void anUnclosedQuoteIsSaidInThisProjectsWords() throws Exception {
+        SuiteFormatException e = problemsOf(write("quote.csv", "id,prompt\nq1,ok\nq2,\"never closed\n"));
+        assertThat(e.problems()).singleElement().asString().startsWith("row 3: a quoted value is never closed");
     }
 
     @Test

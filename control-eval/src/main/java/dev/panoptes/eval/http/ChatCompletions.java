@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.ChatMessage;
+import dev.panoptes.control.SystemMessages;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
 import dev.panoptes.eval.ModelRequest;
@@ -38,10 +39,8 @@ final class ChatCompletions {
         ObjectNode body = mapper.createObjectNode();
         body.put("model", model);
         ArrayNode messages = body.putArray("messages");
-        if (p.system() != null) {
-            messages.addObject().put("role", "system").put("content", p.system());
-        }
-        for (ChatMessage m : request.turns()) {
+        // A vignette's own system message is joined to the run's: never two system messages.
+        for (ChatMessage m : SystemMessages.join(p.system(), request.turns())) {
             messages.addObject().put("role", m.role()).put("content", m.content());
         }
         if (p.temperature() != null) {
