@@ -102,6 +102,9 @@ public final class Sandboxes implements AutoCloseable {
      * @throws InterruptedException when the calling thread is interrupted
      */
     public String check() throws InterruptedException {
+        if (missing != null) {
+            return missing;
+        }
         try (Sandbox sandbox = open()) {
             CommandResult r = sandbox.run("echo sandbox-ok", Duration.ofSeconds(10));
             if (!r.succeeded() || !r.output().equals("sandbox-ok\n")) {
