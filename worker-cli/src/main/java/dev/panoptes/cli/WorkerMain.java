@@ -115,6 +115,12 @@ public final class WorkerMain implements Callable<Integer> {
                     + " only jobs for these models. Default: every model the API lists (GET /models).")
     private List<String> models = new ArrayList<>();
 
+    @Option(names = "--sandboxes", order = 65, paramLabel = "N", description = "How many sandboxes (bubblewrap) to run at once for the commands of"
+                    + " tool-using samples, apart from --requests; 0 for none. At start the worker builds one and says"
+                    + " whether it can; a worker that cannot runs no command outside one. Default: the number of"
+                    + " processors.")
+    private Integer sandboxes;
+
     @Option(names = "--id", order = 50, paramLabel = "ID", converter = WorkerIdConverter.class,
             description = "This worker's id: 1 to 128 characters from [A-Za-z0-9._:@-]."
                     + " Default: <host name>-<pid>.")
@@ -296,8 +302,21 @@ public final class WorkerMain implements Callable<Integer> {
         WorkerSettings settings = new WorkerSettings(coordinator, modelApiOptions.modelApi,
                 List.copyOf(new LinkedHashSet<>(models)), key, id == null ? WorkerIds.defaultId() : id,
                 modelApiOptions.capacity(), modelApiOptions.requests, options, grace, modelApiOptions.requestTimeout,
-                !modelApiOptions.noModelCheck, verbose.isVerbose(), admin.metrics, admin.insecure);
+                !modelApiOptions.noModelCheck, verbose.isVerbose(), admin.metrics, admin.insecure,
+                sandboxes());
         return starter.start(settings);
+    }
+
+    /** --sandboxes, or the number of processors when it is not given. */
+    private int sandboxes() {
+        if (sandboxes == null) {
+            return Runtime.getRuntime().availableProcessors();
+        }
+        if (sandboxes < 0 || sandboxes > 1024) {
+            throw new ParameterException(spec.commandLine(), "Invalid value for option '--sandboxes': must be 0 to"
+                    + " 1024, got " + sandboxes);
+        }
+        return sandboxes;
     }
 
     /**

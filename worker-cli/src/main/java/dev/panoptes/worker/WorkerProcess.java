@@ -9,6 +9,7 @@ import dev.panoptes.eval.EvalJobRunner;
 import dev.panoptes.eval.RequestPermits;
 import dev.panoptes.eval.http.HttpModelClient;
 import dev.panoptes.eval.http.ModelApiCheck;
+import dev.panoptes.eval.sandbox.Sandboxes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,10 +60,17 @@ public final class WorkerProcess {
      * @throws InterruptedException     when the calling thread is interrupted
      */
     public static int start(WorkerSettings settings) throws InterruptedException {
+        // The sandboxes are checked at start and held open for the worker's life; no runner uses
+        // them yet (tool-using vignettes, issue 31, come next), so today the check is all they do.
+        Sandboxes sandboxes = WorkerSandboxes.check(settings.workerId(), settings.sandboxes(), System.getenv("PATH"));
         try (HttpModelClient client = modelClient(settings)) {
             ModelApiProbe probe = settings.checkModelApi()
                     ? new ModelApiCheck(client, settings.models())::run : null;
             return serveUntilSignalled(settings, runner(client, settings), probe);
+        } finally {
+            if (sandboxes != null) {
+                sandboxes.close();
+            }
         }
     }
 

@@ -31,11 +31,13 @@ import java.util.Objects;
  *                       {@code options.token()} when there is one
  * @param metricsInsecure without a token, serve {@code metrics} even where other machines reach it
  *                       (--metrics-insecure); else only a loopback address is served
+ * @param sandboxes      sandboxes at once for commands of tool-using samples (--sandboxes), at
+ *                       least 0; 0 for none, and then no sandbox check at start
  */
 public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<String> models, String apiKey,
                              String workerId, int capacity, int requests, WorkerOptions options, Duration grace,
                              Duration requestTimeout, boolean checkModelApi, boolean verbose,
-                             InetSocketAddress metrics, boolean metricsInsecure) {
+                             InetSocketAddress metrics, boolean metricsInsecure, int sandboxes) {
     /** @throws NullPointerException when a required part is missing */
     public WorkerSettings {
         Objects.requireNonNull(coordinator, "coordinator");
@@ -49,6 +51,18 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
             throw new IllegalArgumentException("worker " + workerId + " needs at least 1 request in flight, got "
                     + requests);
         }
+        if (sandboxes < 0) {
+            throw new IllegalArgumentException("worker " + workerId + " cannot run " + sandboxes + " sandboxes at once");
+        }
+    }
+
+    /** Settings without sandboxes: no sandbox check at start. */
+    public WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<String> models, String apiKey,
+                          String workerId, int capacity, int requests, WorkerOptions options, Duration grace,
+                          Duration requestTimeout, boolean checkModelApi, boolean verbose,
+                          InetSocketAddress metrics, boolean metricsInsecure) {
+        this(coordinator, modelApi, models, apiKey, workerId, capacity, requests, options, grace, requestTimeout,
+                checkModelApi, verbose, metrics, metricsInsecure, 0);
     }
 
     /**
@@ -101,6 +115,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
                 + ", checkModelApi=" + checkModelApi
                 + ", verbose=" + verbose
                 + ", metrics=" + (metrics == null ? "none" : Workers.describe(metrics))
-                + ", metricsInsecure=" + metricsInsecure + "]";
+                + ", metricsInsecure=" + metricsInsecure
+                + ", sandboxes=" + sandboxes + "]";
     }
 }

@@ -109,6 +109,7 @@ class WorkerMainTest {
         WorkerSettings s = onlyStarted();
         assertThat(s.capacity()).isEqualTo(64);
         assertThat(s.requests()).isEqualTo(64);
+        assertThat(s.sandboxes()).isEqualTo(Runtime.getRuntime().availableProcessors());
         assertThat(s.options().heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
         assertThat(s.options().heartbeatTimeout()).isEqualTo(Duration.ofSeconds(15));
         assertThat(s.grace()).isEqualTo(Duration.ofSeconds(30));
@@ -158,6 +159,8 @@ class WorkerMainTest {
                         "Invalid value for option '--capacity': must be a whole number, got 'many'"),
                 Arguments.of(with(REQUIRED, "--capacity", "5000"),
                         "Invalid value for option '--capacity': must be at most 1024, got 5000"),
+                Arguments.of(with(REQUIRED, "--sandboxes", "-1"),
+                        "Invalid value for option '--sandboxes': must be 0 to 1024, got -1"),
                 Arguments.of(with(REQUIRED, "--requests", "0"),
                         "Invalid value for option '--requests': must be at least 1, got 0"),
                 Arguments.of(with(REQUIRED, "--requests", "-3"),
@@ -409,6 +412,15 @@ class WorkerMainTest {
         assertThat(started).extracting(WorkerSettings::capacity).containsExactly(16, 2, 1024);
         assertThat(started).extracting(WorkerSettings::requests).containsExactly(16, 16, 4000);
         assertThat(started.get(1).startupLine()).contains("capacity 2 jobs, 16 requests in flight");
+    }
+
+    @Test
+    void sandboxesAreCountedApartFromRequests() {
+        execute(with(REQUIRED, "--sandboxes", "3", "--requests", "16"));
+        execute(with(REQUIRED, "--sandboxes", "0"));
+
+        assertThat(started).extracting(WorkerSettings::sandboxes).containsExactly(3, 0);
+        assertThat(started).extracting(WorkerSettings::requests).containsExactly(16, 64);
     }
 
     @Test
