@@ -54,6 +54,10 @@ public final class SuiteReader {
             List<Integer> lines = new ArrayList<>();
             Optional<List<Vignette>> vignettes = codec.vignettes(in, lines);
             if (vignettes.isPresent() && !vignettes.get().isEmpty()) {
+                List<String> unsendable = LoneSurrogates.problems(vignettes.get(), lines);
+                if (!unsendable.isEmpty()) {
+                    throw new SuiteFormatException(file.toString(), unsendable);
+                }
                 return new Suite(name, vignettes.get(), HexFormat.of().formatHex(sha256.digest()), lines);
             }
         }
@@ -119,6 +123,7 @@ public final class SuiteReader {
             problems.add("line 1: the suite has no vignettes; write one JSON object per line, "
                     + "like {\"id\": \"q1\", \"prompt\": \"...\", \"expected\": \"...\"}");
         }
+        problems.addAll(LoneSurrogates.problems(vignettes, lines));
         if (!problems.isEmpty()) {
             throw new SuiteFormatException(source, problems);
         }

@@ -92,6 +92,9 @@ final class PayloadReader {
         Long maxTokens = null;
         Long seed = null;
         String model = null;
+        Double topP = null;
+        List<String> stop = null;
+        String extraBody = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             switch (p.currentName()) {
                 case "system" -> system = text(p);
@@ -99,10 +102,14 @@ final class PayloadReader {
                 case "maxTokens" -> maxTokens = integer(p);
                 case "seed" -> seed = integer(p);
                 case "model" -> model = text(p);
+                case "topP" -> topP = FieldReader.number(p);
+                case "stop" -> stop = FieldReader.array(p, "an array of strings") ? strings(p) : null;
+                case "extraBody" -> extraBody = text(p);
                 default -> skip(p);
             }
         }
-        return new SpecParams(system, temperature, maxTokens == null ? null : clampToInt(maxTokens), seed, model);
+        return new SpecParams(system, temperature, maxTokens == null ? null : clampToInt(maxTokens), seed, model,
+                topP, stop, extraBody, null);
     }
 
     /**
@@ -132,6 +139,15 @@ final class PayloadReader {
             messages = List.of();
         }
         return new Vignette(require(p, id, "id"), prompt, expected, metadata, messages, scorer);
+    }
+
+    /** An array's strings, the parser on its start. */
+    private static List<String> strings(JsonParser p) throws IOException {
+        List<String> strings = new ArrayList<>();
+        for (String s = FieldReader.nextText(p); s != null; s = FieldReader.nextText(p)) {
+            strings.add(s);
+        }
+        return strings;
     }
 
     private static List<ChatMessage> messages(JsonParser p) throws IOException {
