@@ -61,6 +61,7 @@ public final class SummaryJson {
             budget.put("maxUsd", ending.budget().maxUsd());
             budget.put("spentUsd", ending.budget().spentUsd());
             budget.put("stopped", ending.stoppedByBudget());
+            budget.put("exceeded", ending.overBudget());
         }
         ObjectNode gate = root.putObject("gates");
         gate.put("maxErrorRate", gates.maxErrorRate());
