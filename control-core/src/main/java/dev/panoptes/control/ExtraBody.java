@@ -1,6 +1,7 @@
 package dev.panoptes.control;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -28,7 +29,9 @@ public final class ExtraBody {
     public static final Set<String> RESERVED = Set.of("model", "messages", "stream", "temperature", "max_tokens",
             "max_completion_tokens", "seed", "top_p", "stop", "n");
     private static final ObjectMapper JSON = new ObjectMapper()
-            .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS);
+            .enable(SerializationFeature.ORDER_MAP_ENTRIES_BY_KEYS)
+            // "0.05x" is text, not 0.05 followed by something ignored.
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
     private ExtraBody() {
     }

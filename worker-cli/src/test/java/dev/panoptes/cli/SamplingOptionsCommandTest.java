@@ -99,8 +99,8 @@ class SamplingOptionsCommandTest {
                 "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("lone.db").toString());
 
         assertThat(run.exit()).as(run.console()).isEqualTo(2);
-        assertThat(run.err()).contains("line 2: the prompt").contains("lone UTF-16 surrogate")
-                .doesNotContain("line 3");
+        assertThat(run.err()).contains("lone.jsonl:2: the prompt (\\ud800 at character 9) holds a lone UTF-16"
+                + " surrogate").doesNotContain("lone.jsonl:3");
         assertThat(stub.requestCount()).isZero();
     }
 

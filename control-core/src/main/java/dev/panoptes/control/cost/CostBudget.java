@@ -17,12 +17,10 @@ import dev.panoptes.control.store.ResultStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Objects;
-import java.util.Set;
 
 /**
  * A spending limit on one scheduler run that bounds what can be spent: before a job is sent, its
