@@ -25,10 +25,10 @@ import java.util.Objects;
 /**
  * A spending limit on one scheduler run that bounds what can be spent: before a job is sent, its
  * worst case (below) is reserved, and a job whose worst case does not fit in what is left of the
- * budget (after what was spent and what the jobs in flight reserved) is not sent; when a job's
- * answers are stored, what they cost is spent and its reservation released (so the difference
- * goes back); when an attempt fails, its reservation is released. Once a job is held back and no
- * job is in the air, the run stops as if its worker source had failed, with a
+ * budget (after what was spent and what the jobs in flight reserved) waits for them to land; when a
+ * job's answers are stored, what they cost is spent and its reservation released (so the
+ * difference goes back); when an attempt fails, its reservation is released. Once a job does not
+ * fit with no job in the air, the run stops as if its worker source had failed, with a
  * {@link BudgetReachedException}. Nothing stored is lost and nothing is recorded failed, so running
  * the same jobs again (with a larger budget) resumes.
  *
@@ -177,8 +177,10 @@ public final class CostBudget implements ProgressListener {
     }
 
     /**
-     * The job's worst case when it fits in what is left, else null (and the budget holds jobs
-     * back from now on, so that a later, smaller job does not slip past one held back).
+     * The job's worst case when it fits in what is left, else null. A job that does not fit while
+     * others are in the air waits for them to land (their reservations come back); one that does
+     * not fit with nothing in the air never will: the budget then holds every job back, so that a
+     * later, smaller job does not slip past it, and the run stops.
      */
     private Double fits(Job job) {
         if (heldBackUsd != null || stop != null) {
@@ -190,8 +192,10 @@ public final class CostBudget implements ProgressListener {
         }
         double worst = worstCaseUsd(job);
         if (spentUsd + reservedUsd + worst > maxUsd) {
-            heldBackUsd = worst;
-            settle();
+            if (inTheAir.isEmpty()) {
+                heldBackUsd = worst;
+                settle();
+            }
             return null;
         }
         return worst;
