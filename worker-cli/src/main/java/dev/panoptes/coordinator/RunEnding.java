@@ -93,7 +93,8 @@ final class RunEnding {
                     + " a run of the same command with a larger --max-cost resumes: exit %d%n",
                     Figures.usd(budget.spentUsd()), Figures.usd(budget.maxUsd()),
                     next == null || next == 0 ? "" : ", and the next job's worst case (" + Figures.usd(next)
-                            + " USD: its prompts' bytes and --max-tokens at the --price) did not fit in what was left",
+                            + " USD: its prompts' bytes, and --max-tokens or else the longest answer seen, at the --price) did"
+                            + " not fit in what was left",
                     Plural.of(left, "job"), exit));
             if (overBudget()) {
                 sb.append(overspent(exit));
