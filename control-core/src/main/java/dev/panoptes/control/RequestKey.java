@@ -13,32 +13,41 @@ import java.util.List;
  * database) may stand for the other; the response cache looks answers up by it, and every record
  * of a {@link #cacheable} request carries the key of the request that produced it.
  *
- * <p>The key covers the model the job names, the messages as sent (the system prompt, then the
- * vignette's turns, few-shot examples included, each role and content), the temperature, the
- * most tokens, the seed (which {@code JobPlan} varies per epoch) and the epoch. It covers nothing
- * else: not the vignette's id, expected answer, metadata or scorer (they do not reach the model),
- * nor the run, its label or the job size. A job that names no model has no key (null): its worker
- * picks the model, so the coordinator cannot know what would answer.
+ * <p>The key covers the model server that answers ({@link SpecParams#modelSource()}: the model
+ * API's endpoint, or the {@code --model-id} a user gives a fleet of identical servers), the model
+ * the job names, the messages as sent (the system prompt, then the vignette's turns, few-shot
+ * examples included, each role and content), the temperature, the most tokens, the seed (which
+ * {@code JobPlan} varies per epoch), {@code top_p}, the stop sequences, the extra request-body
+ * fields and the epoch. It covers nothing else: not the vignette's id, expected answer, metadata
+ * or scorer (they do not reach the model), nor the run, its label or the job size. A job that
+ * names no model has no key (null): its worker picks the model, so the coordinator cannot know what
+ * would answer; nor has a job whose model source is unknown (a coordinator's run without
+ * {@code --model-id}: its workers may each ask another server), so that an answer is only ever
+ * served for a call that would have reached the same model.
  *
  * <p>The key is the SHA-256 (64 hex characters) of a versioned text in which every string is
- * JSON-quoted, so that no value can pass for another field; a change to what the key covers
- * changes its version line, so that old keys stop matching rather than match wrongly.
+ * JSON-quoted, so that no value can pass for another field, and a lone UTF-16 surrogate (which
+ * UTF-8 cannot encode, and would otherwise turn into the same {@code ?} as any other) is escaped
+ * as a JSON escape (backslash, u, four hex digits), so that two different texts never give one
+ * key; a change to what the key covers changes its version line, so that old keys stop matching rather than match wrongly.
+ * (Version 1 keys named no model source: their answers are never served again.)
  *
  * <p>Stateless; any thread.
  */
 public final class RequestKey {
-    private static final String VERSION = "panoptes request key 1";
+    private static final String VERSION = "panoptes request key 2";
 
     private RequestKey() {
     }
 
     /**
      * True for the only requests whose answer is worth keeping for another run: temperature 0,
-     * given explicitly. At any other temperature (or the API's default, 1 for OpenAI-compatible
-     * APIs) the model samples, and a stored answer is one draw, not the answer.
+     * given explicitly, to a known model source. At any other temperature (or the API's default, 1
+     * for OpenAI-compatible APIs) the model samples, and a stored answer is one draw, not the
+     * answer; with no model source, nobody can say which model it was.
      */
     public static boolean cacheable(SpecParams params) {
-        return params.temperature() != null && params.temperature() == 0.0;
+        return params.temperature() != null && params.temperature() == 0.0 && params.modelSource() != null;
     }
 
     /**
@@ -77,16 +86,18 @@ public final class RequestKey {
      * The key of a request.
      *
      * @param model  the model asked; null for none (the key is then null)
-     * @param params the system prompt, temperature, most tokens and seed (its model is not read)
+     * @param params the model source, system prompt, temperature, most tokens, seed, top_p, stop
+     *               sequences and extra body fields (its model is not read)
      * @param turns  the messages after the system prompt, as sent
      * @param epoch  the epoch it is asked in
-     * @return 64 hex characters, or null when {@code model} is null
+     * @return 64 hex characters, or null when {@code model} or the model source is null
      */
     public static String of(String model, SpecParams params, List<ChatMessage> turns, int epoch) {
-        if (model == null) {
+        if (model == null || params.modelSource() == null) {
             return null;
         }
         StringBuilder text = new StringBuilder(256).append(VERSION)
+                .append("\nsource ").append(quote(params.modelSource()))
                 .append("\nmodel ").append(quote(model));
         // The messages as sent (SystemMessages): the same text as before for a chat without a system message.
         for (ChatMessage m : SystemMessages.join(params.system(), turns)) {
@@ -95,24 +106,50 @@ public final class RequestKey {
         text.append("\ntemperature ").append(params.temperature())
                 .append("\nmax-tokens ").append(params.maxTokens())
                 .append("\nseed ").append(params.seed())
-                .append("\nepoch ").append(epoch);
+                .append("\ntop-p ").append(params.topP());
+        if (params.stop() != null) {
+            text.append("\nstop");
+            for (String s : params.stop()) {
+                text.append(' ').append(quote(s));
+            }
+        }
+        if (params.extraBody() != null) {
+            text.append("\nextra-body ").append(quote(params.extraBody()));
+        }
+        text.append("\nepoch ").append(epoch);
         return HexFormat.of().formatHex(sha256(text.toString().getBytes(StandardCharsets.UTF_8)));
     }
 
-    /** The text as a JSON string: quotes, backslashes and control characters escaped. */
+    /**
+     * The text as a JSON string: quotes, backslashes and control characters escaped, and so is a
+     * lone surrogate (a high one not followed by a low one, or a low one not preceded by a high
+     * one), which UTF-8 cannot encode: the text's bytes then tell any two texts apart.
+     */
     static String quote(String s) {
         StringBuilder b = new StringBuilder(s.length() + 2).append('"');
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             if (c == '"' || c == '\\') {
                 b.append('\\').append(c);
-            } else if (c < 0x20) {
+            } else if (c < 0x20 || lone(s, i)) {
                 b.append(String.format("\\u%04x", (int) c));
             } else {
                 b.append(c);
             }
         }
         return b.append('"').toString();
+    }
+
+    /** True when the char at {@code i} is a surrogate that is not half of a pair. */
+    private static boolean lone(String s, int i) {
+        char c = s.charAt(i);
+        if (Character.isHighSurrogate(c)) {
+            return i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1));
+        }
+        if (Character.isLowSurrogate(c)) {
+            return i == 0 || !Character.isHighSurrogate(s.charAt(i - 1));
+        }
+        return false;
     }
 
     private static byte[] sha256(byte[] bytes) {

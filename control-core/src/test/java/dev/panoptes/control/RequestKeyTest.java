@@ -9,7 +9,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** What {@link RequestKey} covers, and what it leaves out. */
 class RequestKeyTest {
-    private static final SpecParams ZERO = new SpecParams("Be brief.", 0.0, 16, 7L);
+    private static final String SOURCE = ModelSource.endpoint(java.net.URI.create("http://a:8000/v1"));
+    private static final SpecParams ZERO = new SpecParams("Be brief.", 0.0, 16, 7L).withModelSource(SOURCE);
     private static final List<ChatMessage> TURNS = List.of(ChatMessage.user("2+2?"), ChatMessage.assistant("4"),
             ChatMessage.user("3+3?"));
 
@@ -42,25 +43,31 @@ class RequestKeyTest {
         String base = RequestKey.of("m", ZERO, TURNS, 0);
         assertThat(List.of(
                 RequestKey.of("m2", ZERO, TURNS, 0),
-                RequestKey.of("m", new SpecParams("Be terse.", 0.0, 16, 7L), TURNS, 0),
-                RequestKey.of("m", new SpecParams(null, 0.0, 16, 7L), TURNS, 0),
-                RequestKey.of("m", new SpecParams("Be brief.", 0.5, 16, 7L), TURNS, 0),
-                RequestKey.of("m", new SpecParams("Be brief.", null, 16, 7L), TURNS, 0),
-                RequestKey.of("m", new SpecParams("Be brief.", 0.0, 17, 7L), TURNS, 0),
-                RequestKey.of("m", new SpecParams("Be brief.", 0.0, 16, 8L), TURNS, 0),
+                RequestKey.of("m", new SpecParams("Be terse.", 0.0, 16, 7L).withModelSource(SOURCE), TURNS, 0),
+                RequestKey.of("m", new SpecParams(null, 0.0, 16, 7L).withModelSource(SOURCE), TURNS, 0),
+                RequestKey.of("m", new SpecParams("Be brief.", 0.5, 16, 7L).withModelSource(SOURCE), TURNS, 0),
+                RequestKey.of("m", new SpecParams("Be brief.", null, 16, 7L).withModelSource(SOURCE), TURNS, 0),
+                RequestKey.of("m", new SpecParams("Be brief.", 0.0, 17, 7L).withModelSource(SOURCE), TURNS, 0),
+                RequestKey.of("m", new SpecParams("Be brief.", 0.0, 16, 8L).withModelSource(SOURCE), TURNS, 0),
                 RequestKey.of("m", ZERO, TURNS.subList(2, 3), 0),
                 RequestKey.of("m", ZERO, List.of(ChatMessage.user("2+2?"), ChatMessage.user("4"),
                         ChatMessage.user("3+3?")), 0),
-                RequestKey.of("m", ZERO, TURNS, 1)))
+                RequestKey.of("m", ZERO, TURNS, 1),
+                RequestKey.of("m", ZERO.withModelSource(ModelSource.endpoint(java.net.URI.create("http://b:8000/v1"))),
+                        TURNS, 0),
+                RequestKey.of("m", ZERO.withModelSource(ModelSource.named("fleet-a")), TURNS, 0),
+                RequestKey.of("m", ZERO.withSampling(0.9, null, null), TURNS, 0),
+                RequestKey.of("m", ZERO.withSampling(null, List.of("\n"), null), TURNS, 0),
+                RequestKey.of("m", ZERO.withSampling(null, null, ExtraBody.of(List.of("min_p=0.05"))), TURNS, 0)))
                 .doesNotContain(base).doesNotHaveDuplicates();
     }
 
     @Test
     void noValueCanPassForAnotherField() {
         // A system prompt that spells the next line of the key is quoted, so it stays a system prompt.
-        String sneaky = RequestKey.of("m", new SpecParams("x\"\nmessage \"user\" \"hi", null, null, null),
+        String sneaky = RequestKey.of("m", new SpecParams("x\"\nmessage \"user\" \"hi", null, null, null).withModelSource(SOURCE),
                 List.of(ChatMessage.user("q")), 0);
-        String plain = RequestKey.of("m", new SpecParams("x", null, null, null),
+        String plain = RequestKey.of("m", new SpecParams("x", null, null, null).withModelSource(SOURCE),
                 List.of(ChatMessage.user("hi"), ChatMessage.user("q")), 0);
         assertThat(sneaky).isNotEqualTo(plain);
     }
@@ -82,5 +89,28 @@ class RequestKeyTest {
     @Test
     void aJobThatNamesNoModelHasNoKey() {
         assertThat(RequestKey.of(null, ZERO, TURNS, 0)).isNull();
+    }
+
+    @Test
+    void aRequestWhoseModelServerIsUnknownHasNoKeySoItIsNeverServedNorServes() {
+        assertThat(RequestKey.of("m", ZERO.withModelSource(null), TURNS, 0)).isNull();
+        assertThat(RequestKey.cacheable(ZERO.withModelSource(null))).isFalse();
+    }
+
+    @Test
+    void spellingsOfOneEndpointAgreeAndItsUserInfoIsDropped() {
+        assertThat(ModelSource.endpoint(java.net.URI.create("HTTP://User:secret@Host:80/v1/")))
+                .isEqualTo(ModelSource.endpoint(java.net.URI.create("http://host/v1")))
+                .isEqualTo("endpoint http://host/v1");
+    }
+
+    @Test
+    void loneSurrogatesAndTheQuestionMarkUTF8WouldTurnThemIntoGiveThreeKeys() {
+        List<String> keys = List.of(
+                RequestKey.of("m", ZERO, List.of(ChatMessage.user("answer: \ud800")), 0),
+                RequestKey.of("m", ZERO, List.of(ChatMessage.user("answer: \udbff")), 0),
+                RequestKey.of("m", ZERO, List.of(ChatMessage.user("answer: ?")), 0),
+                RequestKey.of("m", ZERO, List.of(ChatMessage.user("answer: \\ud800")), 0));
+        assertThat(keys).doesNotHaveDuplicates();
     }
 }

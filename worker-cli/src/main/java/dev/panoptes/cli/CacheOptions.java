@@ -15,8 +15,8 @@ import java.time.Duration;
 final class CacheOptions {
     @Option(names = "--no-cache", order = 146,
             description = "Ask the model every request, even one the database already holds an answer to. By default"
-                    + " a request identical to one answered before (same model, messages, sampling parameters, seed"
-                    + " and epoch, in any run of --db) is served from the database without a model call, when"
+                    + " a request identical to one answered before (same model server, model, messages, sampling"
+                    + " parameters, seed and epoch, in any run of --db) is served from the database without a model call, when"
                     + " --temperature is 0; at any other temperature, or none (the API's default samples), the"
                     + " model is always asked.")
     boolean noCache;

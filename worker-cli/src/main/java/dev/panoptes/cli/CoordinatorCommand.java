@@ -306,7 +306,7 @@ public final class CoordinatorCommand implements Callable<Integer> {
         }
         String secret = token != null && !token.isBlank() ? token : env.get(WorkerMain.TOKEN_ENV);
         return runOptions.settings(spec, env, listen, secret == null || secret.isBlank() ? null : secret, waitForWorkers,
-                heartbeatInterval, heartbeatTimeout);
+                heartbeatInterval, heartbeatTimeout, null);
     }
 
     /**

@@ -114,7 +114,7 @@ public final class EvalCommand implements Callable<Integer> {
         // No worker server: the address only names this process in the database's lock.
         CoordinatorSettings settings = runOptions.settings(spec, env,
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), null, WAIT_FOR_WORKERS,
-                Duration.ofSeconds(5), null);
+                Duration.ofSeconds(5), null, modelApiOptions.modelApi);
         SuiteSubset subset = choices.subset(spec);
         if (choices.dryRun()) {
             return choices.printPlan(spec, settings, subset);

@@ -1,6 +1,8 @@
 package dev.panoptes.cli;
 
 import dev.panoptes.console.Durations;
+import dev.panoptes.control.ExtraBody;
+import dev.panoptes.control.ModelSource;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
@@ -11,6 +13,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -86,6 +89,30 @@ final class RunOptions {
     @Option(names = "--seed", order = 90, paramLabel = "N", description = "A sampling seed, for APIs that take one.")
     Long seed;
 
+    @Option(names = "--top-p", order = 91, paramLabel = "P",
+            description = "Nucleus sampling's top_p, above 0 and at most 1. Default: the API's.")
+    Double topP;
+
+    @Option(names = "--stop", order = 92, paramLabel = "TEXT",
+            description = "A stop sequence: the model stops before it; repeat for up to "
+                    + SpecParams.MAX_STOP + " (Java escapes such as \\n are read as the character).")
+    List<String> stop = new ArrayList<>();
+
+    @Option(names = "--request-field", order = 93, paramLabel = "NAME=VALUE",
+            description = "A further field of every request body, for options the server understands"
+                    + " (min_p=0.05, repetition_penalty=1.1, chat_template_kwargs={\"enable_thinking\":false});"
+                    + " VALUE is JSON when it reads as JSON, else a string. Repeatable. Part of the run's id and"
+                    + " of the response cache's key.")
+    List<String> requestFields = new ArrayList<>();
+
+    @Option(names = "--model-id", order = 94, paramLabel = "NAME",
+            description = "Names the model server that answers, for the run's id and the response cache: answers"
+                    + " are shared only between runs that name the same model server. Default for eval: its"
+                    + " --model-api URL; for coordinator: unknown, so nothing is served from the cache. Give"
+                    + " the same NAME to a fleet of identical servers behind different URLs so that they share"
+                    + " answers; give a new NAME when the weights behind a URL change.")
+    String modelId;
+
     @Option(names = "--run-label", order = 95, paramLabel = "TEXT", defaultValue = "",
             description = "Mixed into the run's id: a new label starts the suite afresh in the same --db"
                     + " (for example the model's name).")
@@ -115,11 +142,14 @@ final class RunOptions {
     /**
      * Checks these options and makes the run's settings with the fleet's parts given.
      *
-     * @param token the workers' token, or null
+     * @param token    the workers' token, or null
+     * @param endpoint the model API the run's one worker asks (eval), or null when the workers each
+     *                 ask their own (coordinator)
      * @throws ParameterException when an option is invalid (exit 2), naming it
      */
     CoordinatorSettings settings(CommandSpec spec, Map<String, String> env, InetSocketAddress listen, String token,
-                                 Duration waitForWorkers, Duration heartbeatInterval, Duration heartbeatTimeout) {
+                                 Duration waitForWorkers, Duration heartbeatInterval, Duration heartbeatTimeout,
+                                 URI endpoint) {
         if (!Files.isRegularFile(suite)) {
             throw CliErrors.invalid(spec, "--suite", "no such file: " + suite);
         }
@@ -157,6 +187,30 @@ final class RunOptions {
         if (maxTokens != null && maxTokens < 1) {
             throw CliErrors.invalid(spec, "--max-tokens", "must be at least 1, got " + maxTokens);
         }
+        if (topP != null && (topP.isNaN() || topP <= 0 || topP > 1)) {
+            throw CliErrors.invalid(spec, "--top-p", "must be above 0 and at most 1, got " + topP);
+        }
+        List<String> stops = new ArrayList<>();
+        for (String s : stop) {
+            String unescaped = unescape(s);
+            if (unescaped.isEmpty()) {
+                throw CliErrors.invalid(spec, "--stop", "a stop sequence must not be empty");
+            }
+            stops.add(unescaped);
+        }
+        if (stops.size() > SpecParams.MAX_STOP) {
+            throw CliErrors.invalid(spec, "--stop", "at most " + SpecParams.MAX_STOP + " stop sequences (the"
+                    + " OpenAI API's limit), got " + stops.size());
+        }
+        String extraBody;
+        try {
+            extraBody = ExtraBody.of(requestFields);
+        } catch (IllegalArgumentException e) {
+            throw CliErrors.invalid(spec, "--request-field", e.getMessage());
+        }
+        if (modelId != null && modelId.isBlank()) {
+            throw CliErrors.invalid(spec, "--model-id", "must not be empty (leave it out for the default)");
+        }
         if (jobTimeout != null && jobTimeout.toMillis() < 1) {
             throw CliErrors.invalid(spec, "--job-timeout", "must be at least 1ms, got " + Durations.format(jobTimeout));
         }
@@ -168,7 +222,44 @@ final class RunOptions {
             }
         }
         return new CoordinatorSettings(listen, suite, database.settingsPath(), jobSize, runLabel, token,
-                new SpecParams(system, temperature, maxTokens, seed), maxAttempts, waitForWorkers, heartbeatInterval,
+                new SpecParams(system, temperature, maxTokens, seed).withSampling(topP, stops, extraBody)
+                        .withModelSource(modelSource(endpoint)), maxAttempts, waitForWorkers, heartbeatInterval,
                 heartbeatTimeout, jobTimeout, models, scorer, epochs, fewShot, groupBy);
+    }
+
+    /**
+     * What identifies the model server that answers (see {@link ModelSource}): {@code --model-id}
+     * when given, else the endpoint when the run has one, else null (unknown).
+     */
+    private String modelSource(URI endpoint) {
+        if (modelId != null) {
+            return ModelSource.named(modelId);
+        }
+        return endpoint == null ? null : ModelSource.endpoint(endpoint);
+    }
+
+    /** A stop sequence as typed: \\n, \\t, \\r and \\\\ read as the characters they name. */
+    static String unescape(String typed) {
+        StringBuilder b = new StringBuilder(typed.length());
+        for (int i = 0; i < typed.length(); i++) {
+            char c = typed.charAt(i);
+            if (c == '\\' && i + 1 < typed.length()) {
+                char n = typed.charAt(i + 1);
+                switch (n) {
+                    case 'n' -> b.append('\n');
+                    case 't' -> b.append('\t');
+                    case 'r' -> b.append('\r');
+                    case '\\' -> b.append('\\');
+                    default -> {
+                        b.append(c);
+                        continue;
+                    }
+                }
+                i++;
+            } else {
+                b.append(c);
+            }
+        }
+        return b.toString();
     }
 }

@@ -441,11 +441,14 @@ public final class CoordinatorRun {
             long started = System.nanoTime();
             RunReport report;
             RunReport grading = null;
+            JudgePhase.Ungraded ungraded = JudgePhase.Ungraded.NONE;
             try {
                 report = runJobs(frames, retry, store, adminNow, pool, budget, options, progress);
                 if (JudgePhase.judges(current.scorer(), suite.vignettes())) {
-                    grading = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
-                            current.number(), progress::message).run(pool, options);
+                    JudgePhase judging = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
+                            current.number(), progress::message);
+                    grading = judging.run(pool, options);
+                    ungraded = judging.ungraded();
                 }
             } catch (InterruptedException e) {
                 events.storeIn(store, plan.runId());
@@ -504,12 +507,16 @@ public final class CoordinatorRun {
                 adminNow.finished();
             }
             out.print(summary.render());
-            boolean graded = grading == null || grading.failed().isEmpty();
-            RunEnding ending = new RunEnding(summary, gates, budget, graded);
+            boolean gradingFailed = grading != null && !grading.failed().isEmpty();
+            // Answers a judge left without a grade (its reply was no verdict, or its job failed)
+            // are ungraded as surely as those of a failed grading job: exit 3 either way.
+            RunEnding ending = new RunEnding(summary, gates, budget, !gradingFailed && ungraded.answers() == 0);
             out.print(ending.render());
             out.print(RunLines.governor(governor));
-            if (!graded) {
+            if (gradingFailed) {
                 out.print(RunLines.ungraded(grading));
+            } else if (ungraded.answers() > 0) {
+                out.print(RunLines.notGraded(ungraded, CoordinatorRun.EXIT_INCOMPLETE));
             }
             out.flush();
             return ending.writeSummaryJson(err, EXIT_FAILED);

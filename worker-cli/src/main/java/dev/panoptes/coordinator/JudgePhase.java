@@ -129,6 +129,35 @@ final class JudgePhase {
         return jobs;
     }
 
+    /**
+     * The run's answers in this phase's scoring that a judge was to grade and that hold no grade:
+     * their grading failed, is still to do, or the judge's reply was not a verdict. Reads the run's
+     * records once; on the calling thread.
+     */
+    Ungraded ungraded() {
+        long[] count = {0};
+        String[] first = {null};
+        store.forEachRecord(runId, scoring, r -> {
+            if (r.score() != null && Scorers.isJudge(r.score().scorer()) && r.score().score() == null) {
+                count[0]++;
+                if (first[0] == null && r.score().explanation() != null) {
+                    first[0] = r.record().vignetteId() + ": " + r.score().explanation();
+                }
+            }
+        });
+        return new Ungraded(count[0], first[0]);
+    }
+
+    /**
+     * Answers left without a judge's grade.
+     *
+     * @param answers how many
+     * @param first   the first one's vignette and why, or null when none says why
+     */
+    record Ungraded(long answers, String first) {
+        static final Ungraded NONE = new Ungraded(0, null);
+    }
+
     private String judgeModel(StoredRecord r) {
         String model = RunScoring.judgeModel(r.score().scorer());
         return model != null ? model : RunScoring.judgeModel(defaultScorer);

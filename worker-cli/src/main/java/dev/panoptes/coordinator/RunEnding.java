@@ -19,7 +19,7 @@ import java.util.Map;
 
 /**
  * How a finished run ends once its summary is known: which exit code its {@link RunGates} give it
- * (in this order: the budget stopped it, jobs failed for good or answers were left ungraded, too
+ * (in this order: the budget stopped it or was exceeded, jobs failed for good or answers were left ungraded, too
  * many failed answers, a model below the accuracy floor, else 0), the summary's lines that say
  * why, and its cost. Made and used on the run's thread; immutable.
  */
@@ -62,9 +62,14 @@ final class RunEnding {
         return budget != null && budget.stopped() && !summary.allCompleted();
     }
 
+    /** True when more was spent than the budget, however the run ended: a gate must not pass then. */
+    boolean overBudget() {
+        return budget != null && budget.exceeded();
+    }
+
     /** The exit code, as the class comment orders the reasons. */
     int exitCode() {
-        if (stoppedByBudget()) {
+        if (stoppedByBudget() || overBudget()) {
             return CoordinatorRun.EXIT_BUDGET;
         }
         if (!summary.allCompleted() || !graded) {
@@ -82,10 +87,20 @@ final class RunEnding {
         int exit = exitCode();
         if (stoppedByBudget()) {
             int left = summary.jobs() - summary.jobsCompleted();
+            Double next = budget.heldBackUsd();
             sb.append(String.format(Locale.ROOT, "  budget:      the run stopped: the answers stored cost %s USD, the"
-                    + " budget (--max-cost) is %s USD; no new job was sent, those in flight were stored; %s not run,"
+                    + " budget (--max-cost) is %s USD%s; no new job was sent, those in flight were stored; %s not run,"
                     + " a run of the same command with a larger --max-cost resumes: exit %d%n",
-                    Figures.usd(budget.spentUsd()), Figures.usd(budget.maxUsd()), Plural.of(left, "job"), exit));
+                    Figures.usd(budget.spentUsd()), Figures.usd(budget.maxUsd()),
+                    next == null || next == 0 ? "" : ", and the next job's worst case (" + Figures.usd(next)
+                            + " USD: its prompts' bytes, and --max-tokens or else the longest answer seen, at the --price) did"
+                            + " not fit in what was left",
+                    Plural.of(left, "job"), exit));
+            if (overBudget()) {
+                sb.append(overspent(exit));
+            }
+        } else if (overBudget()) {
+            sb.append(overspent(exit));
         } else if (budget != null) {
             sb.append(String.format(Locale.ROOT, "  budget:      %s of %s USD spent (--max-cost)%n",
                     Figures.usd(budget.spentUsd()), Figures.usd(budget.maxUsd())));
@@ -102,6 +117,14 @@ final class RunEnding {
                     exit == CoordinatorRun.EXIT_FAIL_UNDER ? ": exit " + exit : ""));
         }
         return sb.toString();
+    }
+
+    /** The line of a run that spent more than its budget. */
+    private String overspent(int exit) {
+        return String.format(Locale.ROOT, "  budget:      EXCEEDED: %s of %s USD spent (--max-cost); without --max-tokens"
+                + " an answer's length has no bound, so a job's worst case counts the longest answer seen before"
+                + " it; give --max-tokens for a hard bound: exit %d%n", Figures.usd(budget.spentUsd()),
+                Figures.usd(budget.maxUsd()), exit);
     }
 
     /**

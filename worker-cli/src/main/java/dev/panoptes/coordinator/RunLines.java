@@ -107,13 +107,20 @@ final class RunLines {
                 first.jobId(), Plural.of(first.attempts(), "attempt"), first.reason());
     }
 
-    /** "1 record is kept", "40 records are kept". */
+    /** Answers the judge graded no verdict for, why (the first), and the exit code that follows. */
+    static String notGraded(JudgePhase.Ungraded ungraded, int exit) {
+        return String.format("  grading:     %s left ungraded by the judge%s; check that the judge model answers"
+                + " with the rubric's JSON verdict: exit %d%n", Plural.of(ungraded.answers(), "answer"),
+                ungraded.first() == null ? "" : " (first: " + ungraded.first() + ")", exit);
+    }
+
     /** What the response cache did for this run, or why it is off. */
     static String cache(CachePolicy policy, SpecParams params, CachePlan plan) {
         String off = policy.whyOff(params);
         return off != null ? "response cache: " + off : plan.describe();
     }
 
+    /** "1 record is kept", "40 records are kept". */
     static String recordsKept(long n) {
         return Plural.of(n, "record") + (n == 1 ? " is kept" : " are kept");
     }

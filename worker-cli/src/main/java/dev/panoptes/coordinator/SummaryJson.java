@@ -69,6 +69,7 @@ public final class SummaryJson {
             putUsd(budget, "maxUsd", ending.budget().maxUsd());
             putUsd(budget, "spentUsd", ending.budget().spentUsd());
             budget.put("stopped", ending.stoppedByBudget());
+            budget.put("exceeded", ending.overBudget());
         }
         ObjectNode gate = root.putObject("gates");
         gate.put("maxErrorRate", gates.maxErrorRate());

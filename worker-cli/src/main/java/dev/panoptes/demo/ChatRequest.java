@@ -5,6 +5,8 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * What {@link StubModelServer} reads from a chat-completions request: the model, the seed, the
@@ -21,8 +23,14 @@ import java.io.IOException;
  * @param seed         the {@code seed} field, null when there is none (or it is null)
  * @param prompt       the last message's {@code content}, {@code ""} when it has none
  * @param promptTokens the words in all messages' contents (see {@link WordCount})
+ * @param stop         the {@code stop} sequences (a string or an array of strings), empty when none
  */
-record ChatRequest(String model, Long seed, String prompt, int promptTokens) {
+record ChatRequest(String model, Long seed, String prompt, int promptTokens, List<String> stop) {
+    /** A request without stop sequences. */
+    ChatRequest(String model, Long seed, String prompt, int promptTokens) {
+        this(model, seed, prompt, promptTokens, List.of());
+    }
+
     /**
      * Reads one request body from {@code json}, whose codec must be an {@code ObjectMapper} (a parser
      * from {@code ObjectMapper.createParser}).
@@ -40,6 +48,7 @@ record ChatRequest(String model, Long seed, String prompt, int promptTokens) {
         String model = "stub";
         Long seed = null;
         Messages messages = null;
+        List<String> stop = List.of();
         while (json.nextToken() == JsonToken.FIELD_NAME) {
             String field = json.currentName();
             JsonToken value = json.nextToken();
@@ -47,11 +56,27 @@ record ChatRequest(String model, Long seed, String prompt, int promptTokens) {
                 case "model" -> model = text(json, value, "stub");
                 case "seed" -> seed = value == JsonToken.VALUE_NULL ? null : tree(json).asLong();
                 case "messages" -> messages = value == JsonToken.START_ARRAY ? Messages.read(json) : skip(json);
+                case "stop" -> stop = stops(tree(json));
                 default -> json.skipChildren();
             }
         }
         return messages == null || messages.count == 0
-                ? null : new ChatRequest(model, seed, messages.last, messages.words);
+                ? null : new ChatRequest(model, seed, messages.last, messages.words, stop);
+    }
+
+    /** OpenAI's {@code stop}: one string, or an array of them; anything else is none. */
+    private static List<String> stops(JsonNode node) {
+        List<String> stops = new ArrayList<>();
+        if (node.isTextual()) {
+            stops.add(node.asText());
+        } else if (node.isArray()) {
+            node.forEach(s -> {
+                if (s.isTextual() && !s.asText().isEmpty()) {
+                    stops.add(s.asText());
+                }
+            });
+        }
+        return stops;
     }
 
     /** The messages array: how many, the last one's content, and the words in all of them. */

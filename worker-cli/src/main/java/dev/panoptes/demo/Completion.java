@@ -15,9 +15,21 @@ import com.fasterxml.jackson.core.io.JsonStringEncoder;
  * @param completionTokens the words in the answer
  */
 record Completion(String model, String text, int promptTokens, int completionTokens) implements StubAnswer {
-    /** The answer to {@code request}: {@link StubModelServer#answer(String, String, Long)}, with its word counts. */
+    /**
+     * The answer to {@code request}: {@link StubModelServer#answer(String, String, Long)}, cut
+     * before the first of the request's stop sequences it holds, with its word counts.
+     */
     static Completion answering(ChatRequest request) {
         String text = StubModelServer.answer(request.prompt(), request.model(), request.seed());
+        // As a model does with stop sequences: the answer ends before the first one it holds.
+        int end = text.length();
+        for (String stop : request.stop()) {
+            int at = text.indexOf(stop);
+            if (at >= 0 && at < end) {
+                end = at;
+            }
+        }
+        text = text.substring(0, end);
         return new Completion(request.model(), text, WordCount.of(request.prompt()), WordCount.of(text));
     }
 

@@ -61,11 +61,12 @@ class EvalCommandTest {
 
     @Test
     void oneCommandGivesTheSummaryOfTheCoordinatorAndWorkerFormOnTheSameSuite() throws Exception {
+        // Both name the one model server alike (--model-id), so they are the same run, under one id.
         StringWriter evalOut = new StringWriter();
         StringWriter evalErr = new StringWriter();
         int exit = WorkerMain.run(new String[] {"eval", "--suite", SUITE.toString(), "--model", StubModelServer.MODEL,
                 "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("eval.db").toString(), "--job-size", "4",
-                "--epochs", "2"}, new PrintWriter(evalOut, true), new PrintWriter(evalErr, true), Map.of());
+                "--epochs", "2", "--model-id", "stub"}, new PrintWriter(evalOut, true), new PrintWriter(evalErr, true), Map.of());
         assertThat(exit).as("eval's exit; its console:%n%s", evalErr).isZero();
         assertThat(evalErr.toString()).doesNotContain("listening for workers")
                 .contains("running in this process on worker local");
@@ -142,7 +143,7 @@ class EvalCommandTest {
         StringWriter err = new StringWriter();
         Future<Integer> coordinator = threads.submit(() -> WorkerMain.run(new String[] {"coordinator", "--listen",
                 "127.0.0.1:0", "--suite", SUITE.toString(), "--model", StubModelServer.MODEL, "--db", db.toString(),
-                "--job-size", "4", "--epochs", "2"}, new PrintWriter(out, true), new PrintWriter(err, true), Map.of()));
+                "--job-size", "4", "--epochs", "2", "--model-id", "stub"}, new PrintWriter(out, true), new PrintWriter(err, true), Map.of()));
         await().atMost(Duration.ofSeconds(20)).until(() -> LISTENING.matcher(err.toString()).find());
         Matcher listening = LISTENING.matcher(err.toString());
         assertThat(listening.find()).isTrue();

@@ -118,7 +118,7 @@ class ResponseCacheResumeIT {
     }
 
     private Process coordinator(Path suite, String db, String label) throws IOException {
-        return jars.start("coordinator", "--suite", suite.toString(), "--model", MODEL, "--temperature", "0",
+        return jars.start("coordinator", "--suite", suite.toString(), "--model", MODEL, "--model-id", "stub", "--temperature", "0",
                 "--db", db, "--run-label", label, "--listen", "127.0.0.1:0", "--job-size", "4",
                 "--heartbeat-interval", "1s", "--wait-for-workers", "1m");
     }

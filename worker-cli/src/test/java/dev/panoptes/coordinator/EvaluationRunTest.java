@@ -28,7 +28,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -100,10 +99,10 @@ class EvaluationRunTest {
                         .hasSize(12);
             }
         }
-        // The seed of epoch e is e (no --seed given); one seed per epoch per model.
-        Set<Long> seeds = ConcurrentHashMap.newKeySet();
+        // No --seed: epoch 0 is sent without one (as a one-epoch run sends it), epoch e > 0 with seed e.
+        Set<Long> seeds = new java.util.HashSet<>();
         ran.forEach(e -> seeds.add(e.getValue().spec().params().seed()));
-        assertThat(seeds).containsExactlyInAnyOrder(0L, 1L, 2L);
+        assertThat(seeds).containsExactlyInAnyOrder(null, 1L, 2L);
         assertThat(ran).filteredOn(e -> e.getKey().equals("w-big"))
                 .allSatisfy(e -> assertThat(e.getValue().model()).isEqualTo("big"));
         // big answers every vignette right; small gets odd vignettes wrong in epoch 0 only.
@@ -128,7 +127,9 @@ class EvaluationRunTest {
                     startWorker(address, "w-judge", List.of("judge-1"));
                 });
 
-        assertThat(run.run()).isZero();
+        // The unreadable verdict leaves its answer ungraded: the run says so and exits 3.
+        assertThat(run.run()).isEqualTo(CoordinatorRun.EXIT_INCOMPLETE);
+        assertThat(out.toString()).contains("grading:     1 answer left ungraded by the judge (first: q3: not graded");
 
         List<StoredRecord> records = records();
         assertThat(records).hasSize(12);
@@ -195,7 +196,7 @@ class EvaluationRunTest {
 
     /**
      * Answers as model {@code params.model}: model "small" gets odd vignettes wrong in epoch 0
-     * (seed 0); every other model answers right. A judge model grades by comparing the answer with
+     * (sent without a seed); every other model answers right. A judge model grades by comparing the answer with
      * the expected one, except for vignette q3, where it replies with prose.
      */
     private JobRunner runner(String workerId) {
@@ -209,8 +210,8 @@ class EvaluationRunTest {
                     text = v.id().equals("q3") ? "Looks fine to me." : verdict(v.messages().get(1).content());
                 } else {
                     int n = Integer.parseInt(v.id().substring(1));
-                    boolean wrong = model.equals("small") && n % 2 == 1 && Long.valueOf(0).equals(
-                            job.spec().params().seed()) || model.equals("m") && n % 4 == 1;
+                    boolean wrong = model.equals("small") && n % 2 == 1 && job.spec().params().seed() == null
+                            || model.equals("m") && n % 4 == 1;
                     text = wrong ? "wrong" : (v.expected() == null ? "?" : v.expected());
                 }
                 records.add(new ResponseRecord(v.id(), text, model, "stop", 5L, null));

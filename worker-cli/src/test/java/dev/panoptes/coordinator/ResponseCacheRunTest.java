@@ -49,7 +49,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * each answer once.
  */
 class ResponseCacheRunTest {
-    private static final SpecParams ZERO = new SpecParams(null, 0.0, null, null);
+    // Its workers all ask one stub model, so the run names that model server, as --model-id does.
+    private static final SpecParams ZERO = new SpecParams(null, 0.0, null, null).withModelSource("model-id stub");
 
     @TempDir
     Path dir;

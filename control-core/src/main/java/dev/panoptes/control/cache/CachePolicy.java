@@ -10,7 +10,9 @@ import java.util.Objects;
 
 /**
  * When a run's requests are served from the response cache: when the cache is on, the job names
- * its model, and its temperature is 0, for an answer a model gave at most {@code maxAge} ago.
+ * its model, its temperature is 0 and its model source is known ({@link SpecParams#modelSource()}:
+ * the answer must come from the same model server, or one the user named the same), for an answer
+ * a model gave at most {@code maxAge} ago.
  *
  * <p>Only temperature 0 is cached: at any other temperature the model samples, and a stored answer
  * is one draw, not the answer, so asking again is the point of asking. A run that sets no
@@ -54,7 +56,10 @@ public record CachePolicy(boolean enabled, Duration maxAge) {
         return enabled && job.model() != null && deterministic(job.spec().params());
     }
 
-    /** True for temperature 0 given explicitly: the only requests whose answer is worth keeping. */
+    /**
+     * True for temperature 0 given explicitly, to a known model source: the only requests whose
+     * answer is worth keeping.
+     */
     public static boolean deterministic(SpecParams params) {
         return RequestKey.cacheable(params);
     }
@@ -73,8 +78,13 @@ public record CachePolicy(boolean enabled, Duration maxAge) {
             return "off: no --temperature, so the model API's default (1 for OpenAI-compatible APIs) samples;"
                     + " only --temperature 0 is cached";
         }
-        if (!deterministic(params)) {
+        if (params.temperature() != 0.0) {
             return "off: temperature " + params.temperature() + " samples; only --temperature 0 is cached";
+        }
+        if (params.modelSource() == null) {
+            return "off: the workers each ask their own model API, so which model would answer is unknown;"
+                    + " give --model-id NAME (the same for every run whose model servers serve the same model)"
+                    + " to share answers between such runs";
         }
         return null;
     }

@@ -1,5 +1,6 @@
 package dev.panoptes.control.schedule;
 
+import dev.panoptes.control.Job;
 import dev.panoptes.control.WorkerHandle;
 
 import java.util.List;
@@ -38,6 +39,15 @@ public interface DispatchGate {
 
     /** May one more job go to {@code worker} now? A true must be followed by one {@link #release}. */
     boolean tryAcquire(WorkerHandle worker);
+
+    /**
+     * May {@code job} go to {@code worker} now? What the scheduler asks; a gate whose limit depends
+     * on the job (a cost budget reserving the job's worst case) overrides it. A true must be
+     * followed by one {@link #release}. The default asks {@link #tryAcquire(WorkerHandle)}.
+     */
+    default boolean tryAcquire(WorkerHandle worker, Job job) {
+        return tryAcquire(worker);
+    }
 
     /**
      * An attempt acquired for {@code worker} was answered.

@@ -83,7 +83,7 @@ final class Dispatcher {
             int chosen;
             // A worker the gate holds back (its model API is at the fleet's limit) counts as full for
             // this pass; the job may still go to a worker behind another API.
-            while ((chosen = choose(state, workers, free)) >= 0 && !gate.tryAcquire(workers.get(chosen))) {
+            while ((chosen = choose(state, workers, free)) >= 0 && !gate.tryAcquire(workers.get(chosen), state.job)) {
                 freeTotal -= free[chosen];
                 free[chosen] = 0;
             }

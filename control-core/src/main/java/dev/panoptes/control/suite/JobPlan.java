@@ -72,9 +72,10 @@ public record JobPlan(String runId, List<Job> jobs) {
      * @param jobSize vignettes per job, at least 1; the last job may hold fewer
      * @param label   any text that should make this run distinct; empty for none
      * @param models  the models to ask, at least one, distinct; a single null names none
-     * @param epochs  how many times to ask each vignette, at least 1. With more than one, epoch
-     *                {@code e} is sent with seed {@code (params.seed or 0) + e}, so that APIs that
-     *                take a seed sample each epoch differently and reproducibly
+     * @param epochs  how many times to ask each vignette, at least 1. Epoch 0 is sent with the
+     *                params' own seed (none when they have none), as a run of one epoch sends it;
+     *                epoch {@code e > 0} with seed {@code (params.seed or 0) + e}, so that APIs
+     *                that take a seed sample each epoch differently and reproducibly
      * @throws IllegalArgumentException when jobSize or epochs is below 1, or models is empty or
      *                                  has a duplicate
      */
@@ -145,7 +146,9 @@ public record JobPlan(String runId, List<Job> jobs) {
             String prefix = legacyIds ? runId + "-" : runId + "-" + modelKey(model) + "-e";
             for (int epoch = 0; epoch < epochs; epoch++) {
                 SpecParams p = params.withModel(model);
-                if (epochs > 1) {
+                if (epoch > 0) {
+                    // Epoch 0 is sent as a run of one epoch sends it (no seed unless --seed), so
+                    // that adding epochs to a run reuses its answers instead of asking again.
                     p = p.withSeed((params.seed() == null ? 0 : params.seed()) + epoch);
                 }
                 String epochPrefix = legacyIds ? prefix : prefix + epoch + "-";

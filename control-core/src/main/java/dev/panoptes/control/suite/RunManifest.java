@@ -29,7 +29,10 @@ import java.util.TreeSet;
  * that their order on the command line does not matter), the sampling parameters (system prompt,
  * temperature, max tokens, seed), the epochs, the few-shot file's content ({@code fewShotSha256}),
  * the job size, the label and the subset of the suite asked ({@link SuiteSubset}; a run of the
- * whole suite leaves it out, so that its id is what it was before subsets). Two commands that
+ * whole suite leaves it out, so that its id is what it was before subsets), the further sampling
+ * options ({@code top_p}, stop sequences, extra request-body fields) and the model source (which
+ * model server answers: {@link SpecParams#modelSource()}); each of these last is left out of the
+ * hash when unset, for the same reason. Two commands that
  * agree on all of these ask the same questions of the same models in the same jobs, so they are
  * one run and the second resumes the first; a command that differs in any of them is another run.
  * The paths ({@code suite}, {@code fewShot}), the tool version and the vignette count (which
@@ -56,15 +59,24 @@ import java.util.TreeSet;
  * @param label         the free-form label that makes a run distinct; empty for none
  * @param subset        which vignettes of the suite the run asks, in which order; null for the
  *                      whole suite in file order ({@link SuiteSubset#ALL} is stored as null)
+ * @param topP          nucleus sampling's {@code top_p}, or null for the API's default
+ * @param stop          the stop sequences, or null for none
+ * @param extraBody     further request-body fields as a JSON object's text (keys sorted), or null
+ * @param modelSource   what identifies the model server that answers, or null when unknown (see
+ *                      {@link SpecParams#modelSource()})
  */
 @JsonPropertyOrder({"format", "runId", "toolVersion", "suite", "suiteSha256", "vignettes", "models", "systemPrompt",
-    "temperature", "maxTokens", "seed", "epochs", "fewShot", "fewShotSha256", "jobSize", "label", "subset"})
+    "temperature", "maxTokens", "seed", "epochs", "fewShot", "fewShotSha256", "jobSize", "label", "subset", "topP", "stop", "extraBody", "modelSource"})
 @JsonIgnoreProperties(ignoreUnknown = true)
 @JsonInclude(JsonInclude.Include.ALWAYS)
 public record RunManifest(int format, String toolVersion, String suite, String suiteSha256, int vignettes,
                           List<String> models, String systemPrompt, Double temperature, Integer maxTokens, Long seed,
                           int epochs, String fewShot, String fewShotSha256, int jobSize, String label,
-                          @JsonInclude(JsonInclude.Include.NON_NULL) SuiteSubset subset) {
+                          @JsonInclude(JsonInclude.Include.NON_NULL) SuiteSubset subset,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) Double topP,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) List<String> stop,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) String extraBody,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) String modelSource) {
     /** The manifest format this code writes. */
     public static final int FORMAT = 1;
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -82,6 +94,16 @@ public record RunManifest(int format, String toolVersion, String suite, String s
         models = models == null ? List.of() : List.copyOf(models);
         label = label == null ? "" : label;
         subset = subset == null || subset.isAll() ? null : subset;
+        stop = stop == null || stop.isEmpty() ? null : List.copyOf(stop);
+    }
+
+    /** The manifest of a run without the further sampling options and with no known model source. */
+    public RunManifest(int format, String toolVersion, String suite, String suiteSha256, int vignettes,
+                       List<String> models, String systemPrompt, Double temperature, Integer maxTokens, Long seed,
+                       int epochs, String fewShot, String fewShotSha256, int jobSize, String label,
+                       SuiteSubset subset) {
+        this(format, toolVersion, suite, suiteSha256, vignettes, models, systemPrompt, temperature, maxTokens, seed,
+                epochs, fewShot, fewShotSha256, jobSize, label, subset, null, null, null, null);
     }
 
     /** The manifest of a run of the whole suite, in file order. */
@@ -123,21 +145,22 @@ public record RunManifest(int format, String toolVersion, String suite, String s
         }
         return new RunManifest(FORMAT, toolVersion, suite, content.sha256(), content.vignettes().size(), named,
                 params.system(), params.temperature(), params.maxTokens(), params.seed(), epochs, fewShot,
-                fewShotSha256, jobSize, label, subset);
+                fewShotSha256, jobSize, label, subset, params.topP(), params.stop(), params.extraBody(),
+                params.modelSource());
     }
 
     /** The run's id: see the class comment for what it covers. */
     @JsonProperty("runId")
     public String runId() {
-        return runId(suiteSha256, models, new SpecParams(systemPrompt, temperature, maxTokens, seed), epochs,
-                fewShotSha256, jobSize, label, subset);
+        return runId(suiteSha256, models, params(), epochs, fewShotSha256, jobSize, label, subset);
     }
 
     /**
      * The id of a run with these identity fields (the fields of {@link #runId()}).
      *
      * @param models the models; nulls (a run that names none) are left out, order does not matter
-     * @param params only system prompt, temperature, max tokens and seed count; the model does not
+     * @param params system prompt, temperature, max tokens, seed, top_p, stop sequences, extra body
+     *               fields and model source count; the model does not
      */
     public static String runId(String suiteSha256, List<String> models, SpecParams params, int epochs,
                                String fewShotSha256, int jobSize, String label) {
@@ -174,13 +197,26 @@ public record RunManifest(int format, String toolVersion, String suite, String s
             key += "\nsubset ids " + quote(subset.sampleIds()) + " shuffle " + subset.shuffleSeed()
                     + " limit " + subset.limit();
         }
+        // Each only when set, for the same reason.
+        if (params.topP() != null) {
+            key += "\ntop-p " + params.topP();
+        }
+        if (params.stop() != null) {
+            key += "\nstop " + quote(params.stop());
+        }
+        if (params.extraBody() != null) {
+            key += "\nextra-body " + quote(params.extraBody());
+        }
+        if (params.modelSource() != null) {
+            key += "\nmodel-source " + quote(params.modelSource());
+        }
         return HexFormat.of().formatHex(sha256(key.getBytes(StandardCharsets.UTF_8)), 0, 8);
     }
 
     /** The parameters every job of the run carries (without a model: each job names its own). */
     @JsonIgnore
     public SpecParams params() {
-        return new SpecParams(systemPrompt, temperature, maxTokens, seed);
+        return new SpecParams(systemPrompt, temperature, maxTokens, seed, null, topP, stop, extraBody, modelSource);
     }
 
     /**
@@ -207,6 +243,10 @@ public record RunManifest(int format, String toolVersion, String suite, String s
         }
         differs(d, "job size", jobSize, other.jobSize);
         differs(d, "label", quote(label), quote(other.label));
+        differs(d, "top_p", topP, other.topP);
+        differs(d, "stop sequences", stop == null ? null : quote(stop), other.stop == null ? null : quote(other.stop));
+        differs(d, "extra request fields", extraBody, other.extraBody);
+        differs(d, "model source", modelSource, other.modelSource);
         if (!Objects.equals(subset, other.subset)) {
             d.add("subset " + (subset == null ? "(none)" : subset.describe()) + " -> "
                     + (other.subset == null ? "(none)" : other.subset.describe()));

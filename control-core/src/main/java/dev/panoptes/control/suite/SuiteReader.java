@@ -58,6 +58,10 @@ public final class SuiteReader {
             Map<String, Integer> unused = new LinkedHashMap<>();
             Optional<List<Vignette>> vignettes = codec.vignettes(in, lines, unused);
             if (vignettes.isPresent() && !vignettes.get().isEmpty()) {
+                List<String> unsendable = LoneSurrogates.problems(vignettes.get(), lines);
+                if (!unsendable.isEmpty()) {
+                    throw new SuiteFormatException(file.toString(), unsendable);
+                }
                 return new Suite(name, vignettes.get(), HexFormat.of().formatHex(sha256.digest()), lines,
                         unusedNote(file.toString(), unused));
             }
@@ -130,6 +134,7 @@ public final class SuiteReader {
             problems.add("line 1: the suite has no vignettes; write one JSON object per line, "
                     + "like {\"id\": \"q1\", \"prompt\": \"...\", \"expected\": \"...\"}");
         }
+        problems.addAll(LoneSurrogates.problems(vignettes, lines));
         if (!problems.isEmpty()) {
             throw new SuiteFormatException(source, problems);
         }

@@ -178,6 +178,19 @@ final class MessageEncoder {
             if (p.model() != null) {
                 g.writeStringField("model", p.model());
             }
+            if (p.topP() != null) {
+                g.writeNumberField("topP", p.topP());
+            }
+            if (p.stop() != null) {
+                g.writeArrayFieldStart("stop");
+                for (String s : p.stop()) {
+                    g.writeString(s);
+                }
+                g.writeEndArray();
+            }
+            if (p.extraBody() != null) {
+                g.writeStringField("extraBody", p.extraBody());
+            }
             g.writeEndObject();
         }
         g.writeEndObject();

@@ -90,6 +90,9 @@ final class PayloadReader {
         Long maxTokens = null;
         Long seed = null;
         String model = null;
+        Double topP = null;
+        List<String> stop = null;
+        String extraBody = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             switch (p.currentName()) {
                 case "system" -> system = text(p);
@@ -97,10 +100,14 @@ final class PayloadReader {
                 case "maxTokens" -> maxTokens = integer(p);
                 case "seed" -> seed = integer(p);
                 case "model" -> model = text(p);
+                case "topP" -> topP = FieldReader.number(p);
+                case "stop" -> stop = FieldReader.array(p, "an array of strings") ? strings(p) : null;
+                case "extraBody" -> extraBody = text(p);
                 default -> skip(p);
             }
         }
-        return new SpecParams(system, temperature, maxTokens == null ? null : clampToInt(maxTokens), seed, model);
+        return new SpecParams(system, temperature, maxTokens == null ? null : clampToInt(maxTokens), seed, model,
+                topP, stop, extraBody, null);
     }
 
     /**
@@ -113,6 +120,15 @@ final class PayloadReader {
     /** A Vignette object, with the name of every field it did not read added to {@code unused}. */
     Vignette vignette(JsonParser p, java.util.Set<String> unused) throws IOException {
         return vignettes.read(p, unused);
+    }
+
+    /** An array's strings, the parser on its start. */
+    private static List<String> strings(JsonParser p) throws IOException {
+        List<String> strings = new ArrayList<>();
+        for (String s = FieldReader.nextText(p); s != null; s = FieldReader.nextText(p)) {
+            strings.add(s);
+        }
+        return strings;
     }
 
     /** A JobOutcome object: the job's id and one record per vignette. */

@@ -32,7 +32,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * models, and that serving twice stores nothing twice.
  */
 class ResponseCacheTest {
-    private static final SpecParams ZERO = new SpecParams(null, 0.0, null, null);
+    private static final SpecParams ZERO = new SpecParams(null, 0.0, null, null).withModelSource("model-id test");
     private static final Instant NOW = Instant.parse("2026-12-01T12:00:00Z");
 
     @TempDir

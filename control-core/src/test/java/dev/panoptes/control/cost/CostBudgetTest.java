@@ -78,4 +78,62 @@ class CostBudgetTest {
         assertThat(store.recordCount()).isBetween(3L, 10L);
         assertThat(budget.spentUsd()).isEqualTo((double) store.recordCount());
     }
+
+    @Test
+    void aJobGoesOnlyWhenItsWorstCaseFitsBesideWhatWasSpentAndWhatTheJobsInFlightReserved() {
+        // Prompt "p": 1 byte + 8 + 8 template tokens = 17, at most 3 answer tokens: 20 tokens, 20 USD at
+        // 1 USD per token. Each answer costs 5 USD. 64 slots: without reservations all 20 jobs would fly at once.
+        java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger peak = new java.util.concurrent.atomic.AtomicInteger();
+        WorkerHandle worker = new WorkerHandle() {
+            @Override
+            public String id() {
+                return "w1";
+            }
+
+            @Override
+            public Set<String> models() {
+                return Set.of("m");
+            }
+
+            @Override
+            public int capacity() {
+                return 64;
+            }
+
+            @Override
+            public CompletableFuture<JobOutcome> dispatch(Job job) {
+                peak.accumulateAndGet(inFlight.incrementAndGet(), Math::max);
+                List<ResponseRecord> records = new ArrayList<>();
+                for (var v : job.spec().vignettes()) {
+                    records.add(new ResponseRecord(v.id(), "ok", "m", "stop", 1L, new Usage(4, 1)));
+                }
+                return CompletableFuture.supplyAsync(() -> {
+                    inFlight.decrementAndGet();
+                    return new JobOutcome(job.id(), records);
+                }, CompletableFuture.delayedExecutor(5, TimeUnit.MILLISECONDS, Runnable::run));
+            }
+        };
+        WorkerSource source = () -> List.of(worker);
+        List<Job> jobs = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            Job plain = TestJobs.job("j" + i, "p");
+            jobs.add(new Job(plain.id(), new EvalSpec("test", plain.spec().vignettes(),
+                    new SpecParams(null, null, 3, null, "m"))));
+        }
+        CostBudget budget = new CostBudget(Prices.of(java.util.Map.of("m", new Price(1_000_000, 1_000_000))), 50.0);
+        InMemoryResultStore store = new InMemoryResultStore();
+
+        assertThatThrownBy(() -> new Scheduler(budget.guard(source), store, budget.applyTo(SchedulerOptions.defaults()
+                .withPollInterval(Duration.ofMillis(10)).withGate(DispatchGate.OPEN)))
+                .run(jobs))
+                .isInstanceOf(WorkerSourceFailedException.class).hasCauseInstanceOf(BudgetReachedException.class);
+
+        assertThat(peak.get()).as("50 USD holds two worst cases of 20 at once").isLessThanOrEqualTo(2);
+        assertThat(budget.spentUsd()).isLessThanOrEqualTo(50.0).isEqualTo(5.0 * store.recordCount());
+        // 30 spent leaves 20: one more fits; 35 spent leaves 15: none.
+        assertThat(store.recordCount()).isEqualTo(7);
+        assertThat(budget.heldBackUsd()).isEqualTo(20.0);
+        assertThat(budget.exceeded()).isFalse();
+    }
 }

@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * cache, the run it copies; a version 3 database is upgraded, its records kept without keys.
  */
 class JdbcResultStoreV4Test {
-    private static final SpecParams ZERO = new SpecParams(null, 0.0, null, null, "m");
+    private static final SpecParams ZERO = new SpecParams(null, 0.0, null, null, "m").withModelSource("model-id test");
 
     @TempDir
     Path dir;

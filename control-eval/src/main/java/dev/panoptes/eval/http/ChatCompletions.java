@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.SystemMessages;
+import dev.panoptes.control.ExtraBody;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
 import dev.panoptes.eval.ModelRequest;
@@ -31,8 +32,8 @@ final class ChatCompletions {
 
     /**
      * {@code {"model", "messages": [system?, turns...], "temperature"?, "max_tokens"?, "seed"?,
-     * "stream": false}}; parameters the spec leaves null are left out so the server's defaults
-     * apply.
+     * "top_p"?, "stop"?, extra fields..., "stream": false}}; parameters the spec leaves null are
+     * left out so the server's defaults apply. An extra field never replaces one Panoptes sets.
      */
     byte[] requestBody(String model, ModelRequest request) {
         SpecParams p = request.params();
@@ -51,6 +52,22 @@ final class ChatCompletions {
         }
         if (p.seed() != null) {
             body.put("seed", p.seed());
+        }
+        if (p.topP() != null) {
+            body.put("top_p", p.topP());
+        }
+        if (p.stop() != null) {
+            ArrayNode stop = body.putArray("stop");
+            p.stop().forEach(stop::add);
+        }
+        if (p.extraBody() != null) {
+            // The fields Panoptes sets itself were refused when the run was planned; set() keeps
+            // ours should one come from elsewhere.
+            for (java.util.Map.Entry<String, JsonNode> f : ExtraBody.parse(p.extraBody()).properties()) {
+                if (!body.has(f.getKey()) && !ExtraBody.RESERVED.contains(f.getKey())) {
+                    body.set(f.getKey(), f.getValue());
+                }
+            }
         }
         body.put("stream", false);
         try {
