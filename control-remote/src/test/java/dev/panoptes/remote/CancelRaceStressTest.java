@@ -34,7 +34,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the others, and a watcher thread checks all along the promise {@link DispatchFuture} makes to
  * other threads: a cancel is counted before its claim is visible, so whoever sees a claimed
  * cancel of a job the worker still holds sees its slot counted in
- * {@link RemoteWorker#unavailableSlots()}. At the end of each round: every dispatch ended exactly
+ * {@link RemoteWorker#unavailableSlots()} (a callback of the cancelled future checks it too, on
+ * the cancelling thread). At the end of each round: every dispatch ended exactly
  * one way (answered, cancelled by a cancel that said so, or failed retryably), and once the worker
  * let go of everything (or its connection closed) no slot is counted as held and nothing is
  * pending.
@@ -85,10 +86,24 @@ class CancelRaceStressTest {
                     }
                     Collections.shuffle(order, random);
                     boolean closeMidway = random.nextInt(3) == 0;
+                    AtomicReference<String> broken = new AtomicReference<>();
+                    AtomicBoolean held = new AtomicBoolean(!closeMidway);
+                    for (int j = 0; j < JOBS_PER_ROUND; j++) {
+                        Job job = jobs.get(j);
+                        DispatchFuture reply = replies.get(j);
+                        // Runs on the cancelling thread, inside cancel: it sees the future cancelled, so
+                        // it must see the slot counted while the worker still holds the job.
+                        reply.whenComplete((o, e) -> {
+                            if (reply.isCancelled() && held.get() && isSit(job) && received.contains(job.id())
+                                    && worker.unavailableSlots() < 1) {
+                                broken.compareAndSet(null, "job " + job.id() + " is cancelled and held by the worker,"
+                                        + " but no slot is counted as held");
+                            }
+                        });
+                    }
                     int cancels = random.nextInt(JOBS_PER_ROUND + 1);
 
                     AtomicBoolean watching = new AtomicBoolean(true);
-                    AtomicReference<String> broken = new AtomicReference<>();
                     CountDownLatch go = new CountDownLatch(1);
                     Future<?> watcher = threads.submit(() -> {
                         go.await();
@@ -135,6 +150,7 @@ class CancelRaceStressTest {
                     if (!closeMidway) {
                         // The worker lets go of what it sat on, cancelled or not, and answers at once
                         // whatever it is sent from now on.
+                        held.set(false);
                         letGo.set(true);
                         for (Job job : jobs) {
                             if (received.contains(job.id()) && answeredOnce.add(job.id())) {

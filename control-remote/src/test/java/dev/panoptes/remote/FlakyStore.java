@@ -28,8 +28,9 @@ import java.util.function.Consumer;
  * another coordinator sharing the database) are duplicates when the run stores them again.
  *
  * <p>It also checks what every call of it must respect: a batch of answers stops growing once
- * it holds {@value #BATCH_RECORDS} records (its last answer may take it past them); a breach is
- * reported to the violation sink given. Driven by one thread.
+ * it holds {@value #BATCH_RECORDS} records (its last answer may take it past them), and an
+ * answer it reported done is never written again (a write that failed midway is repeated from
+ * the first answer not done); a breach is reported to the violation sink given. Driven by one thread.
  */
 final class FlakyStore extends ForwardingResultStore {
     /** A batch of answers stops growing once it holds this many records (the store writer's promise). */
@@ -38,6 +39,8 @@ final class FlakyStore extends ForwardingResultStore {
     private final Consumer<String> violations;
     private final Set<JobId> refuseAnswers = new HashSet<>();
     private final Set<JobId> refuseFailures = new HashSet<>();
+    /** Jobs whose answer this store reported done (stored or refused): never to be written again. */
+    private final Set<JobId> acknowledged = new HashSet<>();
     /** Records written by a commit whose answer was lost: their retry stores them, not duplicates. */
     private final Set<String> inDoubt = new HashSet<>();
     private int failBefore;
@@ -167,11 +170,16 @@ final class FlakyStore extends ForwardingResultStore {
                 throw new StoreException("simulated failure after " + failAt + " of a batch of " + answers.size()
                         + " answers" + (midBatchInDoubt ? ", the next one committed in doubt" : ""), null);
             }
+            if (acknowledged.contains(a.job().id())) {
+                violations.accept("the answer of " + a.job().id() + " was written again after the store reported it"
+                        + " done");
+            }
             try {
                 done.add(new Written(record(a.job(), a.outcome(), a.workerId()), null));
             } catch (RecordRejectedException e) {
                 done.add(new Written(null, e));
             }
+            acknowledged.add(a.job().id());
         }
     }
 
