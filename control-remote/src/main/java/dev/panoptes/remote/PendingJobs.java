@@ -300,6 +300,16 @@ final class PendingJobs {
         return d;
     }
 
+    /**
+     * The future of the redelivery of {@code id} parked behind its cancelled attempt, or null
+     * when none is parked. Selector thread; for tests that check it is assigned as soon as the
+     * worker lets go of that attempt.
+     */
+    DispatchFuture parkedFor(JobId id) {
+        Dispatch d = parked.get(id);
+        return d == null ? null : d.reply();
+    }
+
     /** The cancelled job waiting longest for its answer, or null. */
     Cancelled oldestCancelled() {
         Iterator<Cancelled> it = cancelled.values().iterator();

@@ -7,6 +7,7 @@ import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.schedule.ProgressListener;
+import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.schedule.Scheduler;
 import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.schedule.SteppedRun;
@@ -24,6 +25,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -40,11 +42,20 @@ import java.util.concurrent.TimeUnit;
  * silent peers reaped), a drain, a peer closing, a peer connecting (under an id used before).
  * After every event the invariants are checked; then the peers turn benign and the run must end.
  *
+ * <p>The store ({@link FlakyStore}) fails writes before and after committing, fails batches midway
+ * with a commit in doubt, refuses chosen answers and failure records, and holds some answers
+ * before the run starts; the run allows few attempts, so that what each failure costs shows.
+ *
  * <p>Invariants: every job ends exactly once, stored or failed with a reason that is its own (a
- * peer said {@code failed} with scope {@code job} for it); no slot is leaked or freed twice (each
- * open connection's {@link PendingJobs#unavailableSlots()} equals the cancelled jobs its table
- * holds, and drops to zero when nothing is pending); no connection holds more than its capacity;
- * no peer is ever assigned a job it still holds; each completed job is stored once.
+ * peer said {@code failed} with scope {@code job} for it, the store refused its answer, or its
+ * attempts were spent); each failure costs its job exactly what docs/DESIGN.md says
+ * ({@link AttemptAccounting}) and a job-scoped one is never retried; no slot is leaked or freed
+ * twice (each open connection's {@link PendingJobs#unavailableSlots()} equals the cancelled jobs
+ * its table holds, and drops to zero when nothing is pending); no connection holds more than its
+ * capacity; no peer is ever assigned a job it still holds; each completed job is stored once; a
+ * batch of answers stops growing at {@value FlakyStore#BATCH_RECORDS} records; and the run's
+ * summary says what the store holds: jobs completed and failed (a failure record the store
+ * refused settled all the same), duplicates, completions per worker, attempts.
  */
 final class ScheduleSimulation {
     static final long HEARTBEAT_INTERVAL_MS = 1_000;
@@ -58,7 +69,10 @@ final class ScheduleSimulation {
     private final long seed;
     private final Random rnd;
     private final int jobCount;
+    private final List<Job> jobs;
     private final boolean directCompletions;
+    private final int maxAttempts;
+    private final int maxWorkerFaults;
     private long nowMs = 1_000_000;
     private final List<Runnable> completions = new ArrayList<>();
     private final Map<SocketAddress, RemoteWorker> registered = new HashMap<>();
@@ -66,10 +80,19 @@ final class ScheduleSimulation {
     private final List<String> usedIds = new ArrayList<>();
     private final Map<JobId, Integer> ended = new HashMap<>();
     private final Set<JobId> ownFailures = new HashSet<>();
+    private final Set<JobId> refusedAnswers = new HashSet<>();
+    private final Set<JobId> refusedFailures = new HashSet<>();
+    private final Set<JobId> storedElsewhere = new HashSet<>();
+    private final Map<JobId, String> completedBy = new HashMap<>();
+    private final Set<JobId> failedForGood = new HashSet<>();
     private final List<String> violations = new ArrayList<>();
+    private final AttemptAccounting accounting;
+    /** Redeliveries parked behind an attempt a peer let go of: each is due in the pass that reads it. */
+    private final List<Unpark> unparks = new ArrayList<>();
+    private int unparksSeen;
     private final ArrayDeque<String> trace = new ArrayDeque<>();
     private final SharedPool pool = new SharedPool();
-    private final FlakyStore store = new FlakyStore();
+    private final FlakyStore store = new FlakyStore(violations::add);
     private SelectorLoop loop;
     private ServerSocketChannel listener;
     private SteppedRun run;
@@ -81,10 +104,26 @@ final class ScheduleSimulation {
         this.rnd = new Random(seed);
         this.jobCount = 4 + rnd.nextInt(28);
         this.directCompletions = rnd.nextBoolean();
+        // Few attempts, so that a failure charged wrongly ends a job early or late.
+        this.maxAttempts = 2 + rnd.nextInt(3);
+        this.maxWorkerFaults = rnd.nextInt(3);
+        this.accounting = new AttemptAccounting(maxAttempts, maxWorkerFaults, violations::add);
+        // One schedule in eight has large jobs, whose answers fill a store batch's record limit.
+        int vignettes = rnd.nextInt(8) == 0 ? 1_100 + rnd.nextInt(400) : 1;
+        this.jobs = new ArrayList<>(jobCount);
+        for (int i = 0; i < jobCount; i++) {
+            String[] prompts = new String[vignettes];
+            for (int v = 0; v < vignettes; v++) {
+                prompts[v] = "prompt " + i + "." + v;
+            }
+            jobs.add(TestJobs.job("s" + seed + "-" + i, prompts));
+        }
     }
 
     /** What one schedule did. */
-    record Outcome(int events, int jobs, int stored, int failed, int storeFailures) {
+    record Outcome(int events, int jobs, int stored, int failed, int storeFailures, int partialBatches,
+                   int refusedFailures, long duplicates, int largestBatchRecords, int unparks,
+                   AttemptAccounting.Seen seen) {
     }
 
     /**
@@ -101,11 +140,9 @@ final class ScheduleSimulation {
             }
             finishBenignly();
             checkEnd();
-            int failed = 0;
-            for (JobId id : ownFailures) {
-                failed += ended.containsKey(id) && store.storedVignetteIds(id).isEmpty() ? 1 : 0;
-            }
-            return new Outcome(events, jobCount, (int) store.recordCount(), failed, store.failedWrites());
+            return new Outcome(events, jobCount, (int) store.recordCount(), failedForGood.size(), store.failedWrites(),
+                    store.partialBatches(), store.refusedFailures(), store.duplicateCount(),
+                    store.largestBatchRecords(), unparksSeen, accounting.seen());
         } catch (SimulationFailure e) {
             throw e;
         } catch (AssertionError | RuntimeException e) {
@@ -154,7 +191,8 @@ final class ScheduleSimulation {
         loop.bindToCurrentThread();
         listener = ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
         SchedulerOptions schedulerOptions = SchedulerOptions.defaults()
-                .withMaxAttempts(1_000)
+                .withMaxAttempts(maxAttempts)
+                .withMaxWorkerFaults(maxWorkerFaults)
                 .withRetryBackoff(Duration.ofMillis(100), Duration.ofSeconds(1))
                 .withWaitForWorkers(Duration.ofDays(1))
                 .withJobTimeout(Duration.ofMillis(JOB_TIMEOUT_MS))
@@ -164,9 +202,31 @@ final class ScheduleSimulation {
                 .withStoreRetry(new SchedulerOptions.StoreRetry(Duration.ofMillis(1), Duration.ofMillis(1),
                         Duration.ofDays(1), 1_000))
                 .withListener(new Ends());
+        prepareStore();
         run = new Scheduler(pool, store, schedulerOptions)
-                .start(TestJobs.jobs("s" + seed, jobCount), () -> TimeUnit.MILLISECONDS.toNanos(nowMs));
+                .start(jobs, () -> TimeUnit.MILLISECONDS.toNanos(nowMs));
         connect(false);
+    }
+
+    /**
+     * Some jobs' answers are in the store already (stored by another coordinator sharing it, so
+     * the run's own are duplicates); the store refuses some answers and some failure records.
+     */
+    private void prepareStore() {
+        for (Job job : jobs) {
+            int r = rnd.nextInt(40);
+            if (r == 0) {
+                storedElsewhere.add(job.id());
+                store.storeElsewhere(TestJobs.echo(job));
+            } else if (r == 1) {
+                refusedAnswers.add(job.id());
+                store.refuseAnswersOf(job.id());
+            }
+            if (rnd.nextInt(6) == 0) {
+                refusedFailures.add(job.id());
+                store.refuseFailureOf(job.id());
+            }
+        }
     }
 
     private void stop() throws IOException {
@@ -221,9 +281,16 @@ final class ScheduleSimulation {
                 connect(rnd.nextBoolean());
             }
         } else if (r < 92) {
-            if (rnd.nextInt(4) == 0) {
+            int what = rnd.nextInt(6);
+            if (what == 0) {
                 drainRandomPeer();
-            } else if (rnd.nextBoolean()) {
+            } else if (what == 1) {
+                int stored = 1 + rnd.nextInt(3);
+                boolean inDoubt = rnd.nextBoolean();
+                note("the store's next batch of over " + stored + " answers fails after storing " + stored
+                        + (inDoubt ? ", the next one committed in doubt" : ""));
+                store.failMidBatch(stored, inDoubt);
+            } else if (what < 4) {
                 int n = 1 + rnd.nextInt(3);
                 note("the store fails its next " + n + " writes");
                 store.failNext(n);
@@ -275,15 +342,40 @@ final class ScheduleSimulation {
         if (peer == null) {
             return;
         }
-        Job job = peer.take(randomHeld(peer));
+        JobId id = randomHeld(peer);
+        boolean cancelled = peer.cancelled.contains(id);
+        Job job = peer.take(id);
+        DispatchFuture parked = parkedBehind(peer, id);
         if (result == null) {
             // A worker that lets go of a job by failing it, transiently, as after a cancel.
-            note(peer + " fails " + job.id() + " transiently" + (peer.cancelled.contains(job.id()) ? " (cancelled)" : ""));
+            note(peer + " fails " + job.id() + " transiently" + (cancelled ? " (cancelled)" : ""));
             peer.send(Message.Failed.of(job.id(), "simulated transient failure", FailureScope.TRANSIENT));
         } else {
             note(peer + " answers " + job.id());
             peer.send(new Message.Result(TestJobs.echo(job)));
         }
+        expectUnpark(peer, id, parked);
+    }
+
+    /** The redelivery waiting in the peer's table behind the attempt it is about to let go of, or null. */
+    private static DispatchFuture parkedBehind(SimulatedPeer peer, JobId id) {
+        ConnectionActor actor = peer.actor();
+        return actor == null || !actor.isOpen() ? null : actor.jobs().parkedFor(id);
+    }
+
+    /** The peer let go of an attempt with a redelivery parked behind it: due once the coordinator reads that. */
+    private void expectUnpark(SimulatedPeer peer, JobId id, DispatchFuture parked) {
+        if (parked != null) {
+            unparks.add(new Unpark(peer, id, parked, peer.written(), nowMs));
+        }
+    }
+
+    /**
+     * A redelivery parked behind a cancelled attempt that the peer let go of with the bytes up to
+     * {@code letGoAt}: docs/DESIGN.md has it "assigned first" once the worker lets go, so in the
+     * very pass that reads those bytes, at that instant, not when the job's own deadline passes.
+     */
+    private record Unpark(SimulatedPeer peer, JobId job, DispatchFuture redelivery, long letGoAt, long atMs) {
     }
 
     private void fail(FailureScope scope) throws IOException {
@@ -291,12 +383,15 @@ final class ScheduleSimulation {
         if (peer == null) {
             return;
         }
-        Job job = peer.take(randomHeld(peer));
+        JobId id = randomHeld(peer);
+        Job job = peer.take(id);
+        DispatchFuture parked = parkedBehind(peer, id);
         if (scope == FailureScope.JOB) {
             ownFailures.add(job.id());
         }
         note(peer + " fails " + job.id() + " with scope " + scope.wireName());
         peer.send(Message.Failed.of(job.id(), "simulated " + scope.wireName() + " failure", scope));
+        expectUnpark(peer, id, parked);
     }
 
     private void lateAnswer() throws IOException {
@@ -305,12 +400,15 @@ final class ScheduleSimulation {
             return;
         }
         Job job = peer.answered.get(rnd.nextInt(peer.answered.size()));
+        DispatchFuture parked = null;
         if (peer.held.containsKey(job.id())) {
             // Assigned to it again since: to the coordinator this answers that attempt, so it lets go of it.
             peer.take(job.id());
+            parked = parkedBehind(peer, job.id());
         }
         note(peer + " answers " + job.id() + " again (late or duplicate)");
         peer.send(new Message.Result(TestJobs.echo(job)));
+        expectUnpark(peer, job.id(), parked);
     }
 
     private void heartbeat(SimulatedPeer peer) throws IOException {
@@ -415,7 +513,10 @@ final class ScheduleSimulation {
             }
             for (SimulatedPeer peer : new ArrayList<>(peers)) {
                 for (JobId id : new ArrayList<>(peer.held.keySet())) {
-                    peer.send(new Message.Result(TestJobs.echo(peer.take(id))));
+                    Job job = peer.take(id);
+                    DispatchFuture parked = parkedBehind(peer, id);
+                    peer.send(new Message.Result(TestJobs.echo(job)));
+                    expectUnpark(peer, id, parked);
                 }
                 peer.send(new Message.Heartbeat(peer.workerId));
                 if (peer.draining && peer.held.isEmpty()) {
@@ -444,6 +545,7 @@ final class ScheduleSimulation {
         if (!violations.isEmpty()) {
             throw failure(String.join("; ", violations));
         }
+        checkUnparks();
         for (SimulatedPeer peer : peers) {
             ConnectionActor actor = peer.actor();
             if (actor == null || !actor.isOpen()) {
@@ -463,18 +565,41 @@ final class ScheduleSimulation {
         }
     }
 
+    /** Each redelivery parked behind an attempt its peer let go of is assigned in the pass that read it. */
+    private void checkUnparks() {
+        for (Iterator<Unpark> it = unparks.iterator(); it.hasNext(); ) {
+            Unpark u = it.next();
+            ConnectionActor actor = u.peer().actor();
+            if (!actor.isOpen() || u.redelivery().isDone() || u.redelivery().cancelClaimed()) {
+                // The connection closed (it fails as never sent), or its caller gave up on it.
+                it.remove();
+                continue;
+            }
+            if (actor.bytesRead() < u.letGoAt()) {
+                continue;
+            }
+            it.remove();
+            unparksSeen++;
+            if (!u.peer().held.containsKey(u.job())) {
+                throw failure("the redelivery of " + u.job() + " parked behind its cancelled attempt on " + u.peer()
+                        + " was not assigned when the coordinator read that the worker let go of it (sent at "
+                        + u.atMs() + " ms, read by " + nowMs + " ms): " + actor.jobs());
+            }
+        }
+    }
+
     private void checkEnd() {
         check();
-        for (Job job : TestJobs.jobs("s" + seed, jobCount)) {
+        for (Job job : jobs) {
             Integer n = ended.get(job.id());
             if (n == null || n != 1) {
                 throw failure("job " + job.id() + " ended " + (n == null ? 0 : n) + " times");
             }
-            boolean stored = !store.storedVignetteIds(job.id()).isEmpty();
-            if (!stored && !ownFailures.contains(job.id())) {
-                throw failure("job " + job.id() + " was neither stored nor failed by its own fault");
+            if (completedBy.containsKey(job.id()) && !store.isComplete(job)) {
+                throw failure("job " + job.id() + " was reported completed, but the store does not hold its answer");
             }
         }
+        checkSummary(run.finish());
         for (SimulatedPeer peer : peers) {
             ConnectionActor actor = peer.actor();
             if (CHECK_SLOTS && actor != null && actor.isOpen()
@@ -486,21 +611,90 @@ final class ScheduleSimulation {
         }
     }
 
-    /** Records how each job ends, and whether its failure was its own. */
+    /** The run's summary says what the store holds, counter by counter. */
+    private void checkSummary(RunReport report) {
+        Set<JobId> failedInReport = new HashSet<>();
+        report.failed().forEach(f -> failedInReport.add(f.jobId()));
+        if (report.completed() != completedBy.size() || !failedInReport.equals(failedForGood)) {
+            throw failure("the summary says " + report.completed() + " completed and " + failedInReport.size()
+                    + " failed, but " + completedBy.size() + " jobs were stored and " + failedForGood.size()
+                    + " failed for good");
+        }
+        Set<JobId> failuresHeld = new HashSet<>();
+        store.forEachFailure(f -> failuresHeld.add(f.jobId()));
+        Set<JobId> failuresExpected = new HashSet<>(failedForGood);
+        failuresExpected.removeAll(refusedFailures);
+        if (!failuresHeld.equals(failuresExpected)) {
+            throw failure("the store holds the failures of " + failuresHeld + ", but the jobs failed for good whose"
+                    + " failure record it did not refuse are " + failuresExpected);
+        }
+        if (report.duplicates() != store.duplicateCount()) {
+            throw failure("the summary says " + report.duplicates() + " duplicates, but the store met "
+                    + store.duplicateCount());
+        }
+        Map<String, Integer> byWorker = new HashMap<>();
+        store.forEachRecord(r -> {
+            if (completedBy.containsKey(r.jobId()) && !storedElsewhere.contains(r.jobId())
+                    && r.record().vignetteId().equals("v0")) {
+                byWorker.merge(r.workerId(), 1, Integer::sum);
+            }
+        });
+        Map<String, Integer> reported = new HashMap<>(report.completedByWorker());
+        storedElsewhere.forEach(id -> {
+            String worker = completedBy.get(id);
+            if (worker != null) {
+                reported.merge(worker, -1, Integer::sum);
+            }
+        });
+        reported.values().removeIf(n -> n == 0);
+        if (!reported.equals(byWorker)) {
+            throw failure("the summary's completions per worker " + report.completedByWorker() + " (less the jobs"
+                    + " stored before the run " + storedElsewhere + ") are not the store's " + byWorker);
+        }
+        if (report.attempts() != accounting.dispatches()) {
+            throw failure("the summary says " + report.attempts() + " attempts, but " + accounting.dispatches()
+                    + " were dispatched");
+        }
+    }
+
+    /** Records how each job ends, whether its failure was its own, and what each failure cost. */
     private final class Ends implements ProgressListener {
+        @Override
+        public void onDispatched(Job job, WorkerHandle worker, int attempt) {
+            accounting.dispatched(job, worker, attempt);
+        }
+
+        @Override
+        public void onRetry(Job job, WorkerHandle worker, Throwable cause, int attempt, Duration delay) {
+            note("  job " + job.id() + " retried (attempt " + attempt + " spent): " + cause);
+            accounting.retried(job, worker, cause, attempt);
+        }
+
+        @Override
+        public void onQuarantined(WorkerHandle worker, String reason, int failuresInARow, Duration duration) {
+            note("  worker " + worker.id() + " quarantined after " + failuresInARow + " strikes: " + reason);
+            accounting.quarantined(reason);
+        }
+
         @Override
         public void onCompleted(Job job, WorkerHandle worker, JobOutcome outcome, ResultStore.Receipt receipt) {
             ended.merge(job.id(), 1, Integer::sum);
+            completedBy.put(job.id(), worker.id());
             note("  job " + job.id() + " completed by " + worker.id());
         }
 
         @Override
         public void onFailed(Job job, String reason, int attempts) {
             ended.merge(job.id(), 1, Integer::sum);
+            failedForGood.add(job.id());
             note("  job " + job.id() + " failed: " + reason);
-            if (!ownFailures.contains(job.id())) {
-                violations.add("job " + job.id() + " failed for good, and no worker said it was the job's own"
-                        + " failure: " + reason);
+            accounting.failed(job, reason, attempts);
+            boolean own = reason.startsWith("gave up after")
+                    || reason.startsWith("the result store refused the answer") && refusedAnswers.contains(job.id())
+                    || reason.contains("simulated job failure") && ownFailures.contains(job.id());
+            if (!own) {
+                violations.add("job " + job.id() + " failed for good, and neither a worker nor the store said it was"
+                        + " the job's own failure, nor were its attempts spent: " + reason);
             }
         }
     }

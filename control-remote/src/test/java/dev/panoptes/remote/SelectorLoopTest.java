@@ -39,6 +39,8 @@ class SelectorLoopTest {
     private final List<RemoteWorker> registered = new CopyOnWriteArrayList<>();
     private final List<String> rejected = new CopyOnWriteArrayList<>();
     private final List<Throwable> lost = new CopyOnWriteArrayList<>();
+    /** What the lost worker still held when the pool was told: its jobs assigned and queued. */
+    private final List<String> heldWhenLost = new CopyOnWriteArrayList<>();
     /** The completion executor: tasks wait here until the test runs them. */
     private final List<Runnable> completionTasks = new ArrayList<>();
     private ServerSocketChannel listener;
@@ -71,6 +73,7 @@ class SelectorLoopTest {
 
             @Override
             public void onLost(RemoteWorker worker, Throwable cause) {
+                heldWhenLost.add(worker.pendingCount() + " assigned, " + worker.queuedCount() + " queued");
                 lost.add(cause);
             }
         });
@@ -241,6 +244,35 @@ class SelectorLoopTest {
                     .isInstanceOf(ControlException.class).hasMessageContaining("shutting down");
         }
         assertThat(worker.dispatch(TestJobs.job("late", "p"))).isCompletedExceptionally();
+    }
+
+    /**
+     * Issue 35, item 3: a connection that ends takes its worker out of the pool before it fails
+     * any of its jobs (docs/DESIGN.md, "The connection actor"), so that a scheduler hearing of a
+     * failure cannot pick the dead worker again: when the pool is told, the worker still holds
+     * every job, and they fail only after.
+     */
+    @Test
+    void aLostWorkerLeavesThePoolBeforeAnyOfItsJobsFails() throws IOException {
+        RemoteWorker worker = registerAt(T0, 2);
+        List<CompletableFuture<JobOutcome>> replies = new ArrayList<>();
+        replies.add(assignedAt(T0, worker, TestJobs.job("a1", "p")));
+        replies.add(assignedAt(T0, worker, TestJobs.job("a2", "p")));
+        replies.add(worker.dispatch(TestJobs.job("q1", "p")));
+
+        client.close();
+        passesAt(T0 + 1, () -> !lost.isEmpty());
+
+        assertThat(heldWhenLost).as("what the worker held when the pool heard it was lost")
+                .containsExactly("2 assigned, 1 queued");
+        assertThat(replies).as("no job fails before the pool is told").noneMatch(CompletableFuture::isDone);
+        runCompletions();
+        for (CompletableFuture<JobOutcome> reply : replies) {
+            Throwable t = reply.handle((ok, e) -> e).join();
+            assertThat(t instanceof CompletionException ? t.getCause() : t).isInstanceOf(ControlException.class)
+                    .matches(e -> ((ControlException) e).isRetryable(), "retryable");
+        }
+        assertThat(worker.pendingCount()).isZero();
     }
 
     /**
