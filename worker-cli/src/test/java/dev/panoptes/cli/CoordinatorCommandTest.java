@@ -285,9 +285,9 @@ class CoordinatorCommandTest {
         assertThat(execute("results", "--db", db.toString(), "--format", "csv")).isZero();
         assertThat(out.toString()).startsWith("runId,model,epoch,jobId,vignetteId,prompt,expected,response,score,"
                         + "explanation,metadata,apiModel,finishReason,latencyMs,promptTokens,completionTokens,workerId,error,"
-                        + "scoring\r\n")
+                        + "scoring,cached,cachedFrom,costUsd\r\n")
                 .contains("0123456789abcdef,m,1,0123456789abcdef-m-e1-0000,a,What is 2+2?,4,4,1.0,,"
-                        + "\"{\"\"topic\"\":\"\"sums\"\"}\",m-2024,stop,12,3,1,w1,,1\r\n")
+                        + "\"{\"\"topic\"\":\"\"sums\"\"}\",m-2024,stop,12,3,1,w1,,1,false,,\r\n")
                 // A prompt that a spreadsheet would run is neutralized; the expected answer -1 is a number.
                 .contains(",b,\"'=cmd|' /C calc'!A0\",-1,\"has, a comma and \"\"quotes\"\"\nand a line break\",0.0,");
 

@@ -115,7 +115,7 @@ class FiguresAgreeTest {
         List<List<String>> csvRows = parseCsv(csv);
         assertThat(csvRows).hasSize(1 + rows.size());
         List<String> header = csvRows.get(0);
-        assertThat(header).containsExactlyElementsOf(ResultsCommand.COLUMNS);
+        assertThat(header).containsExactlyElementsOf(ResultsCommand.CSV_HEADER);
         Map<String, List<Sample>> csvByModel = new LinkedHashMap<>();
         Map<String, List<Sample>> csvByModelAndTopic = new LinkedHashMap<>();
         int negatives = 0;
