@@ -3,13 +3,10 @@ package dev.panoptes.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.demo.StubModelServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,18 +25,8 @@ class BudgetBoundCommandTest {
     @TempDir
     Path dir;
 
-    private StubModelServer stub;
-
-    @BeforeEach
-    void startStub() throws Exception {
-        stub = StubModelServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), Duration.ofMillis(5),
-                8);
-    }
-
-    @AfterEach
-    void stopStub() {
-        stub.close();
-    }
+    @RegisterExtension
+    final StubModelApi stub = new StubModelApi(Duration.ofMillis(5), 8);
 
     @Test
     void aBudgetSmallerThanOneJobsWorstCaseSendsNothingAndExits7() throws Exception {

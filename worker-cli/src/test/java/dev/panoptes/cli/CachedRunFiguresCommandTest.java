@@ -3,15 +3,12 @@ package dev.panoptes.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.demo.StubModelServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -36,17 +33,8 @@ class CachedRunFiguresCommandTest {
     @TempDir
     Path dir;
 
-    private StubModelServer stub;
-
-    @BeforeEach
-    void startStub() throws Exception {
-        stub = StubModelServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), Duration.ZERO, 8);
-    }
-
-    @AfterEach
-    void stopStub() {
-        stub.close();
-    }
+    @RegisterExtension
+    final StubModelApi stub = new StubModelApi(Duration.ZERO, 8);
 
     @Test
     void aCachedRunSaysItsTokensWereSpentByTheRunThatAnsweredFirstAndMoneyIsPrintedAsDecimals() throws Exception {

@@ -3,13 +3,10 @@ package dev.panoptes.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.demo.StubModelServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -26,17 +23,8 @@ class JudgeExitCommandTest {
     @TempDir
     Path dir;
 
-    private StubModelServer stub;
-
-    @BeforeEach
-    void startStub() throws Exception {
-        stub = StubModelServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), Duration.ZERO, 4);
-    }
-
-    @AfterEach
-    void stopStub() {
-        stub.close();
-    }
+    @RegisterExtension
+    final StubModelApi stub = new StubModelApi(Duration.ZERO, 4);
 
     @Test
     void aJudgeThatGradesNothingExits3AndTheSummaryJsonSaysSo() throws Exception {

@@ -2,15 +2,12 @@ package dev.panoptes.cli;
 
 import dev.panoptes.control.store.TestPostgres;
 import dev.panoptes.demo.StubModelServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,18 +29,8 @@ class PostgresBatchOptionsCommandTest {
     @TempDir
     Path dir;
 
-    private StubModelServer stub;
-
-    @BeforeEach
-    void startStub() throws Exception {
-        stub = StubModelServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), Duration.ofMillis(1),
-                8);
-    }
-
-    @AfterEach
-    void stop() {
-        stub.close();
-    }
+    @RegisterExtension
+    final StubModelApi stub = new StubModelApi(Duration.ofMillis(1), 8);
 
     @Test
     void reWriteBatchedInsertsGivesTheFiguresOfThePlainUrl() throws Exception {

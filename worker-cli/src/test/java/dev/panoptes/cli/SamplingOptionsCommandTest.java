@@ -3,13 +3,10 @@ package dev.panoptes.cli;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.StoredRecord;
 import dev.panoptes.demo.StubModelServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,17 +27,8 @@ class SamplingOptionsCommandTest {
     @TempDir
     Path dir;
 
-    private StubModelServer stub;
-
-    @BeforeEach
-    void startStub() throws Exception {
-        stub = StubModelServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), Duration.ZERO, 4);
-    }
-
-    @AfterEach
-    void stopStub() {
-        stub.close();
-    }
+    @RegisterExtension
+    final StubModelApi stub = new StubModelApi(Duration.ZERO, 4);
 
     @Test
     void theRequestCarriesTopPStopAndTheExtraFieldsAsJson() {
