@@ -24,7 +24,7 @@ class CiPostgresScriptTest {
 
     @Test
     void theLineItPrintsIsWhatTheDbOptionsTake() throws Exception {
-        // Right under the temporary folder, as .ci/run puts it: under root the cluster belongs to the
+        // Right under the temporary folder, as .ci/test puts it: under root the cluster belongs to the
         // postgres user, who cannot enter a test's own (mode 700) temporary folder.
         Path cluster = Path.of(System.getProperty("java.io.tmpdir"),
                 "panoptes-ci-pg-" + ProcessHandle.current().pid() + "-" + System.nanoTime());

@@ -26,8 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Opens reports in a real headless Chromium and uses them as a person would: reads back the DOM
  * after the page's script ran, takes a screenshot, clicks headers and boxes and reads the rows.
  *
- * <p>Needs Debian's {@code chromium} package ({@code .ci/run} installs it); without it the test
- * fails and says how to install it. One browser, with a fresh profile directory, serves every
+ * <p>Needs Debian's {@code chromium} package ({@code bash .ci/test}, the README's test command,
+ * installs it); without it the test fails and says how to install it. One browser, with a fresh profile directory, serves every
  * test of the class over the DevTools protocol ({@link DevToolsPage}), since starting Chromium
  * is most of the cost; it is ended after the last test, and each call waits at most 30 s.
  */
@@ -201,7 +201,7 @@ class HtmlReportBrowserTest {
         }
         throw new AssertionError("HtmlReportBrowserTest needs headless Chromium, and there is no 'chromium' on"
                 + " the PATH (" + path + ") nor at /usr/bin/chromium. Install Debian's package:"
-                + " sudo apt-get install -y chromium (.ci/run does this).");
+                + " sudo apt-get install -y chromium (bash .ci/test, the README's test command, does this).");
     }
 
     /** Keeps the screenshot for a person to look at: -Dreport.screenshot=FILE. */

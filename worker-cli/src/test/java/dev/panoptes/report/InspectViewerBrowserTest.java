@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * accuracy and the samples.
  *
  * <p>The viewer is a static page built from {@code src/test/inspect-viewer} by its
- * {@code build.sh} (npm and esbuild; {@code .ci/run} builds it before Maven). A loopback HTTP
+ * {@code build.sh} (npm and esbuild; Maven runs it before the tests). A loopback HTTP
  * server on an ephemeral port serves that page and, under {@code logs/}, the folder
  * {@link InspectLog} wrote, as {@code inspect view} serves a log folder. Skipped, saying why, when
  * Chromium or the built page is missing. Leaves a screenshot in {@code target/inspect-viewer.png}.
@@ -52,7 +52,8 @@ class InspectViewerBrowserTest {
         String chromium = chromium();
         // Fails rather than skips: a check that skips itself is a check nobody runs.
         assertThat(chromium).as("no 'chromium' on the PATH nor at /usr/bin/chromium: install Debian's package"
-                + " (sudo apt-get install -y chromium; .ci/run does this)").isNotNull();
+                + " (sudo apt-get install -y chromium; bash .ci/test, the README's test command, does this)")
+                .isNotNull();
         assertThat(VIEWER.resolve("dist/viewer.js")).as("the Inspect viewer page is not built: Maven builds it"
                 + " before the tests with " + VIEWER.resolve("build.sh") + ", which needs node and npm").isRegularFile();
 

@@ -19,7 +19,7 @@ import java.util.stream.Stream;
 /**
  * A real PostgreSQL server for tests, never a mock: the one named by {@value #ENV} (what
  * {@code .ci/postgres start} prints, {@code --db postgresql://USER@HOST:PORT/DB --db-password-file
- * FILE}, which {@code .ci/run} starts; or a JDBC URL with {@code user} and {@code password}
+ * FILE}, which {@code .ci/test} starts; or a JDBC URL with {@code user} and {@code password}
  * parameters), else a throwaway cluster that this JVM starts with the same script and
  * stops when it exits. Each test takes a database of its own ({@link #freshDatabase()}), so tests
  * and modules never see each other's rows.
