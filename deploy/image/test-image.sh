@@ -18,7 +18,8 @@
 #     passes for the coordinator (/status) and the workers (/metrics) with the token, and fails
 #     without it;
 #   - SIGTERM makes a worker drain and exit 0 (what Kubernetes sends before
-#     terminationGracePeriodSeconds runs out).
+#     terminationGracePeriodSeconds runs out): worker 1 in the middle of the run, which still
+#     completes, worker 2 after it.
 # Needs root (to unpack the layers with their owners and to switch to the image's user), tar, jq
 # and bubblewrap (installed with apt-get when missing). Takes about a minute on two cores.
 set -euo pipefail
@@ -144,12 +145,14 @@ heap=$(exec_in_image "${entrypoint[@]:0:${#entrypoint[@]}-2}" -XX:+PrintFlagsFin
 echo "test-image: runs as uid $uid, has bwrap, JVM MaxRAMPercentage=$heap"
 
 # --- a run: stub model, coordinator, two workers, all from the image -----------------------------
-run_in_image stub -- "${entrypoint[@]}" stub-model --listen 127.0.0.1:0
+# 300 ms an answer: the run lasts long enough for a worker to be stopped in the middle of it.
+run_in_image stub -- "${entrypoint[@]}" stub-model --listen 127.0.0.1:0 --latency 300ms
 model_api=$(await "$work/stub.log" 'http://127\.0\.0\.1:[0-9]+/v1' 60)
 
 run_in_image coordinator --env "PANOPTES_TOKEN=$token" -- "${entrypoint[@]}" coordinator \
   --listen 127.0.0.1:0 --metrics 127.0.0.1:0 --suite /suite/math.jsonl --db /data/math.db \
-  --model stub-arithmetic --scorer numeric --wait-for-workers 2m --admin-linger 15s
+  --model stub-arithmetic --scorer numeric --wait-for-workers 2m --admin-linger 15s \
+  --summary-json /data/summary.json
 coordinator=$(await "$work/coordinator.log" 'listening for workers on 127\.0\.0\.1:[0-9]+' 60 | sed 's/.* //')
 coordinator_admin=$(await "$work/coordinator.log" 'admin endpoint on http://127\.0\.0\.1:[0-9]+' 60 | sed 's/.*://')
 echo "test-image: model API $model_api, coordinator $coordinator, its admin endpoint port $coordinator_admin"
@@ -171,6 +174,29 @@ if exec_in_image /app/bin/panoptes-health "$coordinator_admin" /status 2>/dev/nu
 fi
 echo "test-image: health checks pass with the token (coordinator /status, worker /metrics), fail without"
 
+# stop_worker N: SIGTERM to worker N's JVM (PID 1 in its namespace, the outer bwrap's child), as
+# Kubernetes sends it; it must drain (answer what it holds) and exit 0 within its --grace.
+stop_worker() {
+  local pid_var="pid_worker$1" jvm rc end
+  jvm=$(pgrep -P "${!pid_var}" | head -n1)
+  [ -n "$jvm" ] || fail "worker $1's JVM is gone before SIGTERM"
+  kill -TERM "$jvm"
+  end=$((SECONDS + 60))
+  while kill -0 "${!pid_var}" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.2; done
+  wait "${!pid_var}" && rc=0 || rc=$?
+  [ "$rc" -eq 0 ] || fail "worker $1 exited $rc on SIGTERM; a drained worker exits 0"
+  grep -q 'stopped cleanly, no job left unanswered' "$work/worker$1.log" \
+    || fail "worker $1 did not report a clean drain after SIGTERM"
+}
+
+# Worker 1 is stopped while the run goes on, as a pod that is scaled away or evicted.
+sandboxes=$(grep -E -o -m1 '(cannot run sandboxes|sandboxes: up to).*' "$work/worker1.log" || true)
+echo "test-image: worker 1 on its tool sandboxes: ${sandboxes:-nothing logged}"
+# The summary is written when the run ends: its absence says the run is still going.
+[ ! -e "$work/rootfs/data/summary.json" ] || fail "the run ended before worker 1 could be stopped in its middle"
+stop_worker 1
+echo "test-image: worker 1, sent SIGTERM mid-run, drained and exited 0"
+
 # The coordinator exits when every job is answered (after --admin-linger).
 end=$((SECONDS + 180))
 while kill -0 "$pid_coordinator" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.5; done
@@ -182,21 +208,9 @@ for w in 1 2; do
 done
 records=$(exec_in_image "${entrypoint[@]}" results --db /data/math.db | grep -c '^{' || true)
 [ "$records" -eq 40 ] || fail "the store holds $records records; the suite has 40 vignettes"
+[ -s "$work/rootfs/data/summary.json" ] || fail "the coordinator wrote no summary (--summary-json)"
 echo "test-image: the run completed: coordinator exit 0, 40 records stored, both workers registered"
 
-sandboxes=$(grep -E -o -m1 '(cannot run sandboxes|sandboxes: up to).*' "$work/worker1.log" || true)
-echo "test-image: worker 1 on its tool sandboxes: ${sandboxes:-nothing logged}"
-
-# SIGTERM to a worker's JVM (PID 1 in its namespace, the outer bwrap's child): drain, exit 0.
-for w in 1 2; do
-  pid_var="pid_worker$w"
-  jvm=$(pgrep -P "${!pid_var}" | head -n1)
-  [ -n "$jvm" ] || fail "worker $w's JVM is gone before SIGTERM"
-  kill -TERM "$jvm"
-  end=$((SECONDS + 60))
-  while kill -0 "${!pid_var}" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.2; done
-  wait "${!pid_var}" && rc=0 || rc=$?
-  [ "$rc" -eq 0 ] || fail "worker $w exited $rc on SIGTERM; a drained worker exits 0"
-done
-echo "test-image: both workers drained on SIGTERM and exited 0"
+stop_worker 2
+echo "test-image: worker 2, sent SIGTERM after the run, drained and exited 0"
 echo "test-image: OK ($SECONDS s)"
