@@ -35,7 +35,8 @@ import java.util.concurrent.Callable;
         exitCodeList = {"0:shown", "1:the database could not be read", "2:invalid command line, or no such run"})
 final class RunsShowCommand extends StoredRunCommand implements Callable<Integer> {
     @Option(names = "--group-by", order = 30, paramLabel = "KEY",
-            description = "Also break the accuracy down by this metadata key.")
+            description = "Also break the accuracy down by this metadata key. Default: the key the run was made"
+                    + " with (its --group-by), if any.")
     private String groupBy;
 
     @Override
@@ -55,7 +56,7 @@ final class RunsShowCommand extends StoredRunCommand implements Callable<Integer
     /** The manifest and the summary of a run, as printed. */
     static String render(RunData data, boolean running, String groupBy) {
         RunOverview overview = RunOverview.of(data);
-        RunStats stats = RunStats.of(data, groupBy);
+        RunStats stats = RunStats.of(data, RunStats.groupByOf(data, groupBy));
         StringBuilder sb = new StringBuilder();
         sb.append("Run ").append(data.info().runId()).append(": ").append(overview.state(running).label())
                 .append('\n');

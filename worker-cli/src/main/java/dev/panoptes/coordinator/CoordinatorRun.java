@@ -401,11 +401,14 @@ public final class CoordinatorRun {
             // What the database held before this command noted its run: resumed, or new beside which.
             long storedBefore = store.recordCount(plan.runId());
             progress.expectAnswers(plan.vignetteCount(), storedBefore);
-            progress.message(JoinedRun.describe(store.runs(), manifest, storedBefore, plan.vignetteCount()));
+            List<RunEntry> earlier = store.runs();
+            progress.message(JoinedRun.describe(earlier, manifest, storedBefore, plan.vignetteCount()));
             if (retry != null) {
                 progress.message(retry.describe());
             }
-            store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
+            RunManifest noted = JoinedRun.keepGroupBy(earlier, manifest);
+            String groupBy = noted.groupBy();
+            store.recordRun(RunEntry.of(noted, settings.scorer(), Instant.now()));
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(RunLines.plan(settings, suite, plan));
             suite.notes().forEach(progress::message);
@@ -501,7 +504,7 @@ public final class CoordinatorRun {
             frames = null;
             RunData figures = multipleChoice ? RunDataLoader.load(store, runId, current.number())
                     : RunDataLoader.loadFigures(store, runId, current.number());
-            summary = RunSummary.of(jobCount, answerCount, report, figures, settings.groupBy(),
+            summary = RunSummary.of(jobCount, answerCount, report, figures, groupBy,
                     FailedAnswers.of(figures));
             if (adminNow != null) {
                 adminNow.finished();
