@@ -2,6 +2,7 @@ package dev.panoptes.cli;
 
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.RunStop;
 import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.coordinator.RunLocks;
 import dev.panoptes.coordinator.RunSummary;
@@ -60,6 +61,12 @@ final class RunsShowCommand extends StoredRunCommand implements Callable<Integer
         StringBuilder sb = new StringBuilder();
         sb.append("Run ").append(data.info().runId()).append(": ").append(overview.state(running).label())
                 .append('\n');
+        RunStop stop = running ? null : data.info().stop();
+        if (stop != null) {
+            // Kept with the sitting that stopped: the exit code of that command is long gone.
+            sb.append(RunStop.BUDGET.equals(stop.cause()) ? "Stopped by its budget: " : "Failed a gate: ")
+                    .append(stop.reason()).append('\n');
+        }
         sb.append("Manifest:\n");
         List<RunCard.Entry> card = RunCard.of(data.info());
         int width = card.stream().mapToInt(e -> e.label().length()).max().orElse(0) + 1;

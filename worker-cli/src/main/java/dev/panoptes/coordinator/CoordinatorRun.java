@@ -21,6 +21,7 @@ import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.store.RunEntry;
+import dev.panoptes.control.store.RunStop;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.suite.JobPlan;
@@ -514,6 +515,11 @@ public final class CoordinatorRun {
             // Answers a judge left without a grade (its reply was no verdict, or its job failed)
             // are ungraded as surely as those of a failed grading job: exit 3 either way.
             RunEnding ending = new RunEnding(summary, gates, budget, !gradingFailed && ungraded.answers() == 0);
+            // Kept with the sitting, so that a later report or runs show says what stopped the run.
+            RunStop stop = ending.stop();
+            if (stop != null) {
+                store.stopRun(runId, stop);
+            }
             out.print(ending.render());
             out.print(RunLines.governor(governor));
             if (gradingFailed) {

@@ -3,6 +3,7 @@ package dev.panoptes.report;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.PairedDifference;
+import dev.panoptes.control.store.RunStop;
 
 import java.io.IOException;
 import java.io.Writer;
@@ -95,8 +96,16 @@ final class RunSectionHtml {
                     : " failed jobs")) + (info.finishedAt() == null ? "; it stopped before its summary" : "")
                     + ". The figures below are of the answers stored.";
         }
-        out.write("<p class=\"run-state\" data-run=\"" + run + "\" data-state=\""
-                + (complete ? "complete" : "incomplete") + "\">" + Html.escape(text) + "</p>\n");
+        RunStop stop = info.stop();
+        String state = complete ? "complete" : "incomplete";
+        if (stop != null) {
+            // What stopped its last sitting comes first: it is why the run is not whole (or not passed).
+            state = RunStop.BUDGET.equals(stop.cause()) ? "stopped-by-budget" : "failed-gate";
+            text = (RunStop.BUDGET.equals(stop.cause()) ? "Stopped by its budget: " : "Failed a gate: ")
+                    + stop.reason() + ". " + text;
+        }
+        out.write("<p class=\"run-state\" data-run=\"" + run + "\" data-state=\"" + state + "\">"
+                + Html.escape(text) + "</p>\n");
     }
 
     private void accuracy() throws IOException {
