@@ -222,8 +222,10 @@ public final class HtmlReport {
                 + "</p></noscript>\n");
         out.write("<div class=\"scroll\"><table class=\"samples\">\n<thead><tr>");
         for (int i = 0; i < ReportJson.SAMPLE_COLUMNS.size(); i++) {
-            out.write("<th class=\"sortable\" data-column=\"" + i + "\" aria-sort=\"none\" title=\"Sort\">"
-                    + Html.escape(ReportJson.SAMPLE_COLUMNS.get(i)) + "</th>");
+            // data-name: the stylesheet sizes the columns by name (see report.css).
+            String name = Html.escape(ReportJson.SAMPLE_COLUMNS.get(i));
+            out.write("<th class=\"sortable\" data-column=\"" + i + "\" data-name=\"" + name
+                    + "\" aria-sort=\"none\" title=\"Sort\">" + name + "</th>");
         }
         out.write("</tr></thead>\n<tbody id=\"sample-rows\"></tbody>\n</table></div>\n</section>\n");
     }

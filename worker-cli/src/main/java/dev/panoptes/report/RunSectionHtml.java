@@ -193,8 +193,14 @@ final class RunSectionHtml {
         if (stats.groupBy() == null) {
             return;
         }
-        out.write("<h3>Accuracy by <code>" + Html.escape(stats.groupBy()) + "</code></h3>\n"
-                + "<div class=\"scroll\"><table class=\"groups\">\n<thead><tr><th>"
+        out.write("<h3>Accuracy by <code>" + Html.escape(stats.groupBy()) + "</code></h3>\n");
+        String chart = GroupChartSvg.of(stats);
+        if (!chart.isEmpty()) {
+            out.write("<p class=\"method\">Bars: accuracy per group; whiskers: its 95% CI ("
+                    + Html.escape(Accuracy.METHOD) + "), the figures of the table below.</p>\n<div class=\"scroll\">"
+                    + chart + "</div>\n");
+        }
+        out.write("<div class=\"scroll\"><table class=\"groups\">\n<thead><tr><th>"
                 + Html.escape(stats.groupBy()) + "</th><th>Model</th><th>Accuracy</th><th>95% CI low</th>"
                 + "<th>95% CI high</th><th>SE</th><th>n</th><th>Vignettes</th></tr></thead>\n<tbody>\n");
         SortedSet<String> groups = new TreeSet<>();
