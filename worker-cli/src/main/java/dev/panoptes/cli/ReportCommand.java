@@ -45,7 +45,8 @@ final class ReportCommand extends StoredRunsCommand implements Callable<Integer>
     private int scoring;
 
     @Option(names = "--group-by", order = 40, paramLabel = "KEY",
-            description = "Also break accuracy down by this metadata key.")
+            description = "Also break accuracy down by this metadata key. Default: the key each run was made with"
+                    + " (its --group-by), if any.")
     private String groupBy;
 
     @Mixin

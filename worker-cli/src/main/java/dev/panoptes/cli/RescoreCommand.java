@@ -85,7 +85,8 @@ final class RescoreCommand extends StoredRunsCommand implements Callable<Integer
                     made = store.rescore(id, scorer,
                             r -> scoring.score(scorer, r.context().expected(), r.record().response()));
                 }
-                RunStats stats = RunStats.of(RunDataLoader.load(store, id, made.number()), groupBy);
+                RunData rescored = RunDataLoader.load(store, id, made.number());
+                RunStats stats = RunStats.of(rescored, RunStats.groupByOf(rescored, groupBy));
                 out.printf("run %s: scoring %d made with %s: %s scored again%s%n", id, made.number(), scorer,
                         Plural.of(data.samples().size(), "answer"),
                         before == null ? "" : "; scoring " + before.number() + " (" + before.scorer()

@@ -56,7 +56,8 @@ final class RunOptions {
     Path fewShot;
 
     @Option(names = "--group-by", order = 29, paramLabel = "KEY",
-            description = "Also report accuracy per value of this metadata key.")
+            description = "Also report accuracy per value of this metadata key. The run records it: report and"
+                    + " runs show use it, and a resume without it keeps it.")
     String groupBy;
 
     @Option(names = "--db", order = 30, paramLabel = "FILE|URL", defaultValue = "panoptes.db",

@@ -2,6 +2,7 @@ package dev.panoptes.cli;
 
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.RunStop;
 import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.coordinator.RunLocks;
 import dev.panoptes.coordinator.RunSummary;
@@ -35,7 +36,8 @@ import java.util.concurrent.Callable;
         exitCodeList = {"0:shown", "1:the database could not be read", "2:invalid command line, or no such run"})
 final class RunsShowCommand extends StoredRunCommand implements Callable<Integer> {
     @Option(names = "--group-by", order = 30, paramLabel = "KEY",
-            description = "Also break the accuracy down by this metadata key.")
+            description = "Also break the accuracy down by this metadata key. Default: the key the run was made"
+                    + " with (its --group-by), if any.")
     private String groupBy;
 
     @Override
@@ -55,10 +57,16 @@ final class RunsShowCommand extends StoredRunCommand implements Callable<Integer
     /** The manifest and the summary of a run, as printed. */
     static String render(RunData data, boolean running, String groupBy) {
         RunOverview overview = RunOverview.of(data);
-        RunStats stats = RunStats.of(data, groupBy);
+        RunStats stats = RunStats.of(data, RunStats.groupByOf(data, groupBy));
         StringBuilder sb = new StringBuilder();
         sb.append("Run ").append(data.info().runId()).append(": ").append(overview.state(running).label())
                 .append('\n');
+        RunStop stop = running ? null : data.info().stop();
+        if (stop != null) {
+            // Kept with the sitting that stopped: the exit code of that command is long gone.
+            sb.append(RunStop.BUDGET.equals(stop.cause()) ? "Stopped by its budget: " : "Failed a gate: ")
+                    .append(stop.reason()).append('\n');
+        }
         sb.append("Manifest:\n");
         List<RunCard.Entry> card = RunCard.of(data.info());
         int width = card.stream().mapToInt(e -> e.label().length()).max().orElse(0) + 1;

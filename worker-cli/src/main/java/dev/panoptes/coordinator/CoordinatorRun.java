@@ -21,6 +21,7 @@ import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.store.RunEntry;
+import dev.panoptes.control.store.RunStop;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.suite.JobPlan;
@@ -401,11 +402,14 @@ public final class CoordinatorRun {
             // What the database held before this command noted its run: resumed, or new beside which.
             long storedBefore = store.recordCount(plan.runId());
             progress.expectAnswers(plan.vignetteCount(), storedBefore);
-            progress.message(JoinedRun.describe(store.runs(), manifest, storedBefore, plan.vignetteCount()));
+            List<RunEntry> earlier = store.runs();
+            progress.message(JoinedRun.describe(earlier, manifest, storedBefore, plan.vignetteCount()));
             if (retry != null) {
                 progress.message(retry.describe());
             }
-            store.recordRun(RunEntry.of(manifest, settings.scorer(), Instant.now()));
+            RunManifest noted = JoinedRun.keepGroupBy(earlier, manifest);
+            String groupBy = noted.groupBy();
+            store.recordRun(RunEntry.of(noted, settings.scorer(), Instant.now()));
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(RunLines.plan(settings, suite, plan));
             suite.notes().forEach(progress::message);
@@ -501,7 +505,7 @@ public final class CoordinatorRun {
             frames = null;
             RunData figures = multipleChoice ? RunDataLoader.load(store, runId, current.number())
                     : RunDataLoader.loadFigures(store, runId, current.number());
-            summary = RunSummary.of(jobCount, answerCount, report, figures, settings.groupBy(),
+            summary = RunSummary.of(jobCount, answerCount, report, figures, groupBy,
                     FailedAnswers.of(figures));
             if (adminNow != null) {
                 adminNow.finished();
@@ -511,6 +515,11 @@ public final class CoordinatorRun {
             // Answers a judge left without a grade (its reply was no verdict, or its job failed)
             // are ungraded as surely as those of a failed grading job: exit 3 either way.
             RunEnding ending = new RunEnding(summary, gates, budget, !gradingFailed && ungraded.answers() == 0);
+            // Kept with the sitting, so that a later report or runs show says what stopped the run.
+            RunStop stop = ending.stop();
+            if (stop != null) {
+                store.stopRun(runId, stop);
+            }
             out.print(ending.render());
             out.print(RunLines.governor(governor));
             if (gradingFailed) {

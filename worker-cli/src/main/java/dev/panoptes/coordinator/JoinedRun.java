@@ -64,6 +64,27 @@ final class JoinedRun {
         return b.toString();
     }
 
+    /**
+     * The manifest to note for this command's run: {@code manifest} itself when the command gave
+     * a {@code --group-by} key (the latest given wins) or the run is new; otherwise, resuming a run
+     * first made with a key, {@code manifest} with that key, so that resuming without it does not
+     * make the report forget how the run is broken down.
+     *
+     * @param earlier the runs the database noted before this command
+     */
+    static RunManifest keepGroupBy(List<RunEntry> earlier, RunManifest manifest) {
+        if (manifest.groupBy() != null) {
+            return manifest;
+        }
+        String runId = manifest.runId();
+        for (RunEntry e : earlier) {
+            if (e.runId().equals(runId) && e.manifest() != null && e.manifest().groupBy() != null) {
+                return manifest.withGroupBy(e.manifest().groupBy());
+            }
+        }
+        return manifest;
+    }
+
     private static String differences(RunEntry e, RunManifest manifest) {
         if (e.manifest() == null) {
             return "run " + e.runId() + " of this suite was planned by an older Panoptes, whose run ids covered"

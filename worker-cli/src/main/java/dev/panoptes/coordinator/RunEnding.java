@@ -3,6 +3,7 @@ package dev.panoptes.coordinator;
 import dev.panoptes.control.Plural;
 import dev.panoptes.control.cost.CostBudget;
 import dev.panoptes.control.schedule.RunReport;
+import dev.panoptes.control.store.RunStop;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.report.Figures;
@@ -153,6 +154,34 @@ final class RunEnding {
 
     CostBudget budget() {
         return budget;
+    }
+
+    /**
+     * What to note with the run's sitting ({@link dev.panoptes.control.store.JdbcResultStore#stopRun}):
+     * the budget when it stopped the run or was exceeded (exit 7), a gate when one failed it
+     * (exits 5 and 6), else null. Failed jobs and ungraded answers are not noted: the store
+     * already holds them.
+     */
+    RunStop stop() {
+        int exit = exitCode();
+        if (exit == CoordinatorRun.EXIT_BUDGET) {
+            String spent = Figures.usd(budget.spentUsd()) + " of " + Figures.usd(budget.maxUsd()) + " USD spent";
+            return new RunStop(RunStop.BUDGET, stoppedByBudget()
+                    ? "the cost budget (--max-cost) stopped the run: " + spent + "; "
+                            + Plural.of(summary.jobs() - summary.jobsCompleted(), "job") + " not run"
+                    : "the cost budget (--max-cost) was exceeded: " + spent);
+        }
+        if (exit == CoordinatorRun.EXIT_ERROR_RATE) {
+            return new RunStop(RunStop.GATE, RunLines.errorRate(summary.failedAnswers(), gates.maxErrorRate(), exit)
+                    .strip().replaceFirst("^error rate:\\s+", "--max-error-rate failed: "));
+        }
+        if (exit == CoordinatorRun.EXIT_FAIL_UNDER) {
+            List<String> each = below.stream().map(m -> m.model() + " " + (m.accuracy().n() == 0 ? "scored nothing"
+                    : Figures.ratio(m.accuracy().mean()))).toList();
+            return new RunStop(RunStop.GATE, "--fail-under " + BigDecimal.valueOf(gates.failUnder())
+                    .stripTrailingZeros().toPlainString() + " failed: " + String.join(", ", each) + ": exit " + exit);
+        }
+        return null;
     }
 
     List<RunStats.ModelStats> below() {

@@ -90,11 +90,13 @@ final class RunSuites {
 
     /**
      * The manifest of the run these settings ask for, of the suite they loaded with {@code subset}
-     * applied (the subset is part of the run's identity).
+     * applied (the subset is part of the run's identity), with the {@code --group-by} key it is
+     * broken down by (not part of it).
      */
     static RunManifest manifest(CoordinatorSettings settings, Suite suite, SuiteSubset subset) throws IOException {
         return RunManifest.of(toolVersion(), settings.suite().toString(), suite, settings.models(),
                 settings.params(), settings.epochs(), settings.fewShot() == null ? null : settings.fewShot().toString(),
-                fewShotSha256(settings.fewShot()), settings.jobSize(), settings.label(), subset);
+                fewShotSha256(settings.fewShot()), settings.jobSize(), settings.label(), subset)
+                .withGroupBy(settings.groupBy());
     }
 }

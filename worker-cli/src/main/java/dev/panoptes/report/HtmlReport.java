@@ -67,7 +67,8 @@ public final class HtmlReport {
      *
      * @param runs    the runs, in the order the page shows them
      * @param out     the file to write
-     * @param groupBy a metadata key to break accuracy down by; null for none
+     * @param groupBy a metadata key to break accuracy down by; null for the key each run was made
+     *                with ({@code --group-by} of its command), if any
      * @throws IOException when the file cannot be written
      */
     public static void write(List<RunData> runs, Path out, String groupBy) throws IOException {
@@ -142,8 +143,10 @@ public final class HtmlReport {
         Objects.requireNonNull(out, "out");
         List<RunStats> stats = new ArrayList<>(runs.size());
         for (RunData run : runs) {
-            stats.add(RunStats.of(run, groupBy));
+            stats.add(RunStats.of(run, RunStats.groupByOf(run, groupBy)));
         }
+        // The samples' group filter follows the first run's key, as the page's data does.
+        String sampleKey = stats.isEmpty() ? groupBy : stats.get(0).groupBy();
         writeHead(out, runs);
         out.write("<main>\n<h1>Panoptes report</h1>\n");
         if (runs.isEmpty()) {
@@ -156,7 +159,7 @@ public final class HtmlReport {
             RunSectionHtml.write(out, stats.get(i), RunCosts.of(stats.get(i), prices), runs.get(i).failures(),
                     runs.get(i).samples().stream().filter(SampleRow::failed).toList());
         }
-        writeSamples(out, runs, stats, groupBy, maxSamples);
+        writeSamples(out, runs, stats, sampleKey, maxSamples);
         out.write("</main>\n<script type=\"application/json\" id=\"panoptes-data\">");
         ScriptDataWriter json = new ScriptDataWriter(out);
         ReportJson.write(runs, stats, comparisons, maxSamples, json);
@@ -219,8 +222,10 @@ public final class HtmlReport {
                 + "</p></noscript>\n");
         out.write("<div class=\"scroll\"><table class=\"samples\">\n<thead><tr>");
         for (int i = 0; i < ReportJson.SAMPLE_COLUMNS.size(); i++) {
-            out.write("<th class=\"sortable\" data-column=\"" + i + "\" aria-sort=\"none\" title=\"Sort\">"
-                    + Html.escape(ReportJson.SAMPLE_COLUMNS.get(i)) + "</th>");
+            // data-name: the stylesheet sizes the columns by name (see report.css).
+            String name = Html.escape(ReportJson.SAMPLE_COLUMNS.get(i));
+            out.write("<th class=\"sortable\" data-column=\"" + i + "\" data-name=\"" + name
+                    + "\" aria-sort=\"none\" title=\"Sort\">" + name + "</th>");
         }
         out.write("</tr></thead>\n<tbody id=\"sample-rows\"></tbody>\n</table></div>\n</section>\n");
     }

@@ -73,6 +73,8 @@ public final class RunCard {
                 : m.fewShot() + " (SHA-256 " + m.fewShotSha256() + ")") : null));
         card.add(new Entry("scorer", "Scorer", info.scorer() == null ? "none" : info.scorer()));
         card.add(new Entry("scoring", "Scoring shown", scoring(info)));
+        card.add(new Entry("groupBy", "Grouped by", known ? (m.groupBy() == null ? "none"
+                : m.groupBy() + " (--group-by)") : null));
         card.add(new Entry("toolVersion", "Tool version", known ? m.toolVersion() : null));
         card.add(new Entry("startedAt", "Started", info.startedAt() == null ? null : info.startedAt().toString()));
         card.add(new Entry("finishedAt", "Finished", info.finishedAt() == null ? null : info.finishedAt().toString()));

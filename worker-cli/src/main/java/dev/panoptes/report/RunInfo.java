@@ -1,6 +1,7 @@
 package dev.panoptes.report;
 
 import dev.panoptes.control.store.RunSitting;
+import dev.panoptes.control.store.RunStop;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.suite.RunManifest;
 
@@ -57,6 +58,14 @@ public record RunInfo(String runId, String suite, List<String> models, String sc
             return RunSitting.total(sittings);
         }
         return startedAt == null || finishedAt == null ? null : Duration.between(startedAt, finishedAt);
+    }
+
+    /**
+     * What stopped the run's last sitting (its cost budget, or a gate that failed it), or null
+     * when nothing did: a later sitting that ends cleanly clears an earlier stop.
+     */
+    public RunStop stop() {
+        return sittings.isEmpty() ? null : sittings.get(sittings.size() - 1).stop();
     }
 
     /**

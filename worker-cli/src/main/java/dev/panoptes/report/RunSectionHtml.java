@@ -3,6 +3,7 @@ package dev.panoptes.report;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.PairedDifference;
+import dev.panoptes.control.store.RunStop;
 
 import java.io.IOException;
 import java.io.Writer;
@@ -95,8 +96,16 @@ final class RunSectionHtml {
                     : " failed jobs")) + (info.finishedAt() == null ? "; it stopped before its summary" : "")
                     + ". The figures below are of the answers stored.";
         }
-        out.write("<p class=\"run-state\" data-run=\"" + run + "\" data-state=\""
-                + (complete ? "complete" : "incomplete") + "\">" + Html.escape(text) + "</p>\n");
+        RunStop stop = info.stop();
+        String state = complete ? "complete" : "incomplete";
+        if (stop != null) {
+            // What stopped its last sitting comes first: it is why the run is not whole (or not passed).
+            state = RunStop.BUDGET.equals(stop.cause()) ? "stopped-by-budget" : "failed-gate";
+            text = (RunStop.BUDGET.equals(stop.cause()) ? "Stopped by its budget: " : "Failed a gate: ")
+                    + stop.reason() + ". " + text;
+        }
+        out.write("<p class=\"run-state\" data-run=\"" + run + "\" data-state=\"" + state + "\">"
+                + Html.escape(text) + "</p>\n");
     }
 
     private void accuracy() throws IOException {
@@ -184,8 +193,14 @@ final class RunSectionHtml {
         if (stats.groupBy() == null) {
             return;
         }
-        out.write("<h3>Accuracy by <code>" + Html.escape(stats.groupBy()) + "</code></h3>\n"
-                + "<div class=\"scroll\"><table class=\"groups\">\n<thead><tr><th>"
+        out.write("<h3>Accuracy by <code>" + Html.escape(stats.groupBy()) + "</code></h3>\n");
+        String chart = GroupChartSvg.of(stats);
+        if (!chart.isEmpty()) {
+            out.write("<p class=\"method\">Bars: accuracy per group; whiskers: its 95% CI ("
+                    + Html.escape(Accuracy.METHOD) + "), the figures of the table below.</p>\n<div class=\"scroll\">"
+                    + chart + "</div>\n");
+        }
+        out.write("<div class=\"scroll\"><table class=\"groups\">\n<thead><tr><th>"
                 + Html.escape(stats.groupBy()) + "</th><th>Model</th><th>Accuracy</th><th>95% CI low</th>"
                 + "<th>95% CI high</th><th>SE</th><th>n</th><th>Vignettes</th></tr></thead>\n<tbody>\n");
         SortedSet<String> groups = new TreeSet<>();

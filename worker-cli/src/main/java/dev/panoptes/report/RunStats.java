@@ -71,6 +71,19 @@ public final class RunStats {
     }
 
     /**
+     * The metadata key a view of the run breaks its accuracy down by: {@code given} (a command's
+     * own {@code --group-by}) when there is one, else the key the run was made with (its
+     * manifest's {@code groupBy}), else null.
+     */
+    public static String groupByOf(RunData data, String given) {
+        if (given != null && !given.isBlank()) {
+            return given;
+        }
+        var manifest = data.info().manifest();
+        return manifest == null ? null : manifest.groupBy();
+    }
+
+    /**
      * Computes the statistics of one run.
      *
      * @param data    the run

@@ -113,6 +113,20 @@ final class DevToolsPage implements AutoCloseable {
         loaded.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     }
 
+    /**
+     * Lays the page out as a window of this size would (CSS pixels, scale 1) until
+     * {@link #defaultViewport()}; the page is laid out again at once.
+     */
+    void viewport(int width, int height) throws Exception {
+        call("Emulation.setDeviceMetricsOverride", JSON.createObjectNode().put("width", width).put("height", height)
+                .put("deviceScaleFactor", 1).put("mobile", false));
+    }
+
+    /** Back to the window's own size (1280 x 2000). */
+    void defaultViewport() throws Exception {
+        call("Emulation.clearDeviceMetricsOverride", JSON.createObjectNode());
+    }
+
     /** Writes a PNG of the page as it is shown (the window is 1280 x 2000). */
     void screenshot(Path png) throws Exception {
         JsonNode shot = call("Page.captureScreenshot", JSON.createObjectNode().put("format", "png"));

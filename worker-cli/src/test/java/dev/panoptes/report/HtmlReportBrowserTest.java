@@ -99,6 +99,53 @@ class HtmlReportBrowserTest {
         assertThat(dom.withoutDataBlock()).doesNotContain("<img")
                 .contains("&lt;/script&gt;&lt;script&gt;document.title='pwned'&lt;/script&gt;");
 
+        // The run's state first thing in its section, as the page shows it.
+        JsonNode state = browser.evaluate("(function () { var p = document.querySelector('section.run > p.run-state');"
+                + " return {state: p.dataset.state, text: p.textContent,"
+                + " first: p.previousElementSibling.tagName + '+' + p.nextElementSibling.className}; })()");
+        assertThat(state.get("state").asText()).isEqualTo("incomplete");
+        assertThat(state.get("text").asText()).startsWith("Incomplete: 13 of 12 answers stored").contains("1 failed job");
+        assertThat(state.get("first").asText()).as("under the title, above the run card").isEqualTo("H2+info run-card");
+
+        // The chart of accuracy per group: a bar per group and model, a whisker per interval.
+        JsonNode chart = browser.evaluate("(function () { var svg = document.querySelector('section.run svg.group-chart');"
+                + " if (!svg) { return null; }"
+                + " return {label: svg.getAttribute('aria-label'), width: svg.getBoundingClientRect().width,"
+                + "  bars: Array.from(svg.querySelectorAll('rect.group-bar')).map(function (r) {"
+                + "   return {group: r.dataset.group, model: r.dataset.model, mean: r.dataset.mean,"
+                + "    width: r.getBoundingClientRect().width}; }),"
+                + "  whiskers: Array.from(svg.querySelectorAll('g.group-ci')).map(function (g) {"
+                + "   return {group: g.dataset.group, model: g.dataset.model, low: g.dataset.ciLow, high: g.dataset.ciHigh,"
+                + "    width: g.getBoundingClientRect().width}; }) }; })()");
+        assertThat(chart.isNull()).as("the report has a group chart").isFalse();
+        assertThat(chart.get("label").asText()).contains("topic").contains(
+                dev.panoptes.control.stats.Accuracy.METHOD);
+        assertThat(chart.get("width").asDouble()).isPositive();
+        List<String> bars = new ArrayList<>();
+        List<String> whiskers = new ArrayList<>();
+        for (RunStats.ModelStats m : stats.models()) {
+            for (Map.Entry<String, Estimate> g : m.byGroup().entrySet()) {
+                Estimate e = g.getValue();
+                bars.add(g.getKey() + "/" + m.model() + "=" + Figures.ratio(e.mean()));
+                if (e.hasInterval()) {
+                    whiskers.add(g.getKey() + "/" + m.model() + "=" + Figures.ratio(e.ciLow()) + ".."
+                            + Figures.ratio(e.ciHigh()));
+                }
+            }
+        }
+        List<String> drawnBars = new ArrayList<>();
+        chart.get("bars").forEach(b -> drawnBars.add(b.get("group").asText() + "/" + b.get("model").asText() + "="
+                + b.get("mean").asText()));
+        List<String> drawnWhiskers = new ArrayList<>();
+        chart.get("whiskers").forEach(w -> {
+            assertThat(w.get("width").asDouble()).as("a drawn interval %s", w).isPositive();
+            drawnWhiskers.add(w.get("group").asText() + "/" + w.get("model").asText() + "=" + w.get("low").asText()
+                    + ".." + w.get("high").asText());
+        });
+        assertThat(drawnBars).as("one bar per group and model").containsExactlyInAnyOrderElementsOf(bars);
+        assertThat(drawnWhiskers).as("the group table's intervals").containsExactlyInAnyOrderElementsOf(whiskers)
+                .isNotEmpty();
+
         Path png = dir.resolve("report.png");
         browser.screenshot(png);
         assertThat(png).exists();
@@ -165,6 +212,79 @@ class HtmlReportBrowserTest {
         assertThat(cell.get("text").asText()).isEqualTo("e59662da");
         assertThat(cell.get("title").asText()).isEqualTo(runId);
         assertThat(cell.get("lines").asInt()).as("line boxes of the run id").isEqualTo(1);
+    }
+
+    @Test
+    @Timeout(value = CHROMIUM_TIMEOUT_S, unit = TimeUnit.SECONDS)
+    void atA1400PixelWindowTheErrorAndCachedFromCellsAreWhollyOnScreenAndNotClipped() throws Exception {
+        Path report = dir.resolve("wide.html");
+        HtmlReport.write(List.of(ReportFixtures.runWithLongCells()), report, null);
+        try {
+            browser.viewport(1400, 900);
+            browser.open(report.toUri().toString());
+            JsonNode page = browser.evaluate("(function () {"
+                    + " var heads = Array.from(document.querySelectorAll('table.samples thead th'))"
+                    + "   .map(function (th) { return th.textContent; });"
+                    + " var wanted = [heads.indexOf('error'), heads.indexOf('cached from')];"
+                    + " var cells = [];"
+                    + " document.querySelectorAll('#sample-rows tr.sample').forEach(function (tr) {"
+                    + "  wanted.forEach(function (i) {"
+                    + "   var td = tr.cells[i]; var inner = td.firstElementChild || td;"
+                    + "   var box = td.getBoundingClientRect();"
+                    + "   cells.push({column: heads[i], text: td.textContent, left: box.left, right: box.right,"
+                    + "    scrollWidth: inner.scrollWidth, clientWidth: inner.clientWidth,"
+                    + "    tdScrollWidth: td.scrollWidth, tdClientWidth: td.clientWidth}); }); });"
+                    + " var scroller = document.querySelector('#samples .scroll');"
+                    + " return {window: window.innerWidth, visible: document.documentElement.clientWidth, columns: wanted, cells: cells,"
+                    + "  scrollerScroll: scroller.scrollWidth, scrollerClient: scroller.clientWidth}; })()");
+            assertThat(page.get("window").asInt()).isEqualTo(1400);
+            assertThat(page.get("columns")).allSatisfy(c -> assertThat(c.asInt()).isNotNegative());
+            assertThat(page.get("scrollerScroll").asInt()).as("the samples table needs no sideways scrolling: %s", page)
+                    .isLessThanOrEqualTo(page.get("scrollerClient").asInt());
+            assertThat(page.get("cells")).hasSize(2 * ReportFixtures.runWithLongCells().samples().size())
+                    .allSatisfy(c -> {
+                        assertThat(c.get("left").asDouble()).as("%s", c).isGreaterThanOrEqualTo(0);
+                        assertThat(c.get("right").asDouble()).as("%s is within the window", c)
+                                .isLessThanOrEqualTo(page.get("visible").asDouble());
+                        assertThat(c.get("scrollWidth").asInt()).as("%s is not cut off", c)
+                                .isLessThanOrEqualTo(c.get("clientWidth").asInt());
+                        assertThat(c.get("tdScrollWidth").asInt()).as("%s is not cut off", c)
+                                .isLessThanOrEqualTo(c.get("tdClientWidth").asInt());
+                    });
+            assertThat(page.get("cells").findValuesAsText("text")).contains(ReportFixtures.LONG_ERROR,
+                    ReportFixtures.CACHED_FROM);
+            Path png = dir.resolve("wide.png");
+            browser.screenshot(png);
+            copyScreenshotIfAsked(png);
+        } finally {
+            browser.defaultViewport();
+        }
+    }
+
+    @Test
+    @Timeout(value = CHROMIUM_TIMEOUT_S, unit = TimeUnit.SECONDS)
+    void aRunItsBudgetStoppedSaysSoAtTheTopOfItsSection() throws Exception {
+        RunData fixture = ReportFixtures.run();
+        RunInfo info = fixture.info();
+        java.time.Instant start = info.startedAt();
+        List<dev.panoptes.control.store.RunSitting> sittings = List.of(new dev.panoptes.control.store.RunSitting(1,
+                start, start.plusSeconds(5), 13, true, new dev.panoptes.control.store.RunStop(
+                dev.panoptes.control.store.RunStop.BUDGET, "the cost budget (--max-cost) stopped the run: 0.0200 of"
+                + " 0.0200 USD spent; 2 jobs not run")));
+        RunData run = new RunData(new RunInfo(info.runId(), info.suite(), info.models(), info.scorer(), info.epochs(),
+                start, info.vignettes(), null, null, null, List.of(), sittings), fixture.samples(), fixture.failures(),
+                List.of());
+        Path report = dir.resolve("stopped.html");
+        HtmlReport.write(List.of(run), report, null);
+
+        browser.open(report.toUri().toString());
+        JsonNode state = browser.evaluate("(function () { var p = document.querySelector('section.run > p.run-state');"
+                + " var box = p.getBoundingClientRect();"
+                + " return {state: p.dataset.state, text: p.textContent, shown: box.height > 0 && box.width > 0}; })()");
+        assertThat(state.get("state").asText()).isEqualTo("stopped-by-budget");
+        assertThat(state.get("shown").asBoolean()).isTrue();
+        assertThat(state.get("text").asText()).startsWith("Stopped by its budget: the cost budget (--max-cost) stopped"
+                + " the run: 0.0200 of 0.0200 USD spent; 2 jobs not run. Incomplete: 13 of 12 answers stored");
     }
 
     /** The text of one column in the rows the filters leave visible, top to bottom. */

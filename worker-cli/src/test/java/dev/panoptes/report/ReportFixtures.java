@@ -66,6 +66,35 @@ final class ReportFixtures {
         return new RunData(info, samples, failures, events);
     }
 
+    /** A model API's error as it is stored: long, with a run of characters no space breaks. */
+    static final String LONG_ERROR = "the model API answered HTTP 500 after 3 attempts: {\"error\":{\"message\":"
+            + "\"CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)\",\"type\":"
+            + "\"server_error\",\"trace\":\"" + "0123456789abcdef".repeat(8) + "\"}}";
+    /** The run an answer served from the response cache copies. */
+    static final String CACHED_FROM = "e59662dae82fbe62";
+
+    /**
+     * A run of one model whose samples have long prompts and answers, failed answers with
+     * {@link #LONG_ERROR} and answers served from the cache: the widest cells a samples table gets.
+     */
+    static RunData runWithLongCells() {
+        RunInfo info = new RunInfo("0123456789abcdef", "long.jsonl", List.of("model-with-a-long-name-v2"), "exact",
+                1, STARTED, 6);
+        List<SampleRow> samples = new ArrayList<>();
+        String prompt = "Read the passage and answer in one word. " + "The quick brown fox jumps over the lazy dog. "
+                .repeat(12);
+        String response = "Having considered the passage at length, the answer is: fox. " .repeat(6);
+        for (int v = 0; v < 6; v++) {
+            boolean failed = v % 2 == 0;
+            samples.add(new SampleRow(info.runId(), "model-with-a-long-name-v2", 0, "vignette-" + v,
+                    "0123456789abcdef-m-e0-000" + v, prompt, "fox", failed ? "" : response, failed ? 0.0 : 1.0,
+                    failed ? null : "normalized match of the expected answer", Map.of("topic", "reading"), "w-1",
+                    "model-with-a-long-name-v2", 120L, 300L, 40L, "stop", failed ? LONG_ERROR : null,
+                    failed ? null : CACHED_FROM));
+        }
+        return new RunData(info, samples, List.of(), List.of());
+    }
+
     private static SampleRow sample(String model, int v, int e, double score, String worker, Long latencyMs,
                                     Long promptTokens, Long completionTokens, String response, String explanation) {
         String vignette = "v" + (v + 1);

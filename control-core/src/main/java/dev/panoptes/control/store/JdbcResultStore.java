@@ -549,6 +549,18 @@ public final class JdbcResultStore implements ResultStore {
         db.write("note the end of a sitting of run " + runId, () -> RunTables.endSitting(db.connection(), runId, now));
     }
 
+    /**
+     * Notes what stopped the run's last sitting (its budget, or a gate), so that a later report
+     * says so; a later sitting that ends cleanly notes nothing, and the run's state is that of its
+     * last sitting. Does nothing for a run without sittings.
+     *
+     * @throws StoreException when the store cannot write
+     */
+    public synchronized void stopRun(String runId, RunStop stop) {
+        java.util.Objects.requireNonNull(stop, "stop");
+        db.write("note what stopped run " + runId, () -> RunTables.stopSitting(db.connection(), runId, stop));
+    }
+
     /** The runs noted by {@link #recordRun}, most recently started first. @throws StoreException */
     public synchronized List<RunEntry> runs() {
         return db.read("the runs", () -> RunTables.runs(db.connection()));

@@ -37,6 +37,7 @@ public record RunDeletion(String runId, long records, long scores, long scorings
         long failures = update(c, "DELETE FROM panoptes_failures WHERE run_id = ?", runId);
         long events = update(c, "DELETE FROM panoptes_worker_events WHERE run_id = ?", runId);
         update(c, "DELETE FROM panoptes_sittings WHERE run_id = ?", runId);
+        update(c, "DELETE FROM panoptes_stops WHERE run_id = ?", runId);
         long runs = update(c, "DELETE FROM panoptes_runs WHERE run_id = ?", runId);
         return new RunDeletion(runId, records, scores, scorings, failures, events, runs > 0);
     }

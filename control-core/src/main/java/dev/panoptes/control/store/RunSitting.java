@@ -19,12 +19,18 @@ import java.util.Objects;
  *                  (its start when it stored none)
  * @param answers   answers stored during the sitting
  * @param ended     true when the coordinator noted the sitting's end itself
+ * @param stop      what stopped the sitting (the budget, or a gate), or null when nothing did
  */
-public record RunSitting(int number, Instant startedAt, Instant endedAt, long answers, boolean ended) {
+public record RunSitting(int number, Instant startedAt, Instant endedAt, long answers, boolean ended, RunStop stop) {
     /** @throws NullPointerException when a time is missing */
     public RunSitting {
         Objects.requireNonNull(startedAt, "startedAt");
         Objects.requireNonNull(endedAt, "endedAt");
+    }
+
+    /** A sitting nothing stopped. */
+    public RunSitting(int number, Instant startedAt, Instant endedAt, long answers, boolean ended) {
+        this(number, startedAt, endedAt, answers, ended, null);
     }
 
     /** How long the sitting lasted; zero when the clock stepped back. */

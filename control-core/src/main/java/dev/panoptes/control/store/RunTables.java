@@ -94,13 +94,51 @@ final class RunTables {
     }
 
     /**
+     * Notes what stopped the run's last sitting (replacing what was noted of it).
+     *
+     * @return false when the run has no sitting
+     */
+    static boolean stopSitting(Connection c, String runId, RunStop stop) throws SQLException {
+        Long number = null;
+        try (PreparedStatement q = c.prepareStatement("SELECT MAX(number) FROM panoptes_sittings WHERE run_id = ?")) {
+            q.setString(1, runId);
+            try (ResultSet rs = q.executeQuery()) {
+                if (rs.next()) {
+                    long n = rs.getLong(1);
+                    number = rs.wasNull() ? null : n;
+                }
+            }
+        }
+        if (number == null) {
+            return false;
+        }
+        try (PreparedStatement delete = c.prepareStatement("DELETE FROM panoptes_stops WHERE run_id = ? "
+                + "AND sitting = ?")) {
+            delete.setString(1, runId);
+            delete.setLong(2, number);
+            delete.executeUpdate();
+        }
+        try (PreparedStatement insert = c.prepareStatement("INSERT INTO panoptes_stops (run_id, sitting, cause, "
+                + "reason) VALUES (?, ?, ?, ?)")) {
+            insert.setString(1, runId);
+            insert.setLong(2, number);
+            insert.setString(3, stop.cause());
+            insert.setString(4, stop.reason());
+            insert.executeUpdate();
+        }
+        return true;
+    }
+
+    /**
      * A run's sittings, first first. A sitting whose end was never noted (its coordinator killed,
      * or running now) ends at the last answer stored before the next sitting started.
      */
     static List<RunSitting> sittings(Connection c, String runId) throws SQLException {
         List<long[]> rows = new ArrayList<>();
-        try (PreparedStatement q = c.prepareStatement("SELECT number, started_at, ended_at, answers FROM "
-                + "panoptes_sittings WHERE run_id = ? ORDER BY number")) {
+        List<RunStop> stops = new ArrayList<>();
+        try (PreparedStatement q = c.prepareStatement("SELECT s.number, s.started_at, s.ended_at, s.answers, "
+                + "t.cause, t.reason FROM panoptes_sittings s LEFT JOIN panoptes_stops t "
+                + "ON t.run_id = s.run_id AND t.sitting = s.number WHERE s.run_id = ? ORDER BY s.number")) {
             q.setString(1, runId);
             try (ResultSet rs = q.executeQuery()) {
                 while (rs.next()) {
@@ -108,6 +146,8 @@ final class RunTables {
                     Long answers = RecordRows.getLong(rs, 4);
                     rows.add(new long[] {rs.getLong(1), rs.getLong(2), ended == null ? -1 : ended,
                             answers == null ? -1 : answers});
+                    String cause = rs.getString(5);
+                    stops.add(cause == null ? null : new RunStop(cause, rs.getString(6)));
                 }
             }
         }
@@ -116,12 +156,12 @@ final class RunTables {
             long[] r = rows.get(i);
             if (r[2] >= 0) {
                 sittings.add(new RunSitting((int) r[0], Instant.ofEpochMilli(r[1]), Instant.ofEpochMilli(r[2]),
-                        Math.max(0, r[3]), true));
+                        Math.max(0, r[3]), true, stops.get(i)));
             } else {
                 long until = i + 1 < rows.size() ? rows.get(i + 1)[1] : Long.MAX_VALUE;
                 long[] stored = storedBetween(c, runId, r[1], until);
                 sittings.add(new RunSitting((int) r[0], Instant.ofEpochMilli(r[1]),
-                        Instant.ofEpochMilli(Math.max(r[1], stored[1])), stored[0], false));
+                        Instant.ofEpochMilli(Math.max(r[1], stored[1])), stored[0], false, stops.get(i)));
             }
         }
         return sittings;

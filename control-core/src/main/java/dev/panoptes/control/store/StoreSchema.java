@@ -32,7 +32,8 @@ import java.util.List;
  *
  * <p>Any version: {@code panoptes_sittings} keeps each start of a run (run, number from 1, start,
  * end and answers stored when the coordinator noted its end), created when missing; runs noted
- * before it existed have no sittings.
+ * before it existed have no sittings. {@code panoptes_stops} keeps what stopped a sitting (run,
+ * sitting number, cause {@code budget} or {@code gate}, reason), likewise created when missing.
  */
 final class StoreSchema {
     /** The schema version this code writes and reads. */
@@ -107,6 +108,10 @@ final class StoreSchema {
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_sittings (run_id VARCHAR(64) NOT NULL, "
                     + "number INTEGER NOT NULL, started_at BIGINT NOT NULL, ended_at BIGINT, answers BIGINT, "
                     + "PRIMARY KEY (run_id, number))");
+            // What stopped a sitting (the budget, a gate): a table of its own for the same reason.
+            s.execute("CREATE TABLE IF NOT EXISTS panoptes_stops (run_id VARCHAR(64) NOT NULL, "
+                    + "sitting INTEGER NOT NULL, cause VARCHAR(16) NOT NULL, reason TEXT NOT NULL, "
+                    + "PRIMARY KEY (run_id, sitting))");
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_scorings (run_id VARCHAR(64) NOT NULL, "
                     + "number INTEGER NOT NULL, scorer TEXT NOT NULL, created_at BIGINT NOT NULL, "
                     + "origin VARCHAR(16) NOT NULL, PRIMARY KEY (run_id, number))");

@@ -35,8 +35,9 @@ import java.util.TreeSet;
  * hash when unset, for the same reason. Two commands that
  * agree on all of these ask the same questions of the same models in the same jobs, so they are
  * one run and the second resumes the first; a command that differs in any of them is another run.
- * The paths ({@code suite}, {@code fewShot}), the tool version and the vignette count (which
- * follows from the suite's content and the subset) describe a run but do not change its id.
+ * The paths ({@code suite}, {@code fewShot}), the tool version, the vignette count (which
+ * follows from the suite's content and the subset) and the metadata key its accuracy is broken
+ * down by ({@code groupBy}) describe a run but do not change its id.
  * Neither does the scorer: scoring is not part of the answers' identity, and a run's answers may
  * carry several scorings.
  *
@@ -64,9 +65,12 @@ import java.util.TreeSet;
  * @param extraBody     further request-body fields as a JSON object's text (keys sorted), or null
  * @param modelSource   what identifies the model server that answers, or null when unknown (see
  *                      {@link SpecParams#modelSource()})
+ * @param groupBy       the metadata key the run's accuracy is broken down by ({@code --group-by}),
+ *                      which the report and {@code runs show} use when not given one; null for none
  */
 @JsonPropertyOrder({"format", "runId", "toolVersion", "suite", "suiteSha256", "vignettes", "models", "systemPrompt",
-    "temperature", "maxTokens", "seed", "epochs", "fewShot", "fewShotSha256", "jobSize", "label", "subset", "topP", "stop", "extraBody", "modelSource"})
+    "temperature", "maxTokens", "seed", "epochs", "fewShot", "fewShotSha256", "jobSize", "label", "subset", "topP", "stop", "extraBody", "modelSource",
+    "groupBy"})
 @JsonIgnoreProperties(ignoreUnknown = true)
 @JsonInclude(JsonInclude.Include.ALWAYS)
 public record RunManifest(int format, String toolVersion, String suite, String suiteSha256, int vignettes,
@@ -76,7 +80,8 @@ public record RunManifest(int format, String toolVersion, String suite, String s
                           @JsonInclude(JsonInclude.Include.NON_NULL) Double topP,
                           @JsonInclude(JsonInclude.Include.NON_NULL) List<String> stop,
                           @JsonInclude(JsonInclude.Include.NON_NULL) String extraBody,
-                          @JsonInclude(JsonInclude.Include.NON_NULL) String modelSource) {
+                          @JsonInclude(JsonInclude.Include.NON_NULL) String modelSource,
+                          @JsonInclude(JsonInclude.Include.NON_NULL) String groupBy) {
     /** The manifest format this code writes. */
     public static final int FORMAT = 1;
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -95,6 +100,26 @@ public record RunManifest(int format, String toolVersion, String suite, String s
         label = label == null ? "" : label;
         subset = subset == null || subset.isAll() ? null : subset;
         stop = stop == null || stop.isEmpty() ? null : List.copyOf(stop);
+        groupBy = groupBy == null || groupBy.isBlank() ? null : groupBy;
+    }
+
+    /** The manifest of a run not broken down by a metadata key. */
+    public RunManifest(int format, String toolVersion, String suite, String suiteSha256, int vignettes,
+                       List<String> models, String systemPrompt, Double temperature, Integer maxTokens, Long seed,
+                       int epochs, String fewShot, String fewShotSha256, int jobSize, String label,
+                       SuiteSubset subset, Double topP, List<String> stop, String extraBody, String modelSource) {
+        this(format, toolVersion, suite, suiteSha256, vignettes, models, systemPrompt, temperature, maxTokens, seed,
+                epochs, fewShot, fewShotSha256, jobSize, label, subset, topP, stop, extraBody, modelSource, null);
+    }
+
+    /**
+     * This manifest with the metadata key its accuracy is broken down by (null or blank: none);
+     * the run's id is the same.
+     */
+    public RunManifest withGroupBy(String key) {
+        return new RunManifest(format, toolVersion, suite, suiteSha256, vignettes, models, systemPrompt, temperature,
+                maxTokens, seed, epochs, fewShot, fewShotSha256, jobSize, label, subset, topP, stop, extraBody,
+                modelSource, key);
     }
 
     /** The manifest of a run without the further sampling options and with no known model source. */
@@ -103,7 +128,7 @@ public record RunManifest(int format, String toolVersion, String suite, String s
                        int epochs, String fewShot, String fewShotSha256, int jobSize, String label,
                        SuiteSubset subset) {
         this(format, toolVersion, suite, suiteSha256, vignettes, models, systemPrompt, temperature, maxTokens, seed,
-                epochs, fewShot, fewShotSha256, jobSize, label, subset, null, null, null, null);
+                epochs, fewShot, fewShotSha256, jobSize, label, subset, null, null, null, null, null);
     }
 
     /** The manifest of a run of the whole suite, in file order. */

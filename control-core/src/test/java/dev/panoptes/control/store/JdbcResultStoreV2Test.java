@@ -298,6 +298,34 @@ class JdbcResultStoreV2Test {
         }
     }
 
+    @Test
+    void whatStoppedASittingIsKeptWithItAndALaterSittingHasNoneUntilItIsStoppedToo() {
+        RunEntry run = new RunEntry("r1", "suite.jsonl", List.of("gpt-4o"), "exact", 1, 10, Instant.ofEpochMilli(1_000));
+        RunStop budget = new RunStop(RunStop.BUDGET, "the cost budget (--max-cost) stopped the run");
+        Path db = dir.resolve("stops.db");
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            store.stopRun("r1", budget);
+            assertThat(store.runs()).as("a run not noted has no sitting to stop").isEmpty();
+            store.recordRun(run);
+            store.finishRun("r1");
+            store.stopRun("r1", budget);
+        }
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            assertThat(store.runs().get(0).sittings()).extracting(RunSitting::stop).containsExactly(budget);
+            store.recordRun(run);
+            store.finishRun("r1");
+            assertThat(store.runs().get(0).sittings()).extracting(RunSitting::stop).containsExactly(budget, null);
+            RunStop gate = new RunStop(RunStop.GATE, "--fail-under 0.9 failed");
+            store.stopRun("r1", gate);
+            store.stopRun("r1", gate);
+            assertThat(store.runs().get(0).sittings()).extracting(RunSitting::stop).containsExactly(budget, gate);
+            store.deleteRun("r1");
+            store.recordRun(run);
+            assertThat(store.runs().get(0).sittings()).extracting(RunSitting::stop)
+                    .as("a run deleted and noted again starts without stops").containsExactly((RunStop) null);
+        }
+    }
+
     /** The entries as noted, without their sittings. */
     static List<RunEntry> withoutSittings(List<RunEntry> runs) {
         return runs.stream().map(r -> new RunEntry(r.runId(), r.suite(), r.models(), r.scorer(), r.epochs(),

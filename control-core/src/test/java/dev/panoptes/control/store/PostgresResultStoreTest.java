@@ -163,6 +163,14 @@ class PostgresResultStoreTest {
             assertThat(store.workerEvents("r1")).containsExactly(new WorkerEventCount("w1", 5, 1),
                     new WorkerEventCount("w2", 1, 0));
             assertThat(store.workerEvents("r2")).isEmpty();
+            // What stopped a sitting is kept with it: the last one here, not the first.
+            RunStop budget = new RunStop(RunStop.BUDGET, "the cost budget (--max-cost) stopped the run");
+            store.stopRun("r1", budget);
+            assertThat(store.runs().get(1).sittings()).extracting(RunSitting::stop).containsExactly(null, budget);
+            assertThat(store.deleteRun("r1").noted()).isTrue();
+            store.recordRun(first);
+            assertThat(store.runs().get(1).sittings()).extracting(RunSitting::stop)
+                    .containsExactly((RunStop) null);
         }
     }
 
