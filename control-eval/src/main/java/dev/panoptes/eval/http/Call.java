@@ -124,8 +124,7 @@ final class Call extends CompletableFuture<ModelResponse> {
                 return;
             }
             f = cause instanceof TimeoutException
-                    ? new AttemptFailure(FailureScope.TRANSIENT, "request timed out after "
-                            + Texts.duration(x.timeout), null, null)
+                    ? new AttemptFailure(FailureScope.TRANSIENT, timedOutText(x.timeout), null, null)
                     : calls.diagnosis.transportFailure(cause, x.timeout);
         }
         failed(attempt, f);
@@ -190,6 +189,23 @@ final class Call extends CompletableFuture<ModelResponse> {
         }
         completeExceptionally(new WorkerException(redact(abandonedText(attempt, failure.description)),
                 failure.getCause()));
+    }
+
+    /**
+     * What an attempt that timed out says. An attempt given less than the request timeout ran
+     * into the retry budget, not a slow model: the failure that caused the retries is the news,
+     * and it would otherwise be lost from the call's message.
+     */
+    private String timedOutText(Duration timeout) {
+        String text = "request timed out after " + Texts.duration(timeout);
+        String before;
+        synchronized (this) {
+            before = lastFailure;
+        }
+        if (timeout.compareTo(calls.requestTimeout) < 0 && before != null) {
+            return text + ", cut short by the retry budget; the failure before it: " + before;
+        }
+        return text;
     }
 
     /** Fails the call because the client is closing. */

@@ -64,6 +64,8 @@ final class FakeOpenAiServer implements AutoCloseable {
 
     private final ConcurrentLinkedQueue<Reply> script = new ConcurrentLinkedQueue<>();
     private volatile Reply fallback;
+    /** Released when the server closes: what a {@link Reply#hang()} reply waits for. */
+    private final java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
     private final Map<String, Reply> routes = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<Recorded> requests = new CopyOnWriteArrayList<>();
 
@@ -162,6 +164,14 @@ final class FakeOpenAiServer implements AutoCloseable {
             if (reply == null) {
                 reply = Reply.status(418, "{\"error\":{\"message\":\"fake server: no scripted reply left\"}}");
             }
+            if (reply.hang) {
+                try {
+                    closing.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return;
+            }
             reply.headers.forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
             if (!reply.headers.containsKey("Content-Type")) {
                 exchange.getResponseHeaders().add("Content-Type", "application/json");
@@ -183,6 +193,7 @@ final class FakeOpenAiServer implements AutoCloseable {
 
     @Override
     public void close() {
+        closing.countDown();
         server.stop(0);
         executor.shutdownNow();
     }
@@ -218,6 +229,7 @@ final class FakeOpenAiServer implements AutoCloseable {
         final String body;
         final Map<String, String> headers = new LinkedHashMap<>();
         int cutAfter = -1;
+        boolean hang;
 
         private Reply(int status, String body) {
             this.status = status;
@@ -265,6 +277,12 @@ final class FakeOpenAiServer implements AutoCloseable {
 
         Reply header(String name, String value) {
             headers.put(name, value);
+            return this;
+        }
+
+        /** Never answers: the request is held until the server closes. */
+        Reply hang() {
+            this.hang = true;
             return this;
         }
 

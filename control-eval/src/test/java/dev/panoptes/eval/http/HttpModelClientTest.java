@@ -410,6 +410,23 @@ class HttpModelClientTest {
         }
 
         @Test
+        void anAttemptTheRetryBudgetCutShortStillNamesTheFailureThatCausedTheRetries() {
+            // The retry starts with ~400 ms of the budget left, less than the request timeout:
+            // its time-out is the budget running out, and the 503 is why the call failed.
+            server.enqueue(Reply.status(503, "{\"error\":{\"message\":\"overloaded\"}}")
+                    .header("retry-after-ms", "100"), Reply.ok("too late").hang());
+            HttpModelClient client = build(fast().maxAttempts(50).retryBudget(Duration.ofMillis(500)));
+
+            Throwable thrown = catchThrowable(() -> client.complete(prompt("p")));
+
+            assertThat(thrown).isExactlyInstanceOf(WorkerException.class)
+                    .hasMessageContaining("retry budget of 500 ms exhausted")
+                    .hasMessageContaining("HTTP 503")
+                    .hasMessageContaining("overloaded");
+            assertThat(server.requestCount()).isEqualTo(2);
+        }
+
+        @Test
         void aResponseCutShortIsRetried() throws Exception {
             server.enqueue(Reply.ok("this body is cut off on the wire").cutAfter(30), Reply.ok("whole"));
 
