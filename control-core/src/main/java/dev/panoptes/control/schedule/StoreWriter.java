@@ -10,7 +10,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -50,6 +49,9 @@ import java.util.function.Consumer;
  * scheduler's thread as an event, through {@code post}, in the order of the writes, so
  * {@link Outcomes} is only ever called there: at most one event per batch of writes, plus one per
  * change between down and up and one as the thread stops, so no more than two per write waiting.
+ *
+ * <p>The writes waiting and the thread's lifecycle (lingering, draining, abandoning) are kept by
+ * {@link StoreQueue}; the store calls of a batch are made by {@link StoreCalls}.
  */
 final class StoreWriter {
     private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);
@@ -106,37 +108,12 @@ final class StoreWriter {
     record FailureWrite(JobState state, String reason, int attempts) implements Write {
     }
 
-    private enum Mode { RUNNING, DRAINING, ABANDONED }
-
     private final ResultStore store;
     private final SchedulerOptions.StoreRetry retry;
     private final Consumer<Runnable> post;
     private final Outcomes outcomes;
-    private final boolean inline;
-    private final long lingerNanos;
-    private final Object lock = new Object();
-    /** Writes not taken by the writer's thread yet, oldest first; guarded by {@link #lock}. */
-    private final ArrayDeque<Write> queue = new ArrayDeque<>();
-    /** Guarded by {@link #lock}. */
-    private Mode mode = Mode.RUNNING;
-    /** The writer's thread waits for writes; guarded by {@link #lock}. */
-    private boolean idle;
-    /** The writer's thread waits for a batch to fill ({@link #lingerForMore}); guarded by {@link #lock}. */
-    private boolean lingering;
-    /**
-     * When the oldest write in {@link #queue} was queued ({@link System#nanoTime}); far in the past
-     * when writes were left behind by a full batch, which then do not wait. Guarded by {@link #lock}.
-     */
-    private long oldestQueuedAt;
-    /** A writer's thread is on (or about to start); guarded by {@link #lock}. */
-    private boolean working;
-    /** The writer gave up; nothing is written any more; guarded by {@link #lock}. */
-    private boolean gaveUp;
-    /**
-     * The writer's thread is inside a call of the store, or has yet to account for what it did:
-     * {@link #abandon} waits for it to end. Guarded by {@link #lock}.
-     */
-    private boolean inStoreCall;
+    /** The writes not taken yet, and the writing thread's lifecycle. */
+    private final StoreQueue queue;
     /** Owned by the scheduler's thread. */
     private Thread thread;
     /** Writes submitted and not done (stored, refused or given up on). Any thread. */
@@ -167,12 +144,11 @@ final class StoreWriter {
     /** @param lingerNanos how long the oldest write waits for others to share its commit ({@link #LINGER_NANOS}) */
     StoreWriter(ResultStore store, SchedulerOptions.StoreRetry retry, Consumer<Runnable> post, Outcomes outcomes,
                 boolean inline, long lingerNanos) {
-        this.lingerNanos = lingerNanos;
         this.store = store;
         this.retry = retry;
         this.post = post;
         this.outcomes = outcomes;
-        this.inline = inline;
+        this.queue = new StoreQueue(post, inline, lingerNanos);
         this.calls = new StoreCalls(store, outcomes);
     }
 
@@ -184,41 +160,18 @@ final class StoreWriter {
      * @return true when there was something to write
      */
     boolean writeQueuedHere() {
-        assert inline;
-        synchronized (lock) {
-            if (queue.isEmpty() || gaveUp || mode == Mode.ABANDONED) {
-                return false;
-            }
-            mode = Mode.DRAINING;
-            working = true;
+        if (!queue.beginInline()) {
+            return false;
         }
         run();
-        synchronized (lock) {
-            if (mode == Mode.DRAINING) {
-                mode = Mode.RUNNING;
-            }
-        }
+        queue.endInline();
         return true;
     }
 
     /** Queues a write after every one before it; starts the writer's thread when none is on. */
     void submit(Write write) {
         held.incrementAndGet();
-        boolean start = false;
-        synchronized (lock) {
-            if (queue.isEmpty()) {
-                oldestQueuedAt = System.nanoTime();
-            }
-            queue.addLast(write);
-            if (idle || lingering && queue.size() >= BATCH) {
-                lock.notifyAll();
-            }
-            if (!inline && !working && !gaveUp && mode != Mode.ABANDONED) {
-                working = true;
-                start = true;
-            }
-        }
-        if (start) {
+        if (queue.add(write)) {
             thread = new Thread(this::run, "result-store");
             thread.setDaemon(true);
             thread.start();
@@ -227,9 +180,7 @@ final class StoreWriter {
 
     /** True while the writer's thread waits for more writes to share a commit; for tests. */
     boolean lingering() {
-        synchronized (lock) {
-            return lingering;
-        }
+        return queue.lingering();
     }
 
     /** True while the store is up and fewer than {@code maxHeld} writes wait: new jobs may go out. */
@@ -247,19 +198,12 @@ final class StoreWriter {
      * once. A write submitted later starts a thread again.
      */
     void finish() {
-        synchronized (lock) {
-            if (mode == Mode.RUNNING) {
-                mode = Mode.DRAINING;
-            }
-            lock.notifyAll();
-        }
+        queue.finish();
     }
 
     /** True while a writer's thread has writes to do or may still post events about them. */
     boolean working() {
-        synchronized (lock) {
-            return working;
-        }
+        return queue.working();
     }
 
     /**
@@ -274,36 +218,7 @@ final class StoreWriter {
         if (thread == null) {
             return;
         }
-        long deadline = System.nanoTime() + ABANDON_FLUSH_NANOS;
-        boolean interrupted = false;
-        synchronized (lock) {
-            if (mode == Mode.RUNNING) {
-                mode = Mode.DRAINING;
-                lock.notifyAll();
-            }
-            long left;
-            while (working && !down && (left = deadline - System.nanoTime()) > 0) {
-                try {
-                    TimeUnit.NANOSECONDS.timedWait(lock, left);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                    break;
-                }
-            }
-            mode = Mode.ABANDONED;
-            lock.notifyAll();
-            if (inStoreCall) {
-                log.info("waiting for the result store to answer the write in progress, so that what this run"
-                        + " reports stored is what the store holds");
-            }
-            while (inStoreCall) {
-                try {
-                    lock.wait();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        }
+        boolean interrupted = queue.abandon(System.nanoTime() + ABANDON_FLUSH_NANOS, () -> down);
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
@@ -322,7 +237,7 @@ final class StoreWriter {
             // Anything but a store's own failure: retrying cannot mend it, and the run must hear
             // of it rather than wait for writes that never come.
             log.error("writing to the result store failed for good: {}", t.toString(), t);
-            giveUp(() -> outcomes.lost(t, Duration.ZERO, held.get(), true));
+            queue.giveUp(() -> outcomes.lost(t, Duration.ZERO, held.get(), true));
         }
     }
 
@@ -334,36 +249,15 @@ final class StoreWriter {
         long downSince = 0;
         int failures = 0;
         while (true) {
-            synchronized (lock) {
-                while (queue.isEmpty() && mode == Mode.RUNNING) {
-                    idle = true;
-                    lock.wait();
-                }
-                idle = false;
-                if (!inline) {
-                    lingerForMore();
-                }
-                if (mode == Mode.ABANDONED || queue.isEmpty()) {
-                    // Posted before working is cleared, under the lock: whoever sees it cleared
-                    // finds every event of this thread queued. It also wakes a scheduler waiting
-                    // for the last events of a finished run.
-                    post.accept(() -> { });
-                    working = false;
-                    lock.notifyAll();
-                    return;
-                }
-                for (int i = 0; i < BATCH && !queue.isEmpty(); i++) {
-                    batch.add(queue.pollFirst());
-                }
-                // What a full batch left behind has waited already: the next batch takes it at once.
-                oldestQueuedAt = System.nanoTime() - lingerNanos;
+            if (!queue.take(batch)) {
+                return;
             }
             int i = 0;
             while (i < batch.size()) {
-                if (!enterStoreCall()) {
+                if (!queue.enterStoreCall()) {
                     // Abandoned: what this thread did is told, and nothing more is written.
                     flush(results);
-                    stopAbandoned();
+                    queue.stopAbandoned();
                     return;
                 }
                 done.clear();
@@ -393,7 +287,7 @@ final class StoreWriter {
                     results.addAll(done);
                     i += done.size();
                 }
-                leaveStoreCall();
+                queue.leaveStoreCall();
                 if (broken != null || fatal != null) {
                     // The writes the store reported done before it failed are told as done; the
                     // run then hears, after them, that the writer gave up (run()).
@@ -430,11 +324,11 @@ final class StoreWriter {
                     StoreException last = failure;
                     log.error("result store down for {} s ({} failed attempts), the limit: the run stops; last"
                             + " error: {}", d.toSeconds(), failures, failure.getMessage());
-                    giveUp(() -> outcomes.lost(last, d, held.get(), false));
+                    queue.giveUp(() -> outcomes.lost(last, d, held.get(), false));
                     return;
                 }
                 long pause = Math.min(backoffNanos(failures), retry.maxOutage().toNanos() - outage);
-                if (!pause(pause)) {
+                if (!queue.pause(pause)) {
                     return;
                 }
             }
@@ -454,81 +348,6 @@ final class StoreWriter {
                 event.run();
             }
         });
-    }
-
-    private void giveUp(Runnable event) {
-        synchronized (lock) {
-            // Queued before working is cleared, as when the thread ends normally.
-            post.accept(event);
-            gaveUp = true;
-            working = false;
-            inStoreCall = false;
-            lock.notifyAll();
-        }
-    }
-
-    /**
-     * Marks the start of a store call, unless the writer was abandoned.
-     *
-     * @return false when abandoned: no store call may start
-     */
-    private boolean enterStoreCall() {
-        synchronized (lock) {
-            if (mode == Mode.ABANDONED) {
-                return false;
-            }
-            inStoreCall = true;
-            return true;
-        }
-    }
-
-    /** Marks the end of a store call, once what it did is accounted for ({@link #held}). */
-    private void leaveStoreCall() {
-        synchronized (lock) {
-            inStoreCall = false;
-            lock.notifyAll();
-        }
-    }
-
-    /** The writer's thread ends, abandoned. */
-    private void stopAbandoned() {
-        synchronized (lock) {
-            post.accept(() -> { });
-            working = false;
-            lock.notifyAll();
-        }
-    }
-
-    /**
-     * Group commit: waits, under the lock, until a whole batch is queued or the oldest write has
-     * waited the linger ({@link #LINGER_NANOS} by default), so that answers arriving close together share one commit.
-     * A draining or abandoned writer does not wait: the end of a run is not held back.
-     */
-    private void lingerForMore() throws InterruptedException {
-        long until = oldestQueuedAt + lingerNanos;
-        long left;
-        while (mode == Mode.RUNNING && queue.size() < BATCH && (left = until - System.nanoTime()) > 0) {
-            lingering = true;
-            TimeUnit.NANOSECONDS.timedWait(lock, left);
-        }
-        lingering = false;
-    }
-
-    /** Waits before the next attempt. @return false when abandoned meanwhile */
-    private boolean pause(long nanos) throws InterruptedException {
-        long until = System.nanoTime() + nanos;
-        synchronized (lock) {
-            long left;
-            while (mode != Mode.ABANDONED && (left = until - System.nanoTime()) > 0) {
-                TimeUnit.NANOSECONDS.timedWait(lock, left);
-            }
-            if (mode == Mode.ABANDONED) {
-                working = false;
-                lock.notifyAll();
-                return false;
-            }
-            return true;
-        }
     }
 
     /** The configured backoff for the {@code failures}th failure in a row, doubling, capped. */
