@@ -84,10 +84,10 @@ record TaskConfig(String name, String datasetPath, Object dataFiles, String data
         Object docToText = v.get("doc_to_text");
         Object docToTarget = v.get("doc_to_target");
         Object docToChoice = v.get("doc_to_choice");
-        if (docToText == null) {
+        if (docToText == null && !v.containsKey("doc_to_text")) {
             problems.add(yaml.where("task") + ": the task has no doc_to_text");
         }
-        if (docToTarget == null) {
+        if (docToTarget == null && !v.containsKey("doc_to_target")) {
             problems.add(yaml.where("task") + ": the task has no doc_to_target");
         }
         if (mc && docToChoice == null) {

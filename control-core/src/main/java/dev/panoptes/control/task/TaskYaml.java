@@ -36,10 +36,12 @@ final class TaskYaml {
     private static final String STANDARD_TAG_PREFIX = Tag.PREFIX;
     private final Map<String, Object> values;
     private final Map<String, String> where;
+    private final String shown;
 
-    private TaskYaml(Map<String, Object> values, Map<String, String> where) {
+    private TaskYaml(Map<String, Object> values, Map<String, String> where, String shown) {
         this.values = values;
         this.where = where;
+        this.shown = shown;
     }
 
     /** The merged top-level keys and their values (maps, lists, strings, longs, doubles, booleans, nulls). */
@@ -47,9 +49,9 @@ final class TaskYaml {
         return values;
     }
 
-    /** Where a key was set: "FILE line N". */
+    /** Where a key was set: "FILE line N" (line 1 of the task file for a key it lacks). */
     String where(String key) {
-        return where.getOrDefault(key, "");
+        return where.getOrDefault(key, shown + " line 1");
     }
 
     /**
@@ -64,7 +66,7 @@ final class TaskYaml {
         if (!read(file.toAbsolutePath().normalize(), file.toString(), values, where, problems, new HashSet<>())) {
             return null;
         }
-        return new TaskYaml(values, where);
+        return new TaskYaml(values, where, file.toString());
     }
 
     private static boolean read(Path file, String shown, Map<String, Object> into, Map<String, String> where,
@@ -142,6 +144,10 @@ final class TaskYaml {
     /** A node as plain Java values; a tag that is not YAML's own is a problem (and the value null). */
     private static Object value(Node node, String path, String shown, List<String> problems) {
         Tag tag = node.getTag();
+        if (tag != null && !tag.getValue().startsWith(STANDARD_TAG_PREFIX) && TaskFields.REFUSED.containsKey(path)) {
+            // The field itself is refused, with what to do about it.
+            return tag.getValue();
+        }
         if (tag != null && !tag.getValue().startsWith(STANDARD_TAG_PREFIX)) {
             String what = "!function".equals(tag.getValue())
                     ? " (a Python function lm-eval imports and calls): Panoptes runs no Python; write the field as"

@@ -151,7 +151,7 @@ class LmEvalTaskReaderTest {
         assertThatThrownBy(() -> reader.read(task, Map.of()))
                 .isInstanceOf(SuiteFormatException.class)
                 .satisfies(e -> assertThat(((SuiteFormatException) e).problems()).anySatisfy(p -> assertThat(p)
-                                .contains("base.yaml line 2: process_results is tagged !function"))
+                                .contains("base.yaml line 2: process_results is not supported: it scores with Python"))
                         .anySatisfy(p -> assertThat(p).contains("task.yaml line 8: unknown field 'doc_to_frobnicate'"))
                         .anySatisfy(p -> assertThat(p).contains("task.yaml line 9: metric f1 is not supported")));
     }
