@@ -58,6 +58,25 @@ class TaskFileEvalTest {
     }
 
     @Test
+    void aGenerationTaskIsScoredByExactMatchAfterItsRegexFilter() throws Exception {
+        Path task = dir.resolve("gen.yaml");
+        Files.writeString(task, String.join("\n", "task: arith_gen", "dataset_path: json", "dataset_kwargs:",
+                "  data_files:", "    test: " + TASK.resolveSibling("arithmetic-task.jsonl"), "test_split: test",
+                "output_type: generate_until", "doc_to_text: \"{{question}}\"",
+                "doc_to_target: \"{{choices[answer]}}\"", "generation_kwargs:", "  until: [\"\\n\\n\"]",
+                "  max_gen_toks: 16", "filter_list:", "  - name: num", "    filter:", "      - function: regex",
+                "        regex_pattern: \"(-?[0-9]+)\"", "      - function: take_first", "metric_list:",
+                "  - metric: exact_match", ""));
+        Result r = eval("--task", task.toString(), "--db", dir.resolve("g.db").toString());
+
+        assertThat(r.exit).as("console:%n%s%nsummary:%n%s", r.err, r.out).isZero();
+        assertThat(r.out).contains("accuracy (exact_match:{\"regex\":{\"regex_pattern\":\"(-?[0-9]+)\"}}, scoring 1)")
+                .contains("40 of 40 stored");
+        // The stub answers most arithmetic right: the filter's number, compared as lm-eval compares.
+        assertThat(r.out).containsPattern(StubModelServer.MODEL + ": 0\\.[6-9]\\d* \\(95% CI");
+    }
+
+    @Test
     void aTaskWithAPythonHookIsRefusedBeforeAnyModelCallNamingTheFieldAndLine() throws Exception {
         Path task = dir.resolve("hooked.yaml");
         Files.writeString(task, String.join("\n", "task: hooked", "dataset_path: some/hub_dataset",
