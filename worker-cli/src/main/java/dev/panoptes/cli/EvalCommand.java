@@ -71,7 +71,9 @@ import java.util.concurrent.Callable;
             "",
             "Example:",
             "  java -jar worker.jar eval --suite evals/math.jsonl --model llama-3.1-8b \\",
-            "      --model-api http://localhost:8000/v1 --db math.db --requests 128"
+            "      --model-api http://localhost:8000/v1 --db math.db --requests 128",
+            "  java -jar worker.jar eval --task evals/arithmetic-task.yaml --model llama-3.1-8b \\",
+            "      --model-api http://localhost:8000/v1 --db mc.db   (an lm-eval task file)"
         })
 public final class EvalCommand implements Callable<Integer> {
     /** Exit code when the model API is unreachable or unusable as configured; nothing was run. */

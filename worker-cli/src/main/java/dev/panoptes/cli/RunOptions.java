@@ -6,6 +6,9 @@ import dev.panoptes.control.ModelSource;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
+import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.control.task.LmEvalTaskReader;
+import dev.panoptes.control.task.LoadedTask;
 import dev.panoptes.coordinator.CoordinatorSettings;
 import dev.panoptes.coordinator.DatabaseTarget;
 import picocli.CommandLine.Model.CommandSpec;
@@ -29,9 +32,22 @@ import java.util.Map;
  * coordinator command. Filled in by picocli; read on the command's thread.
  */
 final class RunOptions {
-    @Option(names = "--suite", order = 20, paramLabel = "FILE", required = true,
-            description = "The suite to run: JSONL, or CSV with a header row (see below). Required.")
+    @Option(names = "--suite", order = 20, paramLabel = "FILE",
+            description = "The suite to run: JSONL, or CSV with a header row (see below). This or --task is required.")
     Path suite;
+
+    @Option(names = "--task", order = 20, paramLabel = "FILE.yaml",
+            description = "An lm-evaluation-harness task file to run instead of a suite: multiple_choice (scored by"
+                    + " log-likelihood: acc, acc_norm) or generate_until (exact_match); its data from local JSON,"
+                    + " JSONL or CSV files (dataset_kwargs.data_files, or --dataset-file). What Panoptes cannot run"
+                    + " (!function, process_docs, a hub dataset without a local file) is refused before anything runs.")
+    Path task;
+
+    @Option(names = "--dataset-file", order = 21, paramLabel = "[SPLIT=]FILE",
+            description = "With --task: a local copy of the task's data. FILE is its evaluation split (test_split,"
+                    + " else validation_split); SPLIT=FILE gives another split (the few-shot examples' split)."
+                    + " Repeatable.")
+    List<String> datasetFiles = new ArrayList<>();
 
     @Option(names = "--model", order = 22, paramLabel = "NAME", required = true,
             description = "A model to evaluate; repeat to compare several in one run (the suite is asked of each)."
@@ -151,8 +167,17 @@ final class RunOptions {
     CoordinatorSettings settings(CommandSpec spec, Map<String, String> env, InetSocketAddress listen, String token,
                                  Duration waitForWorkers, Duration heartbeatInterval, Duration heartbeatTimeout,
                                  URI endpoint) {
-        if (!Files.isRegularFile(suite)) {
+        if ((suite == null) == (task == null)) {
+            throw CliErrors.invalid(spec, suite == null ? "--suite" : "--task", suite == null
+                    ? "give the suite to run (--suite FILE) or an lm-eval task file (--task FILE.yaml)"
+                    : "give --suite or --task, not both");
+        }
+        LoadedTask loaded = task == null ? null : loadTask(spec);
+        if (suite != null && !Files.isRegularFile(suite)) {
             throw CliErrors.invalid(spec, "--suite", "no such file: " + suite);
+        }
+        if (loaded != null) {
+            taskDefaults(spec, loaded);
         }
         if (epochs < 1) {
             throw CliErrors.invalid(spec, "--epochs", "must be at least 1, got " + epochs);
@@ -199,6 +224,10 @@ final class RunOptions {
             }
             stops.add(unescaped);
         }
+        if (loaded != null && stops.isEmpty()) {
+            // The task's until, as written: no escapes to read.
+            stops.addAll(loaded.stop());
+        }
         if (stops.size() > SpecParams.MAX_STOP) {
             throw CliErrors.invalid(spec, "--stop", "at most " + SpecParams.MAX_STOP + " stop sequences (the"
                     + " OpenAI API's limit), got " + stops.size());
@@ -222,10 +251,63 @@ final class RunOptions {
                 throw CliErrors.invalid(spec, "--db", "the folder " + parent + " does not exist");
             }
         }
-        return new CoordinatorSettings(listen, suite, database.settingsPath(), jobSize, runLabel, token,
-                new SpecParams(system, temperature, maxTokens, seed).withSampling(topP, stops, extraBody)
+        return new CoordinatorSettings(listen, suite != null ? suite : task, database.settingsPath(), jobSize, runLabel,
+                token, new SpecParams(system, temperature, maxTokens, seed).withSampling(topP, stops, extraBody)
                         .withModelSource(modelSource(endpoint)), maxAttempts, waitForWorkers, heartbeatInterval,
-                heartbeatTimeout, jobTimeout, models, scorer, epochs, fewShot, groupBy);
+                heartbeatTimeout, jobTimeout, models, scorer, epochs, fewShot, groupBy, loaded);
+    }
+
+    /** Reads --task with its --dataset-file copies; every problem of the file is a usage error (exit 2). */
+    private LoadedTask loadTask(CommandSpec spec) {
+        if (!Files.isRegularFile(task)) {
+            throw CliErrors.invalid(spec, "--task", "no such file: " + task);
+        }
+        Map<String, Path> files = new java.util.LinkedHashMap<>();
+        for (String d : datasetFiles) {
+            int eq = d.indexOf('=');
+            String split = eq > 0 && !Files.exists(Path.of(d)) ? d.substring(0, eq) : "";
+            Path file = Path.of(split.isEmpty() ? d : d.substring(eq + 1));
+            if (!Files.isRegularFile(file)) {
+                throw CliErrors.invalid(spec, "--dataset-file", "no such file: " + file);
+            }
+            if (files.put(split, file) != null) {
+                throw CliErrors.invalid(spec, "--dataset-file", (split.isEmpty() ? "the evaluation split" : "split "
+                        + split) + " is given twice");
+            }
+        }
+        try {
+            return new LmEvalTaskReader().read(task, files);
+        } catch (SuiteFormatException e) {
+            throw CliErrors.invalid(spec, "--task", e.getMessage());
+        } catch (java.io.IOException e) {
+            throw CliErrors.invalid(spec, "--task", "cannot read it: " + e.getMessage());
+        }
+    }
+
+    /**
+     * The task decides its scoring, repeats and generation parameters; the command line may set
+     * the parameters (they win), not the scorer.
+     */
+    private void taskDefaults(CommandSpec spec, LoadedTask loaded) {
+        var parsed = spec.commandLine().getParseResult();
+        if (parsed != null && parsed.hasMatchedOption("--scorer")) {
+            throw CliErrors.invalid(spec, "--scorer", "a task file's metric_list decides its scoring ("
+                    + loaded.scorer() + "); leave --scorer out with --task");
+        }
+        if (fewShot != null) {
+            throw CliErrors.invalid(spec, "--few-shot", "a task file's num_fewshot decides its examples; leave"
+                    + " --few-shot out with --task");
+        }
+        scorer = loaded.scorer();
+        if (parsed == null || !parsed.hasMatchedOption("--epochs")) {
+            epochs = loaded.repeats();
+        }
+        if (temperature == null) {
+            temperature = loaded.temperature();
+        }
+        if (maxTokens == null) {
+            maxTokens = loaded.maxTokens();
+        }
     }
 
     /**

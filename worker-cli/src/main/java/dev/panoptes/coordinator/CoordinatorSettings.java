@@ -1,6 +1,7 @@
 package dev.panoptes.coordinator;
 
 import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.task.LoadedTask;
 import dev.panoptes.eval.http.HttpModelClient;
 
 import java.net.InetSocketAddress;
@@ -31,11 +32,13 @@ import java.util.Objects;
  * @param epochs            times each vignette is asked of each model
  * @param fewShot           a JSONL file of examples put before every prompt, or null
  * @param groupBy           a metadata key to break accuracy down by, or null
+ * @param task              the lm-eval task file read (its vignettes are the run's; {@code suite} is its
+ *                          path), or null for a suite file
  */
 public record CoordinatorSettings(InetSocketAddress listen, Path suite, Path db, int jobSize, String label, String token,
                            SpecParams params, int maxAttempts, Duration waitForWorkers, Duration heartbeatInterval,
                            Duration heartbeatTimeout, Duration jobTimeout, List<String> models, String scorer,
-                           int epochs, Path fewShot, String groupBy) {
+                           int epochs, Path fewShot, String groupBy, LoadedTask task) {
     public CoordinatorSettings {
         Objects.requireNonNull(listen, "listen");
         Objects.requireNonNull(suite, "suite");
@@ -48,6 +51,15 @@ public record CoordinatorSettings(InetSocketAddress listen, Path suite, Path db,
             throw new IllegalArgumentException("a run needs at least one model");
         }
         scorer = scorer == null ? "exact" : scorer;
+    }
+
+    /** Settings of a suite file's run (no task file). */
+    public CoordinatorSettings(InetSocketAddress listen, Path suite, Path db, int jobSize, String label, String token,
+                               SpecParams params, int maxAttempts, Duration waitForWorkers, Duration heartbeatInterval,
+                               Duration heartbeatTimeout, Duration jobTimeout, List<String> models, String scorer,
+                               int epochs, Path fewShot, String groupBy) {
+        this(listen, suite, db, jobSize, label, token, params, maxAttempts, waitForWorkers, heartbeatInterval,
+                heartbeatTimeout, jobTimeout, models, scorer, epochs, fewShot, groupBy, null);
     }
 
     /**

@@ -25,7 +25,7 @@ record PlannedRun(Suite suite, RunManifest manifest, JobPlan plan) {
      * @throws IOException                     when a file cannot be read
      */
     static PlannedRun of(CoordinatorSettings settings, SuiteSubset subset) throws IOException, SuiteFormatException {
-        Suite suite = subset.apply(RunSuites.load(settings.suite(), settings.fewShot()));
+        Suite suite = subset.apply(RunSuites.load(settings));
         RunManifest manifest = RunSuites.manifest(settings, suite, subset);
         return new PlannedRun(suite, manifest, JobPlan.of(suite, manifest));
     }

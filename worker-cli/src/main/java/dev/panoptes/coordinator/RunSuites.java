@@ -28,6 +28,17 @@ final class RunSuites {
     }
 
     /**
+     * The suite these settings run: the lm-eval task's vignettes when they name a task file (read
+     * and checked when the command line was), else the suite file with its few-shot examples.
+     */
+    static Suite load(CoordinatorSettings settings) throws IOException, SuiteFormatException {
+        if (settings.task() != null) {
+            return settings.task().suite();
+        }
+        return load(settings.suite(), settings.fewShot());
+    }
+
+    /**
      * @param fewShot a JSONL file of examples, or null
      * @throws SuiteFormatException when the suite or the examples have problems, or a vignette
      *                              names a scorer that does not exist (all of them listed)

@@ -266,7 +266,11 @@ class CoordinatorCommandTest {
     @Test
     void aMissingSuiteOptionIsAUsageError() {
         assertThat(execute("coordinator")).isEqualTo(2);
-        assertThat(err.toString()).contains("Missing required options: '--suite=FILE', '--model=NAME'");
+        assertThat(err.toString()).contains("Missing required option: '--model=NAME'");
+        // --suite or --task: one of them, checked once the options parse.
+        assertThat(execute("coordinator", "--model", "m", "--dry-run")).isEqualTo(2);
+        assertThat(err.toString()).contains("give the suite to run (--suite FILE) or an lm-eval task file"
+                + " (--task FILE.yaml)");
     }
 
     @Test

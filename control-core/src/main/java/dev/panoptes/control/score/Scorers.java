@@ -6,7 +6,8 @@ import java.util.List;
  * Builds scorers from their spec text, as written in eval suites and on the command line.
  *
  * <p>Specs: {@code exact}, {@code normalized}, {@code includes}, {@code regex:PATTERN},
- * {@code numeric}, {@code numeric:TOL}, {@code numeric:TOL%} and {@code choice}. Specs are
+ * {@code numeric}, {@code numeric:TOL}, {@code numeric:TOL%}, {@code choice} and
+ * {@code exact_match:{JSON}} (lm-eval's metric, see {@code ExactMatchScorer}). Specs are
  * case-sensitive and not trimmed (a regex's spaces matter). {@code judge} and
  * {@code judge:MODEL} are model-graded: recognise them with {@link #isJudge(String)} and grade
  * with {@link JudgeRubric}.
@@ -17,11 +18,12 @@ public final class Scorers {
     private static final String JUDGE = "judge";
     private static final String VALID_FORMS = "valid forms: exact, normalized, includes, regex:PATTERN"
             + " (with a capturing group), numeric, numeric:TOL, numeric:TOL% (TOL absolute, or relative with %),"
-            + " choice, and for multiple-choice vignettes asked by log-likelihood acc, acc_norm and acc_bytes;"
+            + " choice, exact_match:{JSON} (lm-eval's exact_match with its options and regex filter, from task"
+            + " files), and for multiple-choice vignettes asked by log-likelihood acc, acc_norm and acc_bytes;"
             + " judge and judge:MODEL are model-graded and handled by JudgeRubric";
     private static final List<String> NAMES = List.of(
             ExactScorer.SPEC, NormalizedScorer.SPEC, IncludesScorer.SPEC, "regex", NumericScorer.NAME,
-            ChoiceScorer.SPEC, LoglikelihoodScorer.ACC, LoglikelihoodScorer.ACC_NORM, LoglikelihoodScorer.ACC_BYTES,
+            ChoiceScorer.SPEC, ExactMatchScorer.NAME, LoglikelihoodScorer.ACC, LoglikelihoodScorer.ACC_NORM, LoglikelihoodScorer.ACC_BYTES,
             JUDGE);
     /** The scorers of multiple-choice vignettes asked by log-likelihood, lm-eval's metrics. */
     private static final List<String> LOGLIKELIHOOD = List.of(LoglikelihoodScorer.ACC, LoglikelihoodScorer.ACC_NORM,
@@ -71,6 +73,8 @@ public final class Scorers {
                     return noArgument(spec, argument, new LoglikelihoodScorer(name));
                 case NumericScorer.NAME:
                     return argument == null ? NumericScorer.withDefaultTolerance() : NumericScorer.parse(argument);
+                case ExactMatchScorer.NAME:
+                    return new ExactMatchScorer(argument == null ? "{}" : argument);
                 case "regex":
                     if (argument == null) {
                         throw new IllegalArgumentException("regex needs a pattern after the colon");

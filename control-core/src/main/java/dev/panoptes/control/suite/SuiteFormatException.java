@@ -39,7 +39,8 @@ public class SuiteFormatException extends Exception {
         sb.append(source).append(" has ").append(problems.size())
                 .append(problems.size() == 1 ? " problem" : " problems").append(':');
         for (String p : problems.subList(0, Math.min(SHOWN, problems.size()))) {
-            sb.append("\n  ").append(source).append(':').append(withoutUnit(p));
+            // A problem that names its own file (an included one, say) is printed as it is.
+            sb.append("\n  ").append(p.startsWith(source) ? p : source + ':' + withoutUnit(p));
         }
         if (problems.size() > SHOWN) {
             sb.append("\n  ... and ").append(problems.size() - SHOWN).append(" more");

@@ -20,8 +20,8 @@ class ScorersTest {
 
     @Test
     void namesListsEveryScorerIncludingTheJudge() {
-        assertThat(Scorers.names()).containsExactly("exact", "normalized", "includes", "regex", "numeric", "choice", "acc",
-                "acc_norm", "acc_bytes", "judge");
+        assertThat(Scorers.names()).containsExactly("exact", "normalized", "includes", "regex", "numeric", "choice",
+                "exact_match", "acc", "acc_norm", "acc_bytes", "judge");
     }
 
     @Test
@@ -30,7 +30,8 @@ class ScorersTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("bad scorer spec 'fuzzy': unknown scorer; valid forms: exact, normalized, includes,"
                         + " regex:PATTERN (with a capturing group), numeric, numeric:TOL, numeric:TOL% (TOL absolute,"
-                        + " or relative with %), choice, and for multiple-choice vignettes asked by log-likelihood acc, acc_norm"
+                        + " or relative with %), choice, exact_match:{JSON} (lm-eval's exact_match with its options"
+                        + " and regex filter, from task files), and for multiple-choice vignettes asked by log-likelihood acc, acc_norm"
                         + " and acc_bytes; judge and judge:MODEL are model-graded and handled by JudgeRubric");
         assertThatThrownBy(() -> Scorers.parse("Exact")).hasMessageStartingWith("bad scorer spec 'Exact': unknown scorer;");
         assertThatThrownBy(() -> Scorers.parse(null)).hasMessageStartingWith("scorer spec is null; valid forms:");
