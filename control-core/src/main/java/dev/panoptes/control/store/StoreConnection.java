@@ -45,6 +45,11 @@ final class StoreConnection {
     private PreparedStatement insertRecord;
     private PreparedStatement clearFailure;
     private PreparedStatement insertScore;
+    /** The run whose lease every write checks ({@link #fence}), or null for none. */
+    private String fencedRun;
+    private long fencedEpoch;
+    /** The idle_in_transaction_session_timeout of a fenced write, in ms, as PostgreSQL takes it. */
+    private String fencedIdleMs;
 
     private StoreConnection(String description, String secret, JdbcResultStore.Connector connector, String hint,
                             int busyTimeoutMs) {
@@ -201,6 +206,48 @@ final class StoreConnection {
         log.debug("result database {} ready (schema v{})", description, StoreSchema.VERSION);
     }
 
+    /**
+     * From now on every write transaction first checks, and locks against a takeover until it
+     * ends, that the lease of {@code runId} is still at {@code epoch} ({@link RunLeases#CHECK}), and
+     * may idle no longer than {@code idleMs} inside it.
+     */
+    void fence(String runId, long epoch, long idleMs) {
+        this.fencedRun = runId;
+        this.fencedEpoch = epoch;
+        this.fencedIdleMs = Long.toString(idleMs);
+    }
+
+    /**
+     * The first statement of a write transaction (after {@link #ready()}): when fenced, checks the
+     * lease. On failure the transaction is rolled back.
+     *
+     * @throws StoreFencedException when another coordinator took the run over
+     * @throws StoreException when the check cannot be made (a retry may mend it)
+     */
+    void checkFence(String what) {
+        if (fencedRun == null) {
+            return;
+        }
+        RunLeases.Lease lease;
+        try (PreparedStatement check = connection.prepareStatement(RunLeases.CHECK)) {
+            check.setString(1, fencedIdleMs);
+            check.setString(2, fencedRun);
+            try (java.sql.ResultSet rs = check.executeQuery()) {
+                lease = rs.next() ? new RunLeases.Lease(rs.getLong(1), rs.getString(2),
+                        java.time.Instant.ofEpochMilli(rs.getLong(3))) : null;
+            }
+        } catch (SQLException e) {
+            rollbackQuietly(e);
+            throw new StoreException(scrub("cannot " + what + " in " + description + ": checking the run's lease"
+                    + " failed: " + e.getMessage()), e);
+        }
+        if (lease == null || lease.epoch() != fencedEpoch) {
+            StoreFencedException fenced = new StoreFencedException(fencedRun, fencedEpoch, lease);
+            rollbackQuietly(fenced);
+            throw fenced;
+        }
+    }
+
     /** Work in one transaction, committed; on failure rolled back and reported as what it was for. */
     void write(String what, SqlWork work) {
         write(what, work, () -> { });
@@ -214,6 +261,7 @@ final class StoreConnection {
      */
     boolean write(String what, SqlWork work, Runnable inDoubt) {
         ready();
+        checkFence(what);
         boolean committing = false;
         try {
             work.run();
