@@ -107,8 +107,11 @@ public final class WorkerMain implements Callable<Integer> {
     private ModelApiOptions modelApiOptions;
 
     @Option(names = "--coordinator", order = 10, paramLabel = "HOST:PORT", converter = HostPortConverter.class,
-            description = "Where the coordinator listens, e.g. 10.0.0.5:7070. Required.")
-    private InetSocketAddress coordinator;
+            split = ",",
+            description = "Where the coordinator listens, e.g. 10.0.0.5:7070. Required. Several, comma-separated"
+                    + " (a primary and its standbys, 10.0.0.5:7070,10.0.0.6:7070): the worker follows whichever"
+                    + " holds the run, trying the next address when one refuses it or goes away.")
+    private List<InetSocketAddress> coordinator;
 
     @Option(names = "--model", order = 30, paramLabel = "NAME",
             description = "A model this worker serves, e.g. llama-3.1-8b; repeat for several. The coordinator sends"
@@ -353,7 +356,7 @@ public final class WorkerMain implements Callable<Integer> {
 
     private void requireWorkerOptions() {
         List<String> missing = new ArrayList<>();
-        if (coordinator == null) {
+        if (coordinator == null || coordinator.isEmpty()) {
             missing.add("'--coordinator=HOST:PORT'");
         }
         if (modelApiOptions.modelApi == null) {

@@ -19,6 +19,8 @@ import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.schedule.StoreUnavailableException;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.RunLeases;
+import dev.panoptes.control.store.StoreFencedException;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.store.Scoring;
@@ -90,6 +92,11 @@ public final class CoordinatorRun {
      * holding the run ended or stopped answering), so that another coordinator may take the run.
      */
     static final int EXIT_LOCK_LOST = 4;
+    /**
+     * Exit code when another coordinator (a standby) took the run over while this one lived: its
+     * writes were fenced ({@link StoreFencedException}), and it stored nothing after the takeover.
+     */
+    public static final int EXIT_FENCED = 9;
     /** How often the run's lock is re-verified, unless {@link #withLockCheck} says otherwise. */
     static final Duration LOCK_CHECK_INTERVAL = Duration.ofSeconds(5);
     /** How long one check may wait for the database, unless {@link #withLockCheck} says otherwise. */
@@ -122,6 +129,10 @@ public final class CoordinatorRun {
     private volatile ProgressPrinter console;
     private Duration lockCheckInterval = LOCK_CHECK_INTERVAL;
     private Duration lockCheckTimeout = LOCK_CHECK_TIMEOUT;
+    /** --standby: wait for the run's lock instead of being refused. */
+    private boolean standby;
+    /** Where the worker server binds: {@code settings.listen()}, or the port a standby answered on. */
+    private InetSocketAddress listenAt;
     /** The error rate, accuracy floor, prices, budget and summary JSON the run is held to. */
     private RunGates gates = RunGates.NONE;
     /** The frame limit on the worker protocol (--max-frame-bytes). */
@@ -270,6 +281,30 @@ public final class CoordinatorRun {
         return this;
     }
 
+    /**
+     * The run's lock lease: a coordinator that stops checking its lock (frozen, cut off) for this
+     * long loses it, and a standby may take the run over. The lock is checked every third of it,
+     * each check waiting at most two thirds; 15 s by default. Call before {@link #run()}.
+     *
+     * @throws IllegalArgumentException when it is shorter than 3 ms
+     */
+    public CoordinatorRun withLockLease(Duration lease) {
+        if (lease.toMillis() < 3) {
+            throw new IllegalArgumentException("the lock lease must be at least 3 ms, not " + lease);
+        }
+        return withLockCheck(lease.dividedBy(3), lease.multipliedBy(2).dividedBy(3));
+    }
+
+    /**
+     * A standby coordinator (PostgreSQL only): when another coordinator holds the run, waits for
+     * its lock to end and then takes the run over from the store, instead of being refused (see
+     * {@link Standby}). Call before {@link #run()}.
+     */
+    public CoordinatorRun asStandby() {
+        this.standby = true;
+        return this;
+    }
+
     /** Where results go. */
     DatabaseTarget database() {
         return database != null ? database : new DatabaseTarget.Sqlite(settings.db());
@@ -384,10 +419,28 @@ public final class CoordinatorRun {
         // The server binds before the store opens, so that an address in use or a host that does
         // not resolve leaves no empty database behind.
         // On PostgreSQL, coordinators share the database but not a run: refused before anything is bound.
-        try (StoreLock runLock = target.lockRun(plan.runId(), settings.listen());
+        StoreLock held;
+        if (standby) {
+            Standby.Taken taken = Standby.await(target, plan.runId(), settings.listen(),
+                    inProcessWorker == null && tlsContext == null, this::say);
+            if (taken == null) {
+                say("interrupted on standby for run " + plan.runId() + "; nothing was stored");
+                return EXIT_INTERRUPTED;
+            }
+            held = taken.lock();
+            listenAt = taken.bound();
+        } else {
+            held = target.lockRun(plan.runId(), settings.listen());
+        }
+        try (StoreLock runLock = held;
              ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
              WorkerServer server = startServer(pool, fleet = new FleetReporter(progress).governedBy(governor));
              JdbcResultStore store = target.open().withScoring(scoring)) {
+            if (runLock.epoch() > 0) {
+                // A coordinator that took this run over after us (a standby) fences every write of
+                // ours from then on; a write may idle in its transaction no longer than the lease.
+                store.fencedBy(plan.runId(), runLock.epoch(), 3 * lockCheckInterval.toMillis());
+            }
             AtomicReference<StoreLock.LostException> lockLost = new AtomicReference<>();
             // Only the run lock can vanish while this process lives (SQLite's OS lock cannot). A
             // lost lock fails the pool, which stops the scheduler (and the judge phase) at its next
@@ -457,13 +510,17 @@ public final class CoordinatorRun {
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
             } catch (StoreUnavailableException e) {
+                StoreFencedException fenced = fencedIn(e);
+                if (fenced != null) {
+                    return fenced(fenced, progress);
+                }
                 // The store is what failed: nothing more is asked of it (the worker events are lost).
                 progress.message(e.getMessage());
                 log.debug("the result store failed for good", e);
                 return EXIT_FAILED;
             } catch (WorkerSourceFailedException e) {
                 if (e.getCause() instanceof StoreLock.LostException lost) {
-                    return stopWithoutLock(lost, store, plan, target, progress);
+                    return stopWithoutLock(lost, store, plan, runLock.epoch(), progress);
                 }
                 if (!(e.getCause() instanceof BudgetReachedException)) {
                     events.storeIn(store, plan.runId());
@@ -480,7 +537,7 @@ public final class CoordinatorRun {
             StoreLock.LostException lostLate = lockLost.get();
             if (lostLate != null) {
                 // Lost after the last job's answer but before these last writes.
-                return stopWithoutLock(lostLate, store, plan, target, progress);
+                return stopWithoutLock(lostLate, store, plan, runLock.epoch(), progress);
             }
             events.storeIn(store, plan.runId());
             progress.finish();
@@ -520,6 +577,9 @@ public final class CoordinatorRun {
             }
             out.flush();
             return ending.writeSummaryJson(err, EXIT_FAILED);
+        } catch (StoreFencedException e) {
+            // A write of the run's own (its start, its end, its worker events) found it taken over.
+            return fenced(e, null);
         } finally {
             console = null;
         }
@@ -548,10 +608,44 @@ public final class CoordinatorRun {
      * Ends a run whose lock was lost: writes nothing more (not even this session's worker event
      * counts, which another coordinator's run may be adding to now), and says so in one line.
      */
-    private int stopWithoutLock(StoreLock.LostException lost, JdbcResultStore store, JobPlan plan,
-                                DatabaseTarget target, ProgressPrinter progress) {
+    private int stopWithoutLock(StoreLock.LostException lost, JdbcResultStore store, JobPlan plan, long epoch,
+                                ProgressPrinter progress) {
+        if (epoch > 0) {
+            // Lost because another coordinator took the run over? Then say so, as a fenced write would.
+            RunLeases.Lease now = null;
+            try {
+                now = store.lease(plan.runId());
+            } catch (RuntimeException e) {
+                log.debug("cannot read the lease of run {} after losing its lock", plan.runId(), e);
+            }
+            if (now != null && now.epoch() != epoch) {
+                return fenced(new StoreFencedException(plan.runId(), epoch, now), progress);
+            }
+        }
         progress.message(RunLines.lockLost(lost, store, plan));
         return EXIT_LOCK_LOST;
+    }
+
+    /** Ends a run another coordinator took over: nothing more is written; one line says so. */
+    private int fenced(StoreFencedException e, ProgressPrinter progress) {
+        String line = "fenced: " + e.getMessage() + "; this coordinator stops (exit " + EXIT_FENCED
+                + "), the run goes on under the one that took it over";
+        if (progress != null) {
+            progress.message(line);
+        } else {
+            err.println(line);
+            err.flush();
+        }
+        return EXIT_FENCED;
+    }
+
+    private static StoreFencedException fencedIn(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof StoreFencedException f) {
+                return f;
+            }
+        }
+        return null;
     }
 
     /**
@@ -575,7 +669,7 @@ public final class CoordinatorRun {
 
     private ServerOptions serverOptions() {
         ServerOptions.Builder b = ServerOptions.builder()
-                .bind(settings.listen())
+                .bind(listenAt != null ? listenAt : settings.listen())
                 .maxFrameBytes(maxFrameBytes)
                 .token(settings.token())
                 .heartbeatInterval(settings.heartbeatInterval())
