@@ -253,6 +253,16 @@ public final class JdbcResultStore implements ResultStore {
         return this;
     }
 
+    /**
+     * The lease of {@code runId} as the database holds it now ({@link RunLeases}), or null when
+     * the run was never leased. PostgreSQL only (a SQLite store has none: null).
+     *
+     * @throws StoreException when the store cannot read
+     */
+    public synchronized RunLeases.Lease lease(String runId) {
+        return db.read("the lease of run " + runId, () -> db.isSqlite() ? null : RunLeases.current(db.connection(), runId));
+    }
+
     @Override
     public Receipt record(JobOutcome outcome, String workerId) {
         return store(null, outcome, workerId);

@@ -80,6 +80,11 @@ final class StoreConnection {
         return c;
     }
 
+    /** True on SQLite, after the connection was opened. */
+    boolean isSqlite() {
+        return sqlite;
+    }
+
     /** The database as messages name it, without its password. */
     String description() {
         return description;

@@ -14,7 +14,12 @@ public final class StoreFencedException extends RuntimeException {
     private final long epoch;
     private final long currentEpoch;
 
-    StoreFencedException(String runId, long epoch, RunLeases.Lease current) {
+    /**
+     * @param runId   the run taken over
+     * @param epoch   the epoch the refused writer held
+     * @param current the lease as it stands, or null when its row is gone
+     */
+    public StoreFencedException(String runId, long epoch, RunLeases.Lease current) {
         super("run " + runId + " was taken over by another coordinator"
                 + (current == null ? " (its lease is gone: the run was deleted)"
                 : " (" + (current.holder() == null ? "unnamed" : current.holder()) + ", takeover epoch "
