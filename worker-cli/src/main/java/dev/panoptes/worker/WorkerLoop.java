@@ -111,6 +111,19 @@ public final class WorkerLoop implements AutoCloseable {
                 options);
     }
 
+    /**
+     * A loop over several coordinators whose blocking runner runs on a pool of {@code capacity}
+     * threads, as {@link #WorkerLoop(InetSocketAddress, String, int, JobRunner, WorkerOptions)}.
+     *
+     * @see #WorkerLoop(List, String, int, AsyncJobRunner, WorkerOptions)
+     */
+    public WorkerLoop(List<InetSocketAddress> coordinators, String workerId, int capacity, JobRunner runner,
+                      WorkerOptions options) {
+        this(coordinators, workerId, capacity, null, new PooledJobRunner(
+                Objects.requireNonNull(runner, "runner"), WorkerIds.requireCapacity(workerId, capacity), "worker-job"),
+                options);
+    }
+
     private WorkerLoop(List<InetSocketAddress> coordinators, String workerId, int capacity, AsyncJobRunner runner,
                        PooledJobRunner pool, WorkerOptions options) {
         this.coordinators = List.copyOf(coordinators);
