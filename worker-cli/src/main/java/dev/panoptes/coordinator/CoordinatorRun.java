@@ -100,7 +100,7 @@ public final class CoordinatorRun {
     /** How often the run's lock is re-verified, unless {@link #withLockCheck} says otherwise. */
     static final Duration LOCK_CHECK_INTERVAL = Duration.ofSeconds(5);
     /** How long one check may wait for the database, unless {@link #withLockCheck} says otherwise. */
-    static final Duration LOCK_CHECK_TIMEOUT = Duration.ofSeconds(10);
+    static final Duration LOCK_CHECK_TIMEOUT = Duration.ofSeconds(5);
 
     private final CoordinatorSettings settings;
     private final PrintWriter out;
@@ -266,7 +266,7 @@ public final class CoordinatorRun {
 
     /**
      * How often the run's lock is re-verified while the run is on, and how long one check may wait
-     * for the database (see {@link StoreLock#watch}); 5 s and 10 s by default. Only a PostgreSQL
+     * for the database (see {@link StoreLock#watch}); 5 s and 5 s by default. Only a PostgreSQL
      * run lock is checked. Call before {@link #run()}, on the thread that runs it.
      *
      * @throws IllegalArgumentException when a duration is not positive
@@ -284,7 +284,8 @@ public final class CoordinatorRun {
     /**
      * The run's lock lease: a coordinator that stops checking its lock (frozen, cut off) for this
      * long loses it, and a standby may take the run over. The lock is checked every third of it,
-     * each check waiting at most two thirds; 15 s by default. Call before {@link #run()}.
+     * each check waiting at most a third, so that a holder cut off from the database stops before
+     * its lease ends; 15 s by default. Call before {@link #run()}.
      *
      * @throws IllegalArgumentException when it is shorter than 3 ms
      */
@@ -292,7 +293,7 @@ public final class CoordinatorRun {
         if (lease.toMillis() < 3) {
             throw new IllegalArgumentException("the lock lease must be at least 3 ms, not " + lease);
         }
-        return withLockCheck(lease.dividedBy(3), lease.multipliedBy(2).dividedBy(3));
+        return withLockCheck(lease.dividedBy(3), lease.dividedBy(3));
     }
 
     /**
@@ -439,7 +440,8 @@ public final class CoordinatorRun {
             if (runLock.epoch() > 0) {
                 // A coordinator that took this run over after us (a standby) fences every write of
                 // ours from then on; a write may idle in its transaction no longer than the lease.
-                store.fencedBy(plan.runId(), runLock.epoch(), 3 * lockCheckInterval.toMillis());
+                store.fencedBy(plan.runId(), runLock.epoch(),
+                        3 * Math.max(lockCheckInterval.toMillis(), lockCheckTimeout.toMillis()));
             }
             AtomicReference<StoreLock.LostException> lockLost = new AtomicReference<>();
             // Only the run lock can vanish while this process lives (SQLite's OS lock cannot). A

@@ -247,8 +247,11 @@ final class PostgresRunLock implements StoreLock {
         this.timeout = timeout;
         try (Statement s = connection.createStatement()) {
             // The lease: a session that stops checking (its process frozen, its network cut) is
-            // ended by the server after three intervals idle, which frees the run for a standby.
-            s.execute("SET idle_session_timeout = " + Math.min(Integer.MAX_VALUE, 3 * interval.toMillis()));
+            // ended by the server once idle this long, which frees the run for a standby. Three
+            // times the longer of the two, so that a holder cut off from the server finds out
+            // (an interval, then a check's timeout) before the server frees its run.
+            s.execute("SET idle_session_timeout = " + Math.min(Integer.MAX_VALUE,
+                    3 * Math.max(interval.toMillis(), timeout.toMillis())));
         } catch (SQLException e) {
             // Before PostgreSQL 14; a standby then waits for the server to notice a dead peer (TCP keepalive).
             log.warn("the session holding run {} in {} cannot be given an idle timeout ({}); a frozen coordinator"
