@@ -19,7 +19,6 @@ import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.schedule.StoreUnavailableException;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
-import dev.panoptes.control.store.RunLeases;
 import dev.panoptes.control.store.StoreFencedException;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.store.RunEntry;
@@ -512,7 +511,7 @@ public final class CoordinatorRun {
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
             } catch (StoreUnavailableException e) {
-                StoreFencedException fenced = fencedIn(e);
+                StoreFencedException fenced = Takeover.in(e);
                 if (fenced != null) {
                     return fenced(fenced, progress);
                 }
@@ -612,17 +611,10 @@ public final class CoordinatorRun {
      */
     private int stopWithoutLock(StoreLock.LostException lost, JdbcResultStore store, JobPlan plan, long epoch,
                                 ProgressPrinter progress) {
-        if (epoch > 0) {
-            // Lost because another coordinator took the run over? Then say so, as a fenced write would.
-            RunLeases.Lease now = null;
-            try {
-                now = store.lease(plan.runId());
-            } catch (RuntimeException e) {
-                log.debug("cannot read the lease of run {} after losing its lock", plan.runId(), e);
-            }
-            if (now != null && now.epoch() != epoch) {
-                return fenced(new StoreFencedException(plan.runId(), epoch, now), progress);
-            }
+        // Lost because another coordinator took the run over? Then say so, as a fenced write would.
+        StoreFencedException takenOver = Takeover.afterLockLost(store, plan.runId(), epoch);
+        if (takenOver != null) {
+            return fenced(takenOver, progress);
         }
         progress.message(RunLines.lockLost(lost, store, plan));
         return EXIT_LOCK_LOST;
@@ -630,8 +622,7 @@ public final class CoordinatorRun {
 
     /** Ends a run another coordinator took over: nothing more is written; one line says so. */
     private int fenced(StoreFencedException e, ProgressPrinter progress) {
-        String line = "fenced: " + e.getMessage() + "; this coordinator stops (exit " + EXIT_FENCED
-                + "), the run goes on under the one that took it over";
+        String line = Takeover.line(e, EXIT_FENCED);
         if (progress != null) {
             progress.message(line);
         } else {
@@ -641,14 +632,6 @@ public final class CoordinatorRun {
         return EXIT_FENCED;
     }
 
-    private static StoreFencedException fencedIn(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof StoreFencedException f) {
-                return f;
-            }
-        }
-        return null;
-    }
 
     /**
      * Prints a line on the run's console: through the progress printer while the run is on

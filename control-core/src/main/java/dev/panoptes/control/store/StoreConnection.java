@@ -45,11 +45,8 @@ final class StoreConnection {
     private PreparedStatement insertRecord;
     private PreparedStatement clearFailure;
     private PreparedStatement insertScore;
-    /** The run whose lease every write checks ({@link #fence}), or null for none. */
-    private String fencedRun;
-    private long fencedEpoch;
-    /** The idle_in_transaction_session_timeout of a fenced write, in ms, as PostgreSQL takes it. */
-    private String fencedIdleMs;
+    /** What every write transaction checks first ({@link #fence}), or null for nothing. */
+    private RunFence fence;
 
     private StoreConnection(String description, String secret, JdbcResultStore.Connector connector, String hint,
                             int busyTimeoutMs) {
@@ -217,39 +214,29 @@ final class StoreConnection {
      * may idle no longer than {@code idleMs} inside it.
      */
     void fence(String runId, long epoch, long idleMs) {
-        this.fencedRun = runId;
-        this.fencedEpoch = epoch;
-        this.fencedIdleMs = Long.toString(idleMs);
+        this.fence = new RunFence(runId, epoch, idleMs);
     }
 
     /**
      * The first statement of a write transaction (after {@link #ready()}): when fenced, checks the
-     * lease. On failure the transaction is rolled back.
+     * lease ({@link RunFence}). On failure the transaction is rolled back.
      *
      * @throws StoreFencedException when another coordinator took the run over
      * @throws StoreException when the check cannot be made (a retry may mend it)
      */
     void checkFence(String what) {
-        if (fencedRun == null) {
+        if (fence == null) {
             return;
         }
-        RunLeases.Lease lease;
-        try (PreparedStatement check = connection.prepareStatement(RunLeases.CHECK)) {
-            check.setString(1, fencedIdleMs);
-            check.setString(2, fencedRun);
-            try (java.sql.ResultSet rs = check.executeQuery()) {
-                lease = rs.next() ? new RunLeases.Lease(rs.getLong(1), rs.getString(2),
-                        java.time.Instant.ofEpochMilli(rs.getLong(3))) : null;
-            }
+        try {
+            fence.check(connection);
         } catch (SQLException e) {
             rollbackQuietly(e);
             throw new StoreException(scrub("cannot " + what + " in " + description + ": checking the run's lease"
                     + " failed: " + e.getMessage()), e);
-        }
-        if (lease == null || lease.epoch() != fencedEpoch) {
-            StoreFencedException fenced = new StoreFencedException(fencedRun, fencedEpoch, lease);
-            rollbackQuietly(fenced);
-            throw fenced;
+        } catch (StoreFencedException e) {
+            rollbackQuietly(e);
+            throw e;
         }
     }
 
