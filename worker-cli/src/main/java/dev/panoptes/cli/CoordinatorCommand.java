@@ -50,7 +50,8 @@ import java.util.concurrent.TimeUnit;
                     + " lock is an OS lock on FILE.lock beside the database, so it ends with its holder, even"
                     + " after kill -9.",
             "With --db postgresql://..., coordinators of different runs share one database; a second one on"
-                    + " the same run is refused (a PostgreSQL advisory lock, which ends with its holder's session)."
+                    + " the same run is refused (a PostgreSQL advisory lock, which ends with its holder's session),"
+                    + " unless it is a --standby: that one waits, and takes the run over when the lock ends."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {
@@ -64,6 +65,8 @@ import java.util.concurrent.TimeUnit;
             "5:every job completed, with more failed answers than --max-error-rate allows",
             "6:every job completed, and a model's accuracy is below --fail-under",
             "7:the --max-cost budget stopped the run (what was sent is stored; a larger budget resumes)",
+            "9:fenced: another coordinator (a --standby) took the run over while this one lived (frozen, or cut off"
+                    + " from the database); this one stored nothing after the takeover",
             "130:interrupted (Ctrl-C); run the same command again to resume"
         },
         footerHeading = "%nSuite file:%n",
@@ -149,6 +152,21 @@ public final class CoordinatorCommand implements Callable<Integer> {
             description = "Do not govern the fleet's concurrency per model API: each worker backs off alone on 429.")
     private boolean noRateGovernor;
 
+    @Option(names = "--standby", order = 146,
+            description = "PostgreSQL --db only: when another coordinator holds this run, wait on its lock instead of"
+                    + " being refused, answering workers on --listen that this one does not hold the run (so that"
+                    + " workers given both addresses, --coordinator a:7070,b:7070, go to the holder); take the run"
+                    + " over from the store within a second of the holder's lock ending (it died, or stopped"
+                    + " checking its lock for --lock-lease). The old holder's writes are fenced from then on.")
+    private boolean standby;
+
+    @Option(names = "--lock-lease", order = 147, paramLabel = "DURATION", defaultValue = "15s",
+            converter = DurationConverter.class,
+            description = "PostgreSQL --db: the run lock's session is checked every third of this; one that stays"
+                    + " idle this long (its coordinator frozen or cut off) is ended by the server, which frees the"
+                    + " run for a --standby. Default: ${DEFAULT-VALUE}.")
+    private Duration lockLease;
+
     @Mixin
     private MetricsOptions admin;
 
@@ -178,6 +196,13 @@ public final class CoordinatorCommand implements Callable<Integer> {
                     + maxConcurrencyPerEndpoint);
         }
         checkMetrics(settings.token() != null);
+        if (standby && !(runOptions.database instanceof DatabaseTarget.Postgres)) {
+            throw invalid("--standby", "needs a PostgreSQL --db (postgresql://...): only a run in a shared database"
+                    + " can be taken over from another machine");
+        }
+        if (lockLease.toMillis() < 300) {
+            throw invalid("--lock-lease", "must be at least 300ms, got " + Durations.format(lockLease));
+        }
         SuiteSubset subset = choices.subset(spec);
         if (choices.dryRun()) {
             return choices.printPlan(spec, settings, subset);
@@ -188,8 +213,12 @@ public final class CoordinatorCommand implements Callable<Integer> {
                 .withRateGovernor(!noRateGovernor, maxConcurrencyPerEndpoint)
                 .withMaxFrameBytes(maxFrameBytes)
                 .withDatabase(runOptions.database)
+                .withLockLease(lockLease)
                 .withAdmin(admin.metrics, admin.insecure);
         configureTls(run);
+        if (standby) {
+            run.asStandby();
+        }
         try {
             return runInterruptibly(run, adminLinger, spec.commandLine().getErr());
         } catch (SuiteFormatException e) {

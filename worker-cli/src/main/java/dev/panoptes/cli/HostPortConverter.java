@@ -74,6 +74,28 @@ public final class HostPortConverter implements ITypeConverter<InetSocketAddress
                 + value + "'");
     }
 
+    /**
+     * {@code HOST:PORT[,HOST:PORT...]}: one address or several, in order (a primary coordinator's
+     * and its standbys'); each as {@link #parse(String)} takes it, the first bad one named.
+     */
+    public static final class Several implements ITypeConverter<Addresses> {
+        @Override
+        public Addresses convert(String value) {
+            java.util.List<InetSocketAddress> all = new java.util.ArrayList<>();
+            for (String part : (value == null ? "" : value).split(",", -1)) {
+                all.add(parse(part));
+            }
+            return new Addresses(all);
+        }
+    }
+
+    /** What {@link Several} gives: at least one address, in the order given. */
+    public record Addresses(java.util.List<InetSocketAddress> list) {
+        public Addresses {
+            list = java.util.List.copyOf(list);
+        }
+    }
+
     /** {@code HOST:PORT} for a listener: port 0 picks any free port, and the command prints the one it got. */
     public static final class Listen implements ITypeConverter<InetSocketAddress> {
         @Override

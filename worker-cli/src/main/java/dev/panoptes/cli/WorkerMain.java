@@ -106,9 +106,11 @@ public final class WorkerMain implements Callable<Integer> {
     @Mixin
     private ModelApiOptions modelApiOptions;
 
-    @Option(names = "--coordinator", order = 10, paramLabel = "HOST:PORT", converter = HostPortConverter.class,
-            description = "Where the coordinator listens, e.g. 10.0.0.5:7070. Required.")
-    private InetSocketAddress coordinator;
+    @Option(names = "--coordinator", order = 10, paramLabel = "HOST:PORT", converter = HostPortConverter.Several.class,
+            description = "Where the coordinator listens, e.g. 10.0.0.5:7070. Required. Several, comma-separated"
+                    + " (a primary and its standbys, 10.0.0.5:7070,10.0.0.6:7070): the worker follows whichever"
+                    + " holds the run, trying the next address when one refuses it or goes away.")
+    private HostPortConverter.Addresses coordinator;
 
     @Option(names = "--model", order = 30, paramLabel = "NAME",
             description = "A model this worker serves, e.g. llama-3.1-8b; repeat for several. The coordinator sends"
@@ -299,7 +301,7 @@ public final class WorkerMain implements Callable<Integer> {
         }
         options = options.withTls(tlsContext());
         String key = modelApiOptions.apiKey(spec, env);
-        WorkerSettings settings = new WorkerSettings(coordinator, modelApiOptions.modelApi,
+        WorkerSettings settings = new WorkerSettings(coordinator.list(), modelApiOptions.modelApi,
                 List.copyOf(new LinkedHashSet<>(models)), key, id == null ? WorkerIds.defaultId() : id,
                 modelApiOptions.capacity(), modelApiOptions.requests, options, grace, modelApiOptions.requestTimeout,
                 !modelApiOptions.noModelCheck, verbose.isVerbose(), admin.metrics, admin.insecure,

@@ -19,6 +19,7 @@ import dev.panoptes.control.schedule.SchedulerOptions;
 import dev.panoptes.control.schedule.StoreUnavailableException;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.StoreFencedException;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.control.store.RunEntry;
 import dev.panoptes.control.store.RunStop;
@@ -91,10 +92,15 @@ public final class CoordinatorRun {
      * holding the run ended or stopped answering), so that another coordinator may take the run.
      */
     static final int EXIT_LOCK_LOST = 4;
+    /**
+     * Exit code when another coordinator (a standby) took the run over while this one lived: its
+     * writes were fenced ({@link StoreFencedException}), and it stored nothing after the takeover.
+     */
+    public static final int EXIT_FENCED = 9;
     /** How often the run's lock is re-verified, unless {@link #withLockCheck} says otherwise. */
     static final Duration LOCK_CHECK_INTERVAL = Duration.ofSeconds(5);
     /** How long one check may wait for the database, unless {@link #withLockCheck} says otherwise. */
-    static final Duration LOCK_CHECK_TIMEOUT = Duration.ofSeconds(10);
+    static final Duration LOCK_CHECK_TIMEOUT = Duration.ofSeconds(5);
 
     private final CoordinatorSettings settings;
     private final PrintWriter out;
@@ -123,6 +129,10 @@ public final class CoordinatorRun {
     private volatile ProgressPrinter console;
     private Duration lockCheckInterval = LOCK_CHECK_INTERVAL;
     private Duration lockCheckTimeout = LOCK_CHECK_TIMEOUT;
+    /** --standby: wait for the run's lock instead of being refused. */
+    private boolean standby;
+    /** Where the worker server binds: {@code settings.listen()}, or the port a standby answered on. */
+    private InetSocketAddress listenAt;
     /** The error rate, accuracy floor, prices, budget and summary JSON the run is held to. */
     private RunGates gates = RunGates.NONE;
     /** The frame limit on the worker protocol (--max-frame-bytes). */
@@ -256,7 +266,7 @@ public final class CoordinatorRun {
 
     /**
      * How often the run's lock is re-verified while the run is on, and how long one check may wait
-     * for the database (see {@link StoreLock#watch}); 5 s and 10 s by default. Only a PostgreSQL
+     * for the database (see {@link StoreLock#watch}); 5 s and 5 s by default. Only a PostgreSQL
      * run lock is checked. Call before {@link #run()}, on the thread that runs it.
      *
      * @throws IllegalArgumentException when a duration is not positive
@@ -268,6 +278,31 @@ public final class CoordinatorRun {
         }
         this.lockCheckInterval = interval;
         this.lockCheckTimeout = timeout;
+        return this;
+    }
+
+    /**
+     * The run's lock lease: a coordinator that stops checking its lock (frozen, cut off) for this
+     * long loses it, and a standby may take the run over. The lock is checked every third of it,
+     * each check waiting at most a third, so that a holder cut off from the database stops before
+     * its lease ends; 15 s by default. Call before {@link #run()}.
+     *
+     * @throws IllegalArgumentException when it is shorter than 3 ms
+     */
+    public CoordinatorRun withLockLease(Duration lease) {
+        if (lease.toMillis() < 3) {
+            throw new IllegalArgumentException("the lock lease must be at least 3 ms, not " + lease);
+        }
+        return withLockCheck(lease.dividedBy(3), lease.dividedBy(3));
+    }
+
+    /**
+     * A standby coordinator (PostgreSQL only): when another coordinator holds the run, waits for
+     * its lock to end and then takes the run over from the store, instead of being refused (see
+     * {@link Standby}). Call before {@link #run()}.
+     */
+    public CoordinatorRun asStandby() {
+        this.standby = true;
         return this;
     }
 
@@ -385,10 +420,29 @@ public final class CoordinatorRun {
         // The server binds before the store opens, so that an address in use or a host that does
         // not resolve leaves no empty database behind.
         // On PostgreSQL, coordinators share the database but not a run: refused before anything is bound.
-        try (StoreLock runLock = target.lockRun(plan.runId(), settings.listen());
+        StoreLock held;
+        if (standby) {
+            Standby.Taken taken = Standby.await(target, plan.runId(), settings.listen(),
+                    inProcessWorker == null && tlsContext == null, this::say);
+            if (taken == null) {
+                say("interrupted on standby for run " + plan.runId() + "; nothing was stored");
+                return EXIT_INTERRUPTED;
+            }
+            held = taken.lock();
+            listenAt = taken.bound();
+        } else {
+            held = target.lockRun(plan.runId(), settings.listen());
+        }
+        try (StoreLock runLock = held;
              ProgressPrinter progress = console = new ProgressPrinter(err, terminal, pool);
              WorkerServer server = startServer(pool, fleet = new FleetReporter(progress).governedBy(governor));
              JdbcResultStore store = target.open().withScoring(scoring)) {
+            if (runLock.epoch() > 0) {
+                // A coordinator that took this run over after us (a standby) fences every write of
+                // ours from then on; a write may idle in its transaction no longer than the lease.
+                store.fencedBy(plan.runId(), runLock.epoch(),
+                        3 * Math.max(lockCheckInterval.toMillis(), lockCheckTimeout.toMillis()));
+            }
             AtomicReference<StoreLock.LostException> lockLost = new AtomicReference<>();
             // Only the run lock can vanish while this process lives (SQLite's OS lock cannot). A
             // lost lock fails the pool, which stops the scheduler (and the judge phase) at its next
@@ -461,13 +515,17 @@ public final class CoordinatorRun {
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
             } catch (StoreUnavailableException e) {
+                StoreFencedException fenced = Takeover.in(e);
+                if (fenced != null) {
+                    return fenced(fenced, progress);
+                }
                 // The store is what failed: nothing more is asked of it (the worker events are lost).
                 progress.message(e.getMessage());
                 log.debug("the result store failed for good", e);
                 return EXIT_FAILED;
             } catch (WorkerSourceFailedException e) {
                 if (e.getCause() instanceof StoreLock.LostException lost) {
-                    return stopWithoutLock(lost, store, plan, target, progress);
+                    return stopWithoutLock(lost, store, plan, runLock.epoch(), progress);
                 }
                 if (!(e.getCause() instanceof BudgetReachedException)) {
                     events.storeIn(store, plan.runId());
@@ -484,7 +542,7 @@ public final class CoordinatorRun {
             StoreLock.LostException lostLate = lockLost.get();
             if (lostLate != null) {
                 // Lost after the last job's answer but before these last writes.
-                return stopWithoutLock(lostLate, store, plan, target, progress);
+                return stopWithoutLock(lostLate, store, plan, runLock.epoch(), progress);
             }
             events.storeIn(store, plan.runId());
             progress.finish();
@@ -529,6 +587,9 @@ public final class CoordinatorRun {
             }
             out.flush();
             return ending.writeSummaryJson(err, EXIT_FAILED);
+        } catch (StoreFencedException e) {
+            // A write of the run's own (its start, its end, its worker events) found it taken over.
+            return fenced(e, null);
         } finally {
             console = null;
         }
@@ -557,11 +618,29 @@ public final class CoordinatorRun {
      * Ends a run whose lock was lost: writes nothing more (not even this session's worker event
      * counts, which another coordinator's run may be adding to now), and says so in one line.
      */
-    private int stopWithoutLock(StoreLock.LostException lost, JdbcResultStore store, JobPlan plan,
-                                DatabaseTarget target, ProgressPrinter progress) {
+    private int stopWithoutLock(StoreLock.LostException lost, JdbcResultStore store, JobPlan plan, long epoch,
+                                ProgressPrinter progress) {
+        // Lost because another coordinator took the run over? Then say so, as a fenced write would.
+        StoreFencedException takenOver = Takeover.afterLockLost(store, plan.runId(), epoch);
+        if (takenOver != null) {
+            return fenced(takenOver, progress);
+        }
         progress.message(RunLines.lockLost(lost, store, plan));
         return EXIT_LOCK_LOST;
     }
+
+    /** Ends a run another coordinator took over: nothing more is written; one line says so. */
+    private int fenced(StoreFencedException e, ProgressPrinter progress) {
+        String line = Takeover.line(e, EXIT_FENCED);
+        if (progress != null) {
+            progress.message(line);
+        } else {
+            err.println(line);
+            err.flush();
+        }
+        return EXIT_FENCED;
+    }
+
 
     /**
      * Prints a line on the run's console: through the progress printer while the run is on
@@ -584,7 +663,7 @@ public final class CoordinatorRun {
 
     private ServerOptions serverOptions() {
         ServerOptions.Builder b = ServerOptions.builder()
-                .bind(settings.listen())
+                .bind(listenAt != null ? listenAt : settings.listen())
                 .maxFrameBytes(maxFrameBytes)
                 .token(settings.token())
                 .heartbeatInterval(settings.heartbeatInterval())

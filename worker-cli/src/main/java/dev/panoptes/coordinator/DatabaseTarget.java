@@ -48,6 +48,22 @@ public sealed interface DatabaseTarget permits DatabaseTarget.Sqlite, DatabaseTa
      */
     StoreLock lockRun(String runId, InetSocketAddress listen) throws IOException;
 
+    /**
+     * Waits until no other coordinator holds the run, then locks it as {@link #lockRun} does: a
+     * standby coordinator's wait ({@code coordinator --standby}). Only a PostgreSQL database has
+     * runs that another machine's coordinator can take over.
+     *
+     * @param poll    how often to try
+     * @param waiting told once, on this thread, who holds the run when it is found held
+     * @throws IOException                   when the database cannot be reached
+     * @throws InterruptedException          when the thread is interrupted while waiting
+     * @throws UnsupportedOperationException for a SQLite file
+     */
+    default StoreLock awaitRun(String runId, InetSocketAddress listen, java.time.Duration poll,
+                               java.util.function.Consumer<String> waiting) throws IOException, InterruptedException {
+        throw new UnsupportedOperationException("a standby coordinator needs a PostgreSQL --db, not " + this);
+    }
+
     /** True when nothing is there yet to read (a SQLite file that does not exist). */
     boolean missing();
 
@@ -228,6 +244,12 @@ public sealed interface DatabaseTarget permits DatabaseTarget.Sqlite, DatabaseTa
         @Override
         public StoreLock lockRun(String runId, InetSocketAddress listen) throws IOException {
             return PostgresRunLock.acquire(this, runId, listen);
+        }
+
+        @Override
+        public StoreLock awaitRun(String runId, InetSocketAddress listen, java.time.Duration poll,
+                                  java.util.function.Consumer<String> waiting) throws IOException, InterruptedException {
+            return PostgresRunLock.await(this, runId, listen, poll, waiting);
         }
 
         @Override

@@ -2,6 +2,7 @@ package dev.panoptes.coordinator;
 
 import dev.panoptes.console.Durations;
 import dev.panoptes.control.DaemonThreads;
+import dev.panoptes.control.store.RunLeases;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,6 +22,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -73,6 +75,8 @@ final class PostgresRunLock implements StoreLock {
     /** Used under this object's monitor only: one statement at a time. */
     private final Connection connection;
     private final String pidAndHost;
+    /** The run's takeover epoch this lock took ({@link RunLeases}). */
+    private final long epoch;
     /** Guarded by this: released by {@link #close()}, or lost. */
     private boolean closed;
     /** Guarded by this: why the lock was lost, or null while it was not. */
@@ -84,7 +88,8 @@ final class PostgresRunLock implements StoreLock {
     private Duration timeout;
 
     private PostgresRunLock(DatabaseTarget.Postgres database, String runId, long key, Connection connection,
-                            String pidAndHost) {
+                            String pidAndHost, long epoch) {
+        this.epoch = epoch;
         this.database = database;
         this.runId = runId;
         this.key = key;
@@ -102,42 +107,13 @@ final class PostgresRunLock implements StoreLock {
     static PostgresRunLock acquire(DatabaseTarget.Postgres database, String runId, InetSocketAddress listen)
             throws IOException {
         String pidAndHost = "pid=" + ProcessHandle.current().pid() + hostPart();
-        Properties properties = new Properties();
-        if (database.user() != null) {
-            properties.setProperty("user", database.user());
-        }
-        if (database.password() != null) {
-            properties.setProperty("password", database.password());
-        }
-        properties.setProperty("ApplicationName", applicationName(pidAndHost, listen));
-        if (!database.jdbcUrl().contains("tcpKeepAlive=")) {
-            properties.setProperty("tcpKeepAlive", "true");
-        }
-        if (!database.jdbcUrl().contains("connectTimeout=")) {
-            properties.setProperty("connectTimeout", "10");
-        }
-        Connection connection;
-        try {
-            connection = DriverManager.getConnection(database.jdbcUrl(), properties);
-        } catch (SQLException e) {
-            throw new IOException(scrub("cannot connect to " + database + " to lock run " + runId + ": "
-                    + e.getMessage(), database), e);
-        }
+        Connection connection = connect(database, runId, applicationName(pidAndHost, listen));
         try {
             long key = key(runId);
-            boolean locked;
-            try (PreparedStatement lock = connection.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
-                lock.setLong(1, key);
-                try (ResultSet rs = lock.executeQuery()) {
-                    rs.next();
-                    locked = rs.getBoolean(1);
-                }
-            }
-            if (!locked) {
+            if (!tryLock(connection, key)) {
                 throw new InUseException(database, runId, holder(connection, key));
             }
-            log.debug("run {} locked in {} (advisory key {})", runId, database, key);
-            return new PostgresRunLock(database, runId, key, connection, pidAndHost);
+            return taken(database, runId, key, connection, pidAndHost, listen);
         } catch (SQLException | IOException | RuntimeException e) {
             closeQuietly(connection);
             if (e instanceof IOException io) {
@@ -146,6 +122,95 @@ final class PostgresRunLock implements StoreLock {
             throw new IOException(scrub("cannot lock run " + runId + " in " + database + ": " + e.getMessage(),
                     database), e);
         }
+    }
+
+    /**
+     * Waits until the lock of {@code runId} is free and takes it: a standby coordinator's wait.
+     * Tries every {@code poll}; tells {@code waiting} once, on this thread, who holds the run
+     * when it first finds it held. Returns as soon as the holder's session ends (its process died,
+     * or the server ended a session that stopped checking its lock, see {@link #watch}).
+     *
+     * @throws IOException          when the database cannot be reached (the message never holds the password)
+     * @throws InterruptedException when the thread is interrupted while waiting (nothing is held)
+     */
+    static PostgresRunLock await(DatabaseTarget.Postgres database, String runId, InetSocketAddress listen,
+                                 Duration poll, Consumer<String> waiting) throws IOException, InterruptedException {
+        String pidAndHost = "pid=" + ProcessHandle.current().pid() + hostPart();
+        Connection connection = connect(database, runId, applicationName(pidAndHost, listen));
+        boolean told = false;
+        try {
+            long key = key(runId);
+            while (!tryLock(connection, key)) {
+                if (!told) {
+                    String holder = holder(connection, key);
+                    waiting.accept(holder.isEmpty() ? "another coordinator (its session is not visible to this user)"
+                            : holder);
+                    told = true;
+                }
+                Thread.sleep(poll.toMillis());
+            }
+            return taken(database, runId, key, connection, pidAndHost, listen);
+        } catch (InterruptedException | RuntimeException e) {
+            closeQuietly(connection);
+            throw e;
+        } catch (SQLException e) {
+            closeQuietly(connection);
+            throw new IOException(scrub("cannot lock run " + runId + " in " + database + ": " + e.getMessage(),
+                    database), e);
+        }
+    }
+
+    /** The lock's own session, named for whoever looks at {@code pg_stat_activity}. */
+    private static Connection connect(DatabaseTarget.Postgres database, String runId, String applicationName)
+            throws IOException {
+        Properties properties = new Properties();
+        if (database.user() != null) {
+            properties.setProperty("user", database.user());
+        }
+        if (database.password() != null) {
+            properties.setProperty("password", database.password());
+        }
+        properties.setProperty("ApplicationName", applicationName);
+        if (!database.jdbcUrl().contains("tcpKeepAlive=")) {
+            properties.setProperty("tcpKeepAlive", "true");
+        }
+        if (!database.jdbcUrl().contains("connectTimeout=")) {
+            properties.setProperty("connectTimeout", "10");
+        }
+        try {
+            return DriverManager.getConnection(database.jdbcUrl(), properties);
+        } catch (SQLException e) {
+            throw new IOException(scrub("cannot connect to " + database + " to lock run " + runId + ": "
+                    + e.getMessage(), database), e);
+        }
+    }
+
+    private static boolean tryLock(Connection connection, long key) throws SQLException {
+        try (PreparedStatement lock = connection.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
+            lock.setLong(1, key);
+            try (ResultSet rs = lock.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    /**
+     * The lock is held: takes the run's lease ({@link RunLeases#take}), whose new epoch fences the
+     * writes of any coordinator that held the run before (see {@link #epoch()}).
+     */
+    private static PostgresRunLock taken(DatabaseTarget.Postgres database, String runId, long key,
+                                         Connection connection, String pidAndHost, InetSocketAddress listen)
+            throws SQLException {
+        long epoch = RunLeases.take(connection, runId, applicationName(pidAndHost, listen), Instant.now());
+        log.debug("run {} locked in {} (advisory key {}, takeover epoch {})", runId, database, key, epoch);
+        return new PostgresRunLock(database, runId, key, connection, pidAndHost, epoch);
+    }
+
+    /** The run's takeover epoch this lock took: what the coordinator's store is fenced by. */
+    @Override
+    public long epoch() {
+        return epoch;
     }
 
     @Override
@@ -180,6 +245,18 @@ final class PostgresRunLock implements StoreLock {
         }
         this.onLost = onLost;
         this.timeout = timeout;
+        try (Statement s = connection.createStatement()) {
+            // The lease: a session that stops checking (its process frozen, its network cut) is
+            // ended by the server once idle this long, which frees the run for a standby. Three
+            // times the longer of the two, so that a holder cut off from the server finds out
+            // (an interval, then a check's timeout) before the server frees its run.
+            s.execute("SET idle_session_timeout = " + Math.min(Integer.MAX_VALUE,
+                    3 * Math.max(interval.toMillis(), timeout.toMillis())));
+        } catch (SQLException e) {
+            // Before PostgreSQL 14; a standby then waits for the server to notice a dead peer (TCP keepalive).
+            log.warn("the session holding run {} in {} cannot be given an idle timeout ({}); a frozen coordinator"
+                    + " keeps the run until its connection dies", runId, database, scrub(e.getMessage(), database));
+        }
         try {
             // A socket read timeout: without it, a check sent into a network that silently drops
             // packets would wait for TCP to give up, which takes many minutes.

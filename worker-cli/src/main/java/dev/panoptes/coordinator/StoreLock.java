@@ -53,6 +53,14 @@ interface StoreLock extends AutoCloseable {
     default void watch(Duration interval, Duration timeout, Consumer<LostException> onLost) {
     }
 
+    /**
+     * The run's takeover epoch taken with this lock ({@link dev.panoptes.control.store.RunLeases}),
+     * which the coordinator's store is fenced by; 0 for a lock that takes none (SQLite's, {@link #NONE}).
+     */
+    default long epoch() {
+        return 0;
+    }
+
     /** Releases the lock. Idempotent; never throws. */
     @Override
     void close();

@@ -11,6 +11,7 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -35,11 +36,21 @@ import java.util.concurrent.TimeUnit;
  * certificate) is retried too, with the backoff, one warning per attempt: it is the operator's to
  * fix, but often on the coordinator's side (its certificate), and a worker that stayed up
  * connects as soon as it is fixed, where one that exited would need restarting.
+ *
+ * <p><b>Several coordinators.</b> Given several addresses (a primary and its standbys, see
+ * {@code coordinator --standby}), the loop follows whichever holds the run: an attempt that fails
+ * (refused, rejected for now, as a standby that does not hold the run rejects, or cut before
+ * the coordinator accepted it) moves on to the next address after the first backoff pause, and
+ * the backoff grows only once every address was tried in turn. A session the coordinator
+ * accepted and that then ends is followed by an attempt at the same address first.
  */
 public final class WorkerLoop implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WorkerLoop.class);
 
-    private final InetSocketAddress coordinator;
+    /** Where coordinators may listen, tried in turn; at least one. */
+    private final List<InetSocketAddress> coordinators;
+    /** The index in {@link #coordinators} of the next attempt; owned by the loop's thread. */
+    private int at;
     private final String workerId;
     private final int capacity;
     private final AsyncJobRunner runner;
@@ -72,7 +83,19 @@ public final class WorkerLoop implements AutoCloseable {
      */
     public WorkerLoop(InetSocketAddress coordinator, String workerId, int capacity, AsyncJobRunner runner,
                       WorkerOptions options) {
-        this(coordinator, workerId, capacity, Objects.requireNonNull(runner, "runner"), null, options);
+        this(List.of(coordinator), workerId, capacity, Objects.requireNonNull(runner, "runner"), null, options);
+    }
+
+    /**
+     * A loop that follows whichever of several coordinators holds the run (see the class comment).
+     *
+     * @param coordinators where they listen, tried in this order; at least one
+     * @see #WorkerLoop(InetSocketAddress, String, int, AsyncJobRunner, WorkerOptions)
+     * @throws IllegalArgumentException when the list is empty, or the id or capacity is invalid
+     */
+    public WorkerLoop(List<InetSocketAddress> coordinators, String workerId, int capacity, AsyncJobRunner runner,
+                      WorkerOptions options) {
+        this(coordinators, workerId, capacity, Objects.requireNonNull(runner, "runner"), null, options);
     }
 
     /**
@@ -83,13 +106,30 @@ public final class WorkerLoop implements AutoCloseable {
      */
     public WorkerLoop(InetSocketAddress coordinator, String workerId, int capacity, JobRunner runner,
                       WorkerOptions options) {
-        this(coordinator, workerId, capacity, null, new PooledJobRunner(Objects.requireNonNull(runner, "runner"),
-                WorkerIds.requireCapacity(workerId, capacity), "worker-job"), options);
+        this(List.of(coordinator), workerId, capacity, null, new PooledJobRunner(
+                Objects.requireNonNull(runner, "runner"), WorkerIds.requireCapacity(workerId, capacity), "worker-job"),
+                options);
     }
 
-    private WorkerLoop(InetSocketAddress coordinator, String workerId, int capacity, AsyncJobRunner runner,
+    /**
+     * A loop over several coordinators whose blocking runner runs on a pool of {@code capacity}
+     * threads, as {@link #WorkerLoop(InetSocketAddress, String, int, JobRunner, WorkerOptions)}.
+     *
+     * @see #WorkerLoop(List, String, int, AsyncJobRunner, WorkerOptions)
+     */
+    public WorkerLoop(List<InetSocketAddress> coordinators, String workerId, int capacity, JobRunner runner,
+                      WorkerOptions options) {
+        this(coordinators, workerId, capacity, null, new PooledJobRunner(
+                Objects.requireNonNull(runner, "runner"), WorkerIds.requireCapacity(workerId, capacity), "worker-job"),
+                options);
+    }
+
+    private WorkerLoop(List<InetSocketAddress> coordinators, String workerId, int capacity, AsyncJobRunner runner,
                        PooledJobRunner pool, WorkerOptions options) {
-        this.coordinator = Objects.requireNonNull(coordinator, "coordinator");
+        this.coordinators = List.copyOf(coordinators);
+        if (this.coordinators.isEmpty()) {
+            throw new IllegalArgumentException("worker " + workerId + " needs at least one coordinator address");
+        }
         this.workerId = WorkerIds.requireValid(workerId);
         this.capacity = WorkerIds.requireCapacity(workerId, capacity);
         this.runner = pool != null ? pool : runner;
@@ -122,11 +162,12 @@ public final class WorkerLoop implements AutoCloseable {
         try {
             while (!isStopping()) {
                 WorkerSession session = null;
+                InetSocketAddress coordinator = coordinators.get(at);
                 String ending;
                 boolean rejected = false;
                 boolean cleanEnd = false;
                 try {
-                    session = connect();
+                    session = connect(coordinator);
                     if (session == null) {
                         break;
                     }
@@ -148,7 +189,7 @@ public final class WorkerLoop implements AutoCloseable {
                     }
                     ending = e.getMessage();
                 } catch (IOException | RuntimeException e) {
-                    ending = describe(e, session);
+                    ending = describe(e, session, coordinator);
                     log.debug("worker={} - session ended", workerId, e);
                 } finally {
                     synchronized (lock) {
@@ -161,10 +202,18 @@ public final class WorkerLoop implements AutoCloseable {
                 if (isStopping()) {
                     break;
                 }
-                if (session != null && session.accepted()) {
+                boolean accepted = session != null && session.accepted();
+                if (accepted) {
                     backoff.reset();
+                } else {
+                    at = (at + 1) % coordinators.size();
                 }
-                long delayMs = backoff.next().toMillis();
+                // Within a round of the addresses, the next one is tried after the first pause; the
+                // backoff grows once all were tried (with one address, every attempt is a round).
+                long delayMs = !accepted && at != 0 ? options.initialBackoff().toMillis() : backoff.next().toMillis();
+                if (coordinators.size() > 1 && !accepted) {
+                    ending += "; next: " + Workers.describe(coordinators.get(at));
+                }
                 if (cleanEnd) {
                     log.info("worker={} - {}; reconnecting in {}ms", workerId, ending, delayMs);
                 } else if (rejected) {
@@ -213,9 +262,14 @@ public final class WorkerLoop implements AutoCloseable {
         }
     }
 
-    /** The address this loop connects to. */
+    /** The first address this loop connects to. */
     public InetSocketAddress coordinator() {
-        return coordinator;
+        return coordinators.get(0);
+    }
+
+    /** Every address this loop connects to, in the order it tries them. */
+    public List<InetSocketAddress> coordinators() {
+        return coordinators;
     }
 
     /** The id this loop registers with. */
@@ -270,7 +324,7 @@ public final class WorkerLoop implements AutoCloseable {
     }
 
     /** Connects and wraps the socket in a session; null when the loop is stopping. */
-    private WorkerSession connect() throws IOException {
+    private WorkerSession connect(InetSocketAddress coordinator) throws IOException {
         SocketChannel channel = SocketChannel.open();
         synchronized (lock) {
             if (stopping) {
@@ -300,7 +354,7 @@ public final class WorkerLoop implements AutoCloseable {
         }
     }
 
-    private String describe(Exception e, WorkerSession session) {
+    private String describe(Exception e, WorkerSession session, InetSocketAddress coordinator) {
         String what = e.getMessage() == null ? e.toString() : e.getMessage();
         if (e instanceof TlsHandshakeException) {
             // Says the coordinator, the reason and what to check, in one line.

@@ -146,7 +146,7 @@ public final class WorkerProcess {
                     models = usable.models();
                 }
             }
-            WorkerLoop loop = new WorkerLoop(settings.coordinator(), settings.workerId(), settings.capacity(), runner,
+            WorkerLoop loop = new WorkerLoop(settings.coordinators(), settings.workerId(), settings.capacity(), runner,
                     settings.options().withModels(models));
             running.set(loop);
             if (metrics != null) {

@@ -14,7 +14,8 @@ import java.util.Objects;
  * {@link WorkerMain} hands to the code that starts the worker. {@link #toString()} and
  * {@link #startupLine()} never print the API key or the token.
  *
- * @param coordinator    where the coordinator listens
+ * @param coordinators   where the coordinator listens: one address, or a primary's and its
+ *                       standbys', tried in turn (see {@link WorkerLoop}); at least one
  * @param modelApi       base URL of the OpenAI-compatible API
  * @param models         the models to offer (--model); empty to offer what the model API lists
  * @param apiKey         the model API's key, or null
@@ -34,13 +35,16 @@ import java.util.Objects;
  * @param sandboxes      sandboxes at once for commands of tool-using samples (--sandboxes), at
  *                       least 0; 0 for none, and then no sandbox check at start
  */
-public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<String> models, String apiKey,
+public record WorkerSettings(List<InetSocketAddress> coordinators, URI modelApi, List<String> models, String apiKey,
                              String workerId, int capacity, int requests, WorkerOptions options, Duration grace,
                              Duration requestTimeout, boolean checkModelApi, boolean verbose,
                              InetSocketAddress metrics, boolean metricsInsecure, int sandboxes) {
     /** @throws NullPointerException when a required part is missing */
     public WorkerSettings {
-        Objects.requireNonNull(coordinator, "coordinator");
+        coordinators = List.copyOf(Objects.requireNonNull(coordinators, "coordinators"));
+        if (coordinators.isEmpty()) {
+            throw new IllegalArgumentException("worker " + workerId + " needs at least one coordinator address");
+        }
         Objects.requireNonNull(modelApi, "modelApi");
         models = List.copyOf(Objects.requireNonNull(models, "models"));
         WorkerIds.requireValid(workerId);
@@ -54,6 +58,21 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
         if (sandboxes < 0) {
             throw new IllegalArgumentException("worker " + workerId + " cannot run " + sandboxes + " sandboxes at once");
         }
+    }
+
+    /** Settings of a worker with one coordinator. */
+    public WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<String> models, String apiKey,
+                          String workerId, int capacity, int requests, WorkerOptions options, Duration grace,
+                          Duration requestTimeout, boolean checkModelApi, boolean verbose,
+                          InetSocketAddress metrics, boolean metricsInsecure, int sandboxes) {
+        this(List.of(Objects.requireNonNull(coordinator, "coordinator")), modelApi, models, apiKey, workerId,
+                capacity, requests, options, grace, requestTimeout, checkModelApi, verbose, metrics, metricsInsecure,
+                sandboxes);
+    }
+
+    /** The first coordinator address. */
+    public InetSocketAddress coordinator() {
+        return coordinators.get(0);
     }
 
     /** Settings without sandboxes: no sandbox check at start. */
@@ -84,7 +103,7 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
 
     /** The info line a worker logs when it starts: who, where, what; no secrets. */
     public String startupLine() {
-        return "worker " + workerId + " starting: coordinator " + Workers.describe(coordinator)
+        return "worker " + workerId + " starting: coordinator" + (coordinators.size() == 1 ? " " : "s ") + describe(coordinators)
                 + ", model API " + Redaction.url(modelApi.toString())
                 + (models.isEmpty() ? ", models: those the API lists" : (models.size() == 1 ? ", model " : ", models ")
                         + String.join(", ", models))
@@ -99,10 +118,14 @@ public record WorkerSettings(InetSocketAddress coordinator, URI modelApi, List<S
                         : ""));
     }
 
+    private static String describe(List<InetSocketAddress> addresses) {
+        return addresses.stream().map(Workers::describe).collect(java.util.stream.Collectors.joining(", "));
+    }
+
     /** Never prints the API key or the token. */
     @Override
     public String toString() {
-        return "WorkerSettings[coordinator=" + Workers.describe(coordinator)
+        return "WorkerSettings[coordinators=" + describe(coordinators)
                 + ", modelApi=" + Redaction.url(modelApi.toString())
                 + ", models=" + models
                 + ", apiKey=" + (apiKey == null ? "none" : "***")

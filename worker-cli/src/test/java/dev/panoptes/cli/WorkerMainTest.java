@@ -70,6 +70,16 @@ class WorkerMainTest {
     }
 
     @Test
+    void takesSeveralCoordinatorAddressesInTheOrderGiven() {
+        assertThat(execute("--coordinator", "coord-a:7070,coord-b:7071", "--model-api", "http://localhost:8000/v1",
+                "--model", "m")).isZero();
+        WorkerSettings s = onlyStarted();
+        assertThat(s.coordinators()).extracting(a -> a.getHostString() + ":" + a.getPort())
+                .containsExactly("coord-a:7070", "coord-b:7071");
+        assertThat(s.startupLine()).contains("coordinators coord-a:7070, coord-b:7071");
+    }
+
+    @Test
     void servesEveryModelNamedAndWithoutAnyOffersWhatTheApiLists() {
         assertThat(execute("--coordinator", "c:7070", "--model-api", "http://localhost:8000/v1", "--model", "a",
                 "--model", "b", "--model", "a")).isZero();
@@ -176,6 +186,11 @@ class WorkerMainTest {
                 Arguments.of(replacing("--coordinator", "host:http"),
                         "Invalid value for option '--coordinator': port must be a number from 1 to 65535, got 'http'"),
                 Arguments.of(replacing("--coordinator", "[::1"),
+                        "Invalid value for option '--coordinator': expected HOST:PORT"),
+                Arguments.of(replacing("--coordinator", "a:7070,b"),
+                        "Invalid value for option '--coordinator': expected HOST:PORT (for example 10.0.0.5:7070 or"
+                                + " [::1]:7070), got 'b'"),
+                Arguments.of(replacing("--coordinator", "a:7070,"),
                         "Invalid value for option '--coordinator': expected HOST:PORT"),
                 Arguments.of(replacing("--model-api", "not a url"),
                         "Invalid value for option '--model-api': expected an http(s) URL"),

@@ -107,6 +107,33 @@ class WorkerLoopTest {
     }
 
     @Test
+    void givenSeveralCoordinatorsFollowsWhicheverHoldsTheRun() throws Exception {
+        FakeCoordinator standby = closeLater(FakeCoordinator.start());
+        FakeCoordinator primary = FakeCoordinator.start();
+        start(new WorkerLoop(List.of(standby.address(), primary.address()), "loop-follow", 1,
+                TestJobs.echoRunner(), OPTIONS));
+
+        // The standby does not hold the run: it says so, and the worker tries the next address.
+        FakeCoordinator.Peer told = standby.acceptRegistered();
+        told.send(new Message.Rejected("this is a standby coordinator: it does not hold run r", true));
+        told.framesUntilEndOfStream();
+        told.close();
+        FakeCoordinator.Peer held = primary.acceptRegistered();
+        held.send(new Message.Assign(TestJobs.job("on-primary", "x")));
+        assertThat(held.expect(Message.Result.class).outcome().jobId()).isEqualTo(JobId.of("on-primary"));
+
+        // The primary dies; the standby takes the run over and the worker finds it there.
+        primary.close();
+        FakeCoordinator.Peer taken = standby.acceptRegistered();
+        taken.send(new Message.Assign(TestJobs.job("on-standby", "x")));
+
+        assertThat(taken.expect(Message.Result.class).outcome().jobId()).isEqualTo(JobId.of("on-standby"));
+        assertThat(loopLog.messagesContaining("worker=loop-follow - cannot connect to coordinator "
+                + Workers.describe(primary.address()))).first().asString()
+                .contains("; next: " + Workers.describe(standby.address()) + "; reconnecting in ");
+    }
+
+    @Test
     void logsARetryableRejectionOnEveryAttemptOnceAndKeepsTrying() throws Exception {
         FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
         CompletableFuture<Void> running = start(new WorkerLoop(coordinator.address(), "loop-rejected", 1,

@@ -233,6 +233,36 @@ public final class JdbcResultStore implements ResultStore {
         return this;
     }
 
+    /**
+     * Fences every write of this store by the lease of {@code runId} ({@link RunLeases}): each
+     * write transaction first checks, holding the lease's row against a takeover until it commits,
+     * that the run's epoch is still {@code epoch}, and throws {@link StoreFencedException} (storing
+     * nothing) once another coordinator took the run over. A write transaction may idle no longer
+     * than {@code idleInTransactionMs}, so that a coordinator frozen inside one holds up a takeover
+     * no longer than that. PostgreSQL only; call before storing, on any thread.
+     *
+     * @return this store
+     * @throws IllegalArgumentException when the epoch or the idle time is not positive
+     */
+    public synchronized JdbcResultStore fencedBy(String runId, long epoch, long idleInTransactionMs) {
+        if (epoch < 1 || idleInTransactionMs < 1) {
+            throw new IllegalArgumentException("a fence needs a positive epoch and idle time, not " + epoch
+                    + " and " + idleInTransactionMs + " ms");
+        }
+        db.fence(java.util.Objects.requireNonNull(runId, "runId"), epoch, idleInTransactionMs);
+        return this;
+    }
+
+    /**
+     * The lease of {@code runId} as the database holds it now ({@link RunLeases}), or null when
+     * the run was never leased. PostgreSQL only (a SQLite store has none: null).
+     *
+     * @throws StoreException when the store cannot read
+     */
+    public synchronized RunLeases.Lease lease(String runId) {
+        return db.read("the lease of run " + runId, () -> db.isSqlite() ? null : RunLeases.current(db.connection(), runId));
+    }
+
     @Override
     public Receipt record(JobOutcome outcome, String workerId) {
         return store(null, outcome, workerId);

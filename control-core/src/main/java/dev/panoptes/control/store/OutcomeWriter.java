@@ -104,9 +104,11 @@ final class OutcomeWriter {
      * @throws RecordRejectedException when the database refuses a record of one of them for what
      *         it holds (which one is not known: store them one by one to find out)
      * @throws StoreException when it cannot write now (the whole list may be written again)
+     * @throws StoreFencedException when another coordinator took the run over (nothing was written)
      */
     List<Receipt> storeAll(List<Pending> pending, RecordScoring scorer) {
         db.ready();
+        db.checkFence("store the outcome of job " + pending.get(0).outcome().jobId());
         long now = clock.millis();
         PreparedStatement insert = db.insertRecord();
         Map<String, Integer> scoringsMade = new HashMap<>(2);

@@ -45,6 +45,8 @@ final class StoreConnection {
     private PreparedStatement insertRecord;
     private PreparedStatement clearFailure;
     private PreparedStatement insertScore;
+    /** What every write transaction checks first ({@link #fence}), or null for nothing. */
+    private RunFence fence;
 
     private StoreConnection(String description, String secret, JdbcResultStore.Connector connector, String hint,
                             int busyTimeoutMs) {
@@ -73,6 +75,11 @@ final class StoreConnection {
             throw e;
         }
         return c;
+    }
+
+    /** True on SQLite, after the connection was opened. */
+    boolean isSqlite() {
+        return sqlite;
     }
 
     /** The database as messages name it, without its password. */
@@ -201,6 +208,38 @@ final class StoreConnection {
         log.debug("result database {} ready (schema v{})", description, StoreSchema.VERSION);
     }
 
+    /**
+     * From now on every write transaction first checks, and locks against a takeover until it
+     * ends, that the lease of {@code runId} is still at {@code epoch} ({@link RunLeases#CHECK}), and
+     * may idle no longer than {@code idleMs} inside it.
+     */
+    void fence(String runId, long epoch, long idleMs) {
+        this.fence = new RunFence(runId, epoch, idleMs);
+    }
+
+    /**
+     * The first statement of a write transaction (after {@link #ready()}): when fenced, checks the
+     * lease ({@link RunFence}). On failure the transaction is rolled back.
+     *
+     * @throws StoreFencedException when another coordinator took the run over
+     * @throws StoreException when the check cannot be made (a retry may mend it)
+     */
+    void checkFence(String what) {
+        if (fence == null) {
+            return;
+        }
+        try {
+            fence.check(connection);
+        } catch (SQLException e) {
+            rollbackQuietly(e);
+            throw new StoreException(scrub("cannot " + what + " in " + description + ": checking the run's lease"
+                    + " failed: " + e.getMessage()), e);
+        } catch (StoreFencedException e) {
+            rollbackQuietly(e);
+            throw e;
+        }
+    }
+
     /** Work in one transaction, committed; on failure rolled back and reported as what it was for. */
     void write(String what, SqlWork work) {
         write(what, work, () -> { });
@@ -214,6 +253,7 @@ final class StoreConnection {
      */
     boolean write(String what, SqlWork work, Runnable inDoubt) {
         ready();
+        checkFence(what);
         boolean committing = false;
         try {
             work.run();
