@@ -142,7 +142,7 @@ public final class SandboxedSample {
             if (Thread.interrupted()) {
                 throw new InterruptedException("sample '" + v.id() + "' interrupted between turns");
             }
-            ModelResponse r = client.complete(new ModelRequest(v.turns(), params, new ToolChat(task.tools(), loop)));
+            ModelResponse r = toolTurn(new ModelRequest(v.turns(), params, new ToolChat(task.tools(), loop)));
             transcript.model(r);
             last = r;
             if (r.toolCalls().isEmpty()) {
@@ -170,6 +170,27 @@ public final class SandboxedSample {
                 transcript.limit("tokens");
                 return r;
             }
+        }
+    }
+
+    /**
+     * One turn of the loop. A server that refuses tool calls altogether (vLLM started without
+     * {@code --enable-auto-tool-choice}: HTTP 400 about {@code tool_choice} or its tool parser)
+     * would refuse them from any sample: that is this worker's fault, not the vignette's, and is
+     * said so, so the job goes to a worker whose server takes tools.
+     */
+    private ModelResponse toolTurn(ModelRequest request) throws InterruptedException {
+        try {
+            return client.complete(request);
+        } catch (JobFailedException e) {
+            String m = e.getMessage() == null ? "" : e.getMessage().toLowerCase(java.util.Locale.ROOT);
+            if (m.contains("tool") && (m.contains("tool_choice") || m.contains("tool choice")
+                    || m.contains("tool-call-parser") || m.contains("tool parser"))) {
+                throw new dev.panoptes.control.WorkerFaultException("this worker's model API refuses tool calls,"
+                        + " which tool-using vignettes need (vLLM: start it with --enable-auto-tool-choice and"
+                        + " --tool-call-parser); the server said: " + e.getMessage(), e);
+            }
+            throw e;
         }
     }
 

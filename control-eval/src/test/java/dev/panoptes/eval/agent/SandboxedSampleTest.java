@@ -193,6 +193,32 @@ class SandboxedSampleTest {
         assertThat(model.requests).isEmpty();
     }
 
+    @Test
+    void aServerThatRefusesToolChoiceIsThisWorkersFaultSaidSo() {
+        // vLLM without its tool parser answers 400; the client makes that the vignette's failure.
+        Scripted model = new Scripted(turn -> {
+            throw new dev.panoptes.control.JobFailedException("HTTP 400: \"auto\" tool choice requires"
+                    + " --enable-auto-tool-choice and --tool-call-parser to be set (type BadRequestError)");
+        });
+        Vignette v = vignette("x", new SandboxTask(List.of("bash"), 5, null, null, null, null, null, null));
+
+        assertThatThrownBy(() -> new SandboxedSample(model, sandboxes).run(v, SpecParams.NONE))
+                .isInstanceOf(WorkerFaultException.class)
+                .hasMessageContaining("this worker's model API refuses tool calls")
+                .hasMessageContaining("--enable-auto-tool-choice");
+    }
+
+    @Test
+    void anotherRefusalOfATurnStaysTheVignettesOwn() {
+        Scripted model = new Scripted(turn -> {
+            throw new dev.panoptes.control.JobFailedException("HTTP 400: maximum context length is 8192 tokens");
+        });
+        Vignette v = vignette("x", new SandboxTask(List.of("bash"), 5, null, null, null, null, null, null));
+
+        assertThatThrownBy(() -> new SandboxedSample(model, sandboxes).run(v, SpecParams.NONE))
+                .isInstanceOf(dev.panoptes.control.JobFailedException.class);
+    }
+
     private static Vignette vignette(String prompt, SandboxTask task) {
         return new Vignette("v1", prompt, null, Map.of(), List.of(), null, null, task);
     }
