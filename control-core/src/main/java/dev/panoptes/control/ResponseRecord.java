@@ -14,9 +14,12 @@ package dev.panoptes.control;
  *                     HTTP 400 for an over-long prompt, a content filter) and so is stored as
  *                     this vignette's result instead of failing its job. {@code response} is
  *                     empty then
+ * @param transcript   for a vignette run in a sandbox, what happened there as JSON: every model
+ *                     turn, tool call and output, the limit met, the check's verdict (see
+ *                     {@link Transcripts}); null for any other answer
  */
 public record ResponseRecord(String vignetteId, String response, String model, String finishReason,
-                             Long latencyMs, Usage usage, String error) {
+                             Long latencyMs, Usage usage, String error, String transcript) {
     /** @throws IllegalArgumentException when the vignette id is empty or latency negative */
     public ResponseRecord {
         Checks.notEmpty(vignetteId, "vignetteId of a response record");
@@ -30,10 +33,21 @@ public record ResponseRecord(String vignetteId, String response, String model, S
         }
     }
 
+    /** A record without a transcript. */
+    public ResponseRecord(String vignetteId, String response, String model, String finishReason, Long latencyMs,
+                          Usage usage, String error) {
+        this(vignetteId, response, model, finishReason, latencyMs, usage, error, null);
+    }
+
+    /** This record with a transcript. */
+    public ResponseRecord withTranscript(String json) {
+        return new ResponseRecord(vignetteId, response, model, finishReason, latencyMs, usage, error, json);
+    }
+
     /** An answer (not a failed one). */
     public ResponseRecord(String vignetteId, String response, String model, String finishReason, Long latencyMs,
                           Usage usage) {
-        this(vignetteId, response, model, finishReason, latencyMs, usage, null);
+        this(vignetteId, response, model, finishReason, latencyMs, usage, null, null);
     }
 
     /**
@@ -43,7 +57,7 @@ public record ResponseRecord(String vignetteId, String response, String model, S
      */
     public static ResponseRecord failed(String vignetteId, String model, Long latencyMs, String error) {
         Checks.notEmpty(error, "error of a failed answer");
-        return new ResponseRecord(vignetteId, "", model, null, latencyMs, null, error);
+        return new ResponseRecord(vignetteId, "", model, null, latencyMs, null, error, null);
     }
 
     /** True when this is a failed answer (see {@link #error()}). */
@@ -53,6 +67,6 @@ public record ResponseRecord(String vignetteId, String response, String model, S
 
     /** A record holding only the response text. */
     public ResponseRecord(String vignetteId, String response) {
-        this(vignetteId, response, null, null, null, null, null);
+        this(vignetteId, response, null, null, null, null, null, null);
     }
 }

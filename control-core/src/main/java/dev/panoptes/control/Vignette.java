@@ -23,9 +23,11 @@ import java.util.Map;
  *                 continuation of {@code prompt} (which it then needs: a chat has no prompt
  *                 log-probabilities), and {@code expected} is the right choice's index from 0;
  *                 null for a vignette whose answer the model generates
+ * @param sandbox  what this vignette runs in a sandbox on the worker (tools in a multi-turn loop,
+ *                 a check of its answer), or null for a vignette that runs nothing
  */
 public record Vignette(String id, String prompt, String expected, Map<String, Object> metadata,
-                       List<ChatMessage> messages, String scorer, Choices choices) {
+                       List<ChatMessage> messages, String scorer, Choices choices, SandboxTask sandbox) {
     /**
      * @throws IllegalArgumentException when the id is missing or empty, when both or neither of
      *                                  prompt and messages are given, when the prompt is empty,
@@ -67,13 +69,23 @@ public record Vignette(String id, String prompt, String expected, Map<String, Ob
                 throw new IllegalArgumentException("vignette '" + id + "' expects '" + expected + "', which is not"
                         + " the index of one of its " + choices.size() + " choices (0 to " + (choices.size() - 1) + ")");
             }
+            if (sandbox != null) {
+                throw new IllegalArgumentException("vignette '" + id + "' has choices and a sandbox; a multiple-choice"
+                        + " vignette is scored by log-likelihood and runs nothing: give it one of them");
+            }
         }
+    }
+
+    /** A vignette that runs nothing in a sandbox. */
+    public Vignette(String id, String prompt, String expected, Map<String, Object> metadata,
+                    List<ChatMessage> messages, String scorer, Choices choices) {
+        this(id, prompt, expected, metadata, messages, scorer, choices, null);
     }
 
     /** A vignette that is not multiple choice. */
     public Vignette(String id, String prompt, String expected, Map<String, Object> metadata,
                     List<ChatMessage> messages, String scorer) {
-        this(id, prompt, expected, metadata, messages, scorer, null);
+        this(id, prompt, expected, metadata, messages, scorer, null, null);
     }
 
     /** A multiple-choice prompt vignette: the right choice's index is {@code target}, or null when unknown. */
@@ -113,6 +125,11 @@ public record Vignette(String id, String prompt, String expected, Map<String, Ob
     /** A vignette with no expected answer and no metadata. */
     public Vignette(String id, String prompt) {
         this(id, prompt, null, Map.of());
+    }
+
+    /** True when this vignette runs something in a sandbox on the worker ({@link #sandbox}). */
+    public boolean usesSandbox() {
+        return sandbox != null;
     }
 
     /** True when this vignette is a chat ({@link #messages}) rather than a single prompt. */
@@ -166,6 +183,6 @@ public record Vignette(String id, String prompt, String expected, Map<String, Ob
         all.addAll(own.subList(0, systems));
         all.addAll(before);
         all.addAll(own.subList(systems, own.size()));
-        return new Vignette(id, null, expected, metadata, all, scorer);
+        return new Vignette(id, null, expected, metadata, all, scorer, null, sandbox);
     }
 }

@@ -65,6 +65,8 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     private final ModelClient client;
     /** The worker's budget of requests in flight, or null for one vignette at a time per job. */
     private final RequestPermits permits;
+    /** Runs the vignettes that declare a sandbox. */
+    private final SandboxCalls sandboxed;
 
     /**
      * A runner whose started jobs each send one vignette at a time.
@@ -74,6 +76,7 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     public EvalJobRunner(ModelClient client) {
         this.client = Objects.requireNonNull(client, "client");
         this.permits = null;
+        this.sandboxed = new SandboxCalls(client, null);
     }
 
     /**
@@ -86,8 +89,18 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
      * @param permits the worker's requests in flight, shared by all its jobs
      */
     public EvalJobRunner(ModelClient client, RequestPermits permits) {
+        this(client, permits, new SandboxCalls(client, null));
+    }
+
+    /**
+     * A runner as {@link #EvalJobRunner(ModelClient, RequestPermits)}, whose vignettes that declare
+     * a sandbox run through {@code sandboxed} (on its threads, each holding a request permit for
+     * the whole sample). The caller closes {@code sandboxed}.
+     */
+    public EvalJobRunner(ModelClient client, RequestPermits permits, SandboxCalls sandboxed) {
         this.client = Objects.requireNonNull(client, "client");
         this.permits = Objects.requireNonNull(permits, "permits");
+        this.sandboxed = Objects.requireNonNull(sandboxed, "sandboxed");
     }
 
     /** The budget of requests in flight that started jobs share, or null when each job sends one at a time. */
@@ -121,7 +134,8 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
             ModelResponse r;
             long startNanos = System.nanoTime();
             try {
-                r = v.isMultipleChoice() ? loglikelihood(job, i) : client.complete(request(job, i));
+                r = v.isMultipleChoice() ? loglikelihood(job, i)
+                        : v.usesSandbox() ? sandboxed.run(v, spec.params()) : client.complete(request(job, i));
             } catch (ControlException e) {
                 if (e.scope() == FailureScope.JOB) {
                     records.add(failedAnswer(where, v, spec, startNanos, e));
@@ -135,8 +149,7 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
                 throw new WorkerException(where + ": the model client returned no response");
             }
             log.debug("{} answered by {} in {} ms", where, r.model(), r.latencyMs());
-            records.add(new ResponseRecord(v.id(), r.text(), r.model(), r.finishReason(), r.latencyMs(),
-                    r.usage()));
+            records.add(r.record(v.id()));
         }
         return new JobOutcome(job.id(), records);
     }
@@ -162,7 +175,7 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     @Override
     public CompletableFuture<JobOutcome> start(Job job) {
         Objects.requireNonNull(job, "job");
-        StartedJob started = new StartedJob(client, permits != null ? permits : new RequestPermits(1),
+        StartedJob started = new StartedJob(client, sandboxed, permits != null ? permits : new RequestPermits(1),
                 starts.getAndIncrement(), job);
         started.pump();
         return started;
@@ -180,17 +193,21 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
 
     /**
      * Starts the call for the job's vignette at {@code index}: a log-likelihood request for a
-     * multiple-choice vignette, else a chat completion. Never blocks.
+     * multiple-choice vignette, a sample on a thread of {@code sandboxed} for a vignette that
+     * declares a sandbox, else a chat completion. Never blocks.
      */
-    static CompletableFuture<ModelResponse> call(ModelClient client, Job job, int index) {
+    static CompletableFuture<ModelResponse> call(ModelClient client, SandboxCalls sandboxed, Job job, int index) {
         Vignette v = job.spec().vignettes().get(index);
+        if (v.usesSandbox()) {
+            return sandboxed.start(v, job.spec().params());
+        }
         return v.isMultipleChoice() ? client.loglikelihoodAsync(LoglikelihoodRequest.of(v, job.spec().params()))
                 : client.completeAsync(request(job, index));
     }
 
     /** A multiple-choice vignette's log-likelihoods, waited for; fails as {@link ModelClient#complete} does. */
     private ModelResponse loglikelihood(Job job, int index) throws InterruptedException {
-        CompletableFuture<ModelResponse> call = call(client, job, index);
+        CompletableFuture<ModelResponse> call = call(client, sandboxed, job, index);
         try {
             return call.get();
         } catch (InterruptedException e) {

@@ -13,8 +13,9 @@ import java.util.Objects;
  * @param turns  the messages after the spec's system message; at least one, the last a user
  *               message's (a single prompt is one user turn)
  * @param params the spec's system message, temperature, max tokens, seed and model; never null
+ * @param toolChat the tools offered and the loop's messages after the turns, or null for a plain chat
  */
-public record ModelRequest(List<ChatMessage> turns, SpecParams params) {
+public record ModelRequest(List<ChatMessage> turns, SpecParams params, ToolChat toolChat) {
     /** @throws IllegalArgumentException when there are no turns */
     public ModelRequest {
         turns = List.copyOf(Objects.requireNonNull(turns, "turns"));
@@ -22,6 +23,11 @@ public record ModelRequest(List<ChatMessage> turns, SpecParams params) {
             throw new IllegalArgumentException("a model request needs at least one message");
         }
         params = params == null ? SpecParams.NONE : params;
+    }
+
+    /** A plain chat, with no tools. */
+    public ModelRequest(List<ChatMessage> turns, SpecParams params) {
+        this(turns, params, null);
     }
 
     /** A single user message. */

@@ -32,6 +32,7 @@ final class StartedJob extends CompletableFuture<JobOutcome> {
     private static final Logger log = LoggerFactory.getLogger(StartedJob.class);
 
     private final ModelClient client;
+    private final SandboxCalls sandboxed;
     private final RequestPermits permits;
     /** Where its waiters stand among other jobs': its start. */
     private final long order;
@@ -55,8 +56,9 @@ final class StartedJob extends CompletableFuture<JobOutcome> {
     /** The waiter queued for a permit, or null; only the pumping thread touches it. */
     private RequestPermits.Waiter waiter;
 
-    StartedJob(ModelClient client, RequestPermits permits, long order, Job job) {
+    StartedJob(ModelClient client, SandboxCalls sandboxed, RequestPermits permits, long order, Job job) {
         this.client = client;
+        this.sandboxed = sandboxed;
         this.permits = permits;
         this.order = order;
         this.job = job;
@@ -122,7 +124,7 @@ final class StartedJob extends CompletableFuture<JobOutcome> {
         long startNanos = System.nanoTime();
         CompletableFuture<ModelResponse> call;
         try {
-            call = EvalJobRunner.call(client, job, index);
+            call = EvalJobRunner.call(client, sandboxed, job, index);
         } catch (RuntimeException e) {
             // Thrown before any call: judged as a failed call would be.
             permits.release();
@@ -173,8 +175,7 @@ final class StartedJob extends CompletableFuture<JobOutcome> {
             return;
         } else {
             log.debug("{} answered by {} in {} ms", where, r.model(), r.latencyMs());
-            record = new ResponseRecord(job.spec().vignettes().get(index).id(), r.text(), r.model(),
-                    r.finishReason(), r.latencyMs(), r.usage());
+            record = r.record(job.spec().vignettes().get(index).id());
         }
         boolean all;
         synchronized (lock) {

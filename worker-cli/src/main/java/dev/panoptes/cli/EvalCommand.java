@@ -7,9 +7,12 @@ import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.coordinator.RunGates;
 import dev.panoptes.coordinator.CoordinatorSettings;
 import dev.panoptes.coordinator.ModelApiWorker;
+import dev.panoptes.eval.sandbox.SandboxLimits;
+import dev.panoptes.eval.sandbox.Sandboxes;
 import dev.panoptes.eval.http.ModelApiCheck;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
@@ -99,6 +102,10 @@ public final class EvalCommand implements Callable<Integer> {
     @Mixin
     private RunChoices choices;
 
+    @Option(names = "--sandboxes", paramLabel = "N", description = "How many sandboxes (bubblewrap) to run at once"
+            + " for vignettes that declare one (tools, a check of the answer); default: the number of processors.")
+    private Integer sandboxSlots;
+
     private final Map<String, String> env;
 
     /** @param env the environment to read {@value WorkerMain#API_KEY_ENV} from */
@@ -124,8 +131,11 @@ public final class EvalCommand implements Callable<Integer> {
         RunGates runGates = choices.gates(spec, runOptions, settings);
         String key = modelApiOptions.apiKey(spec, env);
         PrintWriter err = spec.commandLine().getErr();
-        try (ModelApiWorker worker = ModelApiWorker.open(modelApiOptions.modelApi, key, served(settings),
-                modelApiOptions.capacity(), modelApiOptions.requests, modelApiOptions.requestTimeout)) {
+        // Built without a start-up check: a suite with no sandboxed vignette never starts one, and
+        // one that has them gets bubblewrap's own error at its first sample.
+        try (Sandboxes sandboxes = Sandboxes.onPath(env.getOrDefault("PATH", System.getenv("PATH")), SandboxLimits.defaults(), sandboxes());
+             ModelApiWorker worker = ModelApiWorker.open(modelApiOptions.modelApi, key, served(settings),
+                modelApiOptions.capacity(), modelApiOptions.requests, modelApiOptions.requestTimeout, sandboxes)) {
             if (!modelApiOptions.noModelCheck && !usable(worker.check(), err)) {
                 return EXIT_MODEL_API_UNUSABLE;
             }
@@ -143,6 +153,17 @@ public final class EvalCommand implements Callable<Integer> {
                 throw CliErrors.invalid(spec, "--sample-id", e.getMessage());
             }
         }
+    }
+
+    /** --sandboxes, or the number of processors when it is not given. */
+    private int sandboxes() {
+        if (sandboxSlots == null) {
+            return Runtime.getRuntime().availableProcessors();
+        }
+        if (sandboxSlots < 1 || sandboxSlots > 1024) {
+            throw CliErrors.invalid(spec, "--sandboxes", "must be 1 to 1024, got " + sandboxSlots);
+        }
+        return sandboxSlots;
     }
 
     /** The run's models, and its judge's: what the worker serves and the check asks for. */

@@ -5,6 +5,8 @@ import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.local.AsyncLocalWorker;
 import dev.panoptes.eval.EvalJobRunner;
 import dev.panoptes.eval.RequestPermits;
+import dev.panoptes.eval.SandboxCalls;
+import dev.panoptes.eval.sandbox.Sandboxes;
 import dev.panoptes.eval.http.HttpModelClient;
 import dev.panoptes.eval.http.ModelApiCheck;
 
@@ -42,13 +44,16 @@ public final class ModelApiWorker implements AutoCloseable {
     private final HttpModelClient client;
     private final List<String> models;
     private final AsyncLocalWorker handle;
+    private final SandboxCalls sandboxed;
 
-    private ModelApiWorker(HttpModelClient client, List<String> models, int capacity, int requests, URI modelApi) {
+    private ModelApiWorker(HttpModelClient client, List<String> models, int capacity, int requests, URI modelApi,
+                           Sandboxes sandboxes) {
         this.client = client;
         this.models = models;
+        this.sandboxed = new SandboxCalls(client, sandboxes);
         this.handle = new AsyncLocalWorker(WORKER_ID, capacity, new LinkedHashSet<>(models),
                 Redaction.url(modelApi.toString()).replaceAll("/+$", ""),
-                new EvalJobRunner(client, new RequestPermits(requests)));
+                new EvalJobRunner(client, new RequestPermits(requests), sandboxed));
     }
 
     /**
@@ -77,6 +82,16 @@ public final class ModelApiWorker implements AutoCloseable {
      */
     public static ModelApiWorker open(URI modelApi, String apiKey, List<String> models, int capacity, int requests,
                                       Duration requestTimeout) {
+        return open(modelApi, apiKey, models, capacity, requests, requestTimeout, null);
+    }
+
+    /**
+     * As {@link #open(URI, String, List, int, int, Duration)}, with the sandboxes its vignettes
+     * that declare one run in (null for none: such vignettes then fail as this worker's fault).
+     * The caller closes {@code sandboxes} after this worker.
+     */
+    public static ModelApiWorker open(URI modelApi, String apiKey, List<String> models, int capacity, int requests,
+                                      Duration requestTimeout, Sandboxes sandboxes) {
         Objects.requireNonNull(modelApi, "modelApi");
         List<String> served = List.copyOf(new LinkedHashSet<>(models));
         if (served.isEmpty()) {
@@ -94,7 +109,7 @@ public final class ModelApiWorker implements AutoCloseable {
         if (requestTimeout != null) {
             builder.requestTimeout(requestTimeout);
         }
-        return new ModelApiWorker(builder.build(), served, capacity, requests, modelApi);
+        return new ModelApiWorker(builder.build(), served, capacity, requests, modelApi, sandboxes);
     }
 
     /**
@@ -118,6 +133,7 @@ public final class ModelApiWorker implements AutoCloseable {
     @Override
     public void close() {
         handle.close();
+        sandboxed.close();
         client.close();
     }
 

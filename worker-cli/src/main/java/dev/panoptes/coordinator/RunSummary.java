@@ -5,6 +5,7 @@ import dev.panoptes.control.Usage;
 import dev.panoptes.control.schedule.RunReport;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.stats.Accuracy;
+import dev.panoptes.control.stats.PassAtK;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.suite.JobPlan;
@@ -199,6 +200,21 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
             for (Map.Entry<String, Estimate> g : m.byGroup().entrySet()) {
                 sb.append("      ").append(stats.groupBy()).append('=').append(g.getKey()).append(": ")
                         .append(line(g.getValue())).append('\n');
+            }
+        }
+        if (!stats.passAtK().isEmpty()) {
+            sb.append("  pass@k over epochs, ").append(PassAtK.METHOD).append(":\n");
+            for (Map.Entry<String, Map<Integer, Estimate>> m : stats.passAtK().byModel().entrySet()) {
+                sb.append("    ").append(m.getKey()).append(':');
+                String sep = " ";
+                for (Map.Entry<Integer, Estimate> k : m.getValue().entrySet()) {
+                    Estimate e = k.getValue();
+                    sb.append(sep).append("pass@").append(k.getKey()).append(' ').append(Figures.ratio(e.mean()))
+                            .append(" (95% CI ").append(Figures.ratio(e.ciLow())).append('-')
+                            .append(Figures.ratio(e.ciHigh())).append(')');
+                    sep = ", ";
+                }
+                sb.append(", ").append(Plural.of(m.getValue().values().iterator().next().n(), "problem")).append('\n');
             }
         }
         for (Map.Entry<String, Map<String, Estimate>> metric : stats.choiceMetrics().byMetric().entrySet()) {

@@ -58,6 +58,7 @@ public final class RunStats {
     private final List<Comparison> comparison;
     private final CacheHits cacheHits;
     private final ChoiceMetrics choiceMetrics;
+    private PassAtKFigures passAtK = new PassAtKFigures(java.util.Map.of());
 
     private RunStats(RunInfo info, String groupBy, List<ModelStats> models, List<WorkerStats> workers,
                      List<Comparison> comparison, CacheHits cacheHits, ChoiceMetrics choiceMetrics) {
@@ -116,9 +117,16 @@ public final class RunStats {
                 cachedCompletion += sample.completionTokens() == null ? 0 : sample.completionTokens();
             }
         }
-        return new RunStats(data.info(), key, models, WorkerStats.of(data), comparison,
+        RunStats stats = new RunStats(data.info(), key, models, WorkerStats.of(data), comparison,
                 new CacheHits(cached, sources, new Usage(cachedPrompt, cachedCompletion)),
                 ChoiceMetrics.of(data, modelNames));
+        stats.passAtK = PassAtKFigures.of(data, modelNames);
+        return stats;
+    }
+
+    /** pass@k per model over the run's epochs; empty for a run of one epoch or of partial scores. */
+    public PassAtKFigures passAtK() {
+        return passAtK;
     }
 
     /**

@@ -10,6 +10,7 @@ import dev.panoptes.eval.RequestPermits;
 import dev.panoptes.eval.http.HttpModelClient;
 import dev.panoptes.eval.http.ModelApiCheck;
 import dev.panoptes.eval.sandbox.Sandboxes;
+import dev.panoptes.eval.SandboxCalls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,13 +61,15 @@ public final class WorkerProcess {
      * @throws InterruptedException     when the calling thread is interrupted
      */
     public static int start(WorkerSettings settings) throws InterruptedException {
-        // The sandboxes are checked at start and held open for the worker's life; no runner uses
-        // them yet (tool-using vignettes, issue 31, come next), so today the check is all they do.
+        // The sandboxes are checked at start and held open for the worker's life: a worker that
+        // cannot build one has none, and each vignette that needs one fails as this worker's fault.
         Sandboxes sandboxes = WorkerSandboxes.check(settings.workerId(), settings.sandboxes(), System.getenv("PATH"));
-        try (HttpModelClient client = modelClient(settings)) {
+        try (HttpModelClient client = modelClient(settings);
+             SandboxCalls sandboxed = new SandboxCalls(client, sandboxes)) {
             ModelApiProbe probe = settings.checkModelApi()
                     ? new ModelApiCheck(client, settings.models())::run : null;
-            return serveUntilSignalled(settings, runner(client, settings), probe);
+            return serveUntilSignalled(settings, new EvalJobRunner(client, new RequestPermits(settings.requests()),
+                    sandboxed), probe);
         } finally {
             if (sandboxes != null) {
                 sandboxes.close();

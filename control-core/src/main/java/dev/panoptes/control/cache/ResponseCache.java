@@ -95,9 +95,14 @@ public final class ResponseCache {
                     .getOrDefault(job.id().value(), Set.of());
             Map<Vignette, String> missing = new LinkedHashMap<>();
             for (Vignette v : job.spec().vignettes()) {
-                if (!stored.contains(v.id())) {
-                    String key = RequestKey.of(job, v);
-                    missing.put(v, key);
+                if (stored.contains(v.id())) {
+                    continue;
+                }
+                // A sandboxed sample is never served from the cache (no key: it is asked): its
+                // check's verdict and transcript come from its own run in a sandbox.
+                String key = v.usesSandbox() ? null : RequestKey.of(job, v);
+                missing.put(v, key);
+                if (key != null) {
                     keys.add(key);
                 }
             }
@@ -123,7 +128,7 @@ public final class ResponseCache {
             Map<String, CachedAnswer> hits = new LinkedHashMap<>();
             List<Vignette> left = new ArrayList<>(missing.size());
             missing.forEach((v, key) -> {
-                CachedAnswer answer = found.get(key);
+                CachedAnswer answer = key == null ? null : found.get(key);
                 if (answer == null) {
                     left.add(v);
                 } else {

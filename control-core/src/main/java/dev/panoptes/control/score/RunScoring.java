@@ -1,6 +1,7 @@
 package dev.panoptes.control.score;
 
 import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.Transcripts;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.RecordScoring;
 import dev.panoptes.control.store.ScoreEntry;
@@ -19,6 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class RunScoring implements RecordScoring {
     /** The start of the explanation of an answer that could not be scored. */
     public static final String NOT_SCORED = "not scored: ";
+    /** The scorer of a vignette that declares a sandbox check: the check's exit status. */
+    public static final String CHECK = "check";
     private final String defaultSpec;
     private final Map<String, Scorer> parsed = new ConcurrentHashMap<>();
 
@@ -62,6 +65,9 @@ public final class RunScoring implements RecordScoring {
      * run scorer is not a log-likelihood one, {@code acc} (a text scorer cannot read its answer).
      */
     public String specFor(Vignette v) {
+        if (v.sandbox() != null && v.sandbox().check() != null) {
+            return CHECK;
+        }
         if (v.scorer() != null) {
             return v.scorer();
         }
@@ -70,7 +76,25 @@ public final class RunScoring implements RecordScoring {
 
     @Override
     public ScoreEntry score(Vignette vignette, ResponseRecord record) {
+        if (vignette.sandbox() != null && vignette.sandbox().check() != null) {
+            return checked(record);
+        }
         return score(specFor(vignette), vignette.expected(), record.response());
+    }
+
+    /**
+     * The score of an answer whose vignette declares a check: the check's verdict, run by the
+     * worker in the sample's sandbox (exit status 0 passes), whatever the expected answer.
+     */
+    static ScoreEntry checked(ResponseRecord record) {
+        Boolean passed = Transcripts.checkPassed(record.transcript());
+        if (passed == null) {
+            return new ScoreEntry(CHECK, null, NOT_SCORED + "the answer's transcript holds no check verdict (the"
+                    + " worker that ran it did not run the vignette's check)");
+        }
+        String limit = Transcripts.limit(record.transcript());
+        return new ScoreEntry(CHECK, passed ? 1.0 : 0.0, Transcripts.checkSummary(record.transcript())
+                + (limit == null ? "" : " (the sample met its " + limit + " limit)"));
     }
 
     /**

@@ -157,7 +157,7 @@ public final class SuiteReader {
                     .append(e.getValue()).append(')');
         }
         return List.of(source + ": fields not used, ignored: " + fields + "; a vignette reads id, prompt or messages"
-                + " (or Inspect's input), expected (or target), choices, choiceDelimiter, metadata and scorer");
+                + " (or Inspect's input), expected (or target), choices, choiceDelimiter, metadata, scorer and sandbox");
     }
 
     private Vignette parse(String line, int lineNo, List<String> problems, Set<String> unused) {

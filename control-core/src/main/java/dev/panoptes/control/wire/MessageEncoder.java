@@ -227,6 +227,10 @@ final class MessageEncoder {
         if (v.expected() != null) {
             g.writeStringField("expected", v.expected());
         }
+        if (v.sandbox() != null) {
+            g.writeFieldName("sandbox");
+            mapper.writeValue(g, v.sandbox().toJson());
+        }
         if (!v.metadata().isEmpty()) {
             g.writeFieldName("metadata");
             try {
@@ -287,6 +291,9 @@ final class MessageEncoder {
         }
         if (r.error() != null) {
             g.writeStringField("error", r.error());
+        }
+        if (r.transcript() != null) {
+            g.writeStringField("transcript", r.transcript());
         }
         g.writeEndObject();
     }

@@ -162,9 +162,11 @@ final class PayloadReader {
         Long latencyMs = null;
         Usage usage = null;
         String error = null;
+        String transcript = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             switch (p.currentName()) {
                 case "vignetteId" -> vignetteId = text(p);
+                case "transcript" -> transcript = text(p);
                 case "response" -> response = text(p);
                 case "model" -> model = text(p);
                 case "finishReason" -> finishReason = text(p);
@@ -175,7 +177,7 @@ final class PayloadReader {
             }
         }
         return new ResponseRecord(require(p, vignetteId, "vignetteId"), require(p, response, "response"), model,
-                finishReason, latencyMs, usage, error);
+                finishReason, latencyMs, usage, error, transcript);
     }
 
     private static Usage usage(JsonParser p) throws IOException {

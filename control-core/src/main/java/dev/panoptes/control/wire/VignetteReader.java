@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.ObjectReader;
 import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.Choices;
+import dev.panoptes.control.SandboxTask;
 import dev.panoptes.control.Vignette;
 
 import java.io.IOException;
@@ -26,6 +27,10 @@ import static dev.panoptes.control.wire.FieldReader.text;
  * one-element list, or for a multiple-choice sample the right choice as a letter, an index or
  * its text) and an integer {@code id}. A message's {@code content} may be a string or OpenAI's
  * array of parts, of which text parts are read (joined) and any other kind is refused.
+ *
+ * <p>A {@code sandbox} object is Panoptes' {@link dev.panoptes.control.SandboxTask} (tools,
+ * limits, files, setup, a check); Inspect's own {@code sandbox} (a string such as
+ * {@code "docker"}, or a list) is not read, and named as not used.
  *
  * <p>Every other field is skipped, and its name handed to the caller's collector, so that a
  * suite can say once which fields of its lines went unused (a typo, or an Inspect field such as
@@ -59,6 +64,7 @@ final class VignetteReader {
         String scorer = null;
         List<String> choices = null;
         String delimiter = null;
+        SandboxTask sandbox = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
             String field = p.currentName();
             switch (field) {
@@ -71,6 +77,18 @@ final class VignetteReader {
                 case "choices" -> choices = FieldReader.array(p, "an array of strings") ? strings(p) : null;
                 case "choiceDelimiter" -> delimiter = text(p);
                 case "target" -> target = target(p);
+                case "sandbox" -> {
+                    if (p.nextToken() == JsonToken.START_OBJECT) {
+                        sandbox = sandbox(p);
+                    } else {
+                        // Inspect's own "sandbox" ("docker", or [type, config]) is not Panoptes':
+                        // named as not used, as Inspect's other fields are.
+                        p.skipChildren();
+                        if (unused != null && p.currentToken() != JsonToken.VALUE_NULL) {
+                            unused.add(field);
+                        }
+                    }
+                }
                 case "input" -> {
                     JsonToken t = p.nextToken();
                     if (t == JsonToken.VALUE_STRING) {
@@ -126,7 +144,18 @@ final class VignetteReader {
             messages = List.of();
         }
         Choices asked = choices == null ? null : new Choices(choices, delimiter);
-        return new Vignette(require(p, id, "id"), prompt, expected, metadata, messages, scorer, asked);
+        return new Vignette(require(p, id, "id"), prompt, expected, metadata, messages, scorer, asked, sandbox);
+    }
+
+    /** A {@code sandbox} object, the parser on its start; its problems named with the field's path. */
+    private SandboxTask sandbox(JsonParser p) throws IOException {
+        String where = FieldReader.path(p.getParsingContext());
+        Map<String, Object> json = metadataReader.readValue(p);
+        try {
+            return SandboxTask.fromJson(json);
+        } catch (IllegalArgumentException | ArithmeticException e) {
+            throw new FieldReader.Fault(where + ": " + e.getMessage());
+        }
     }
 
     /** An id: a string, or an integer (Inspect's samples number theirs) read as its decimal text. */

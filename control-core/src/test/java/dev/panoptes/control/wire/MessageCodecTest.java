@@ -68,7 +68,19 @@ class MessageCodecTest {
                 new Message.Rejected("coordinator busy", true),
                 new Message.Assign(richJob()),
                 new Message.Cancel(JobId.of("j1"), "deadline of 2 s passed"),
-                new Message.Cancel(JobId.of("j1"), null));
+                new Message.Cancel(JobId.of("j1"), null),
+                new Message.Assign(sandboxedJob()),
+                new Message.Result(new JobOutcome(JobId.of("run1-0003"), List.of(new ResponseRecord("s1", "907",
+                        "m", "submit", 900L, new Usage(40, 9), null, "{\"turns\":2,\"check\":{\"passed\":true}}")))));
+    }
+
+    /** A job whose vignette runs in a sandbox: tools, limits, files, setup, answer file and check. */
+    static Job sandboxedJob() {
+        dev.panoptes.control.SandboxTask task = new dev.panoptes.control.SandboxTask(List.of("bash", "submit"), 8,
+                20000L, java.time.Duration.ofSeconds(120), Map.of("numbers.txt", "12\n907\n"),
+                List.of("mkdir out"), "answer.txt", "test \"$(cat answer.txt)\" = 907");
+        return new Job(JobId.of("run1-0003"), new EvalSpec("agent", List.of(new Vignette("s1", "find the largest",
+                null, Map.of(), List.of(), null, null, task)), SpecParams.NONE));
     }
 
     @Test

@@ -106,7 +106,7 @@ final class Call extends CompletableFuture<ModelResponse> {
                     log.info("{} (model {}) succeeded on attempt {} after {}", call(), model, attempt,
                             Texts.millis(latencyMs));
                 }
-                complete(new ModelResponse(r.text(), r.finishReason(), r.model(), r.usage(), latencyMs));
+                complete(r.withLatency(latencyMs));
                 return;
             } catch (AttemptFailure e) {
                 f = e;

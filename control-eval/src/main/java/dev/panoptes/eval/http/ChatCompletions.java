@@ -13,8 +13,11 @@ import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
 import dev.panoptes.eval.ModelRequest;
 import dev.panoptes.eval.ModelResponse;
+import dev.panoptes.eval.ToolCall;
 
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -24,6 +27,7 @@ import java.util.Optional;
  * that calls the client, an answer read on the thread that ends the attempt.
  */
 final class ChatCompletions {
+    private static final java.security.SecureRandom ID_RANDOM = new java.security.SecureRandom();
     private final ObjectMapper mapper;
 
     ChatCompletions(ObjectMapper mapper) {
@@ -43,6 +47,11 @@ final class ChatCompletions {
         // A vignette's own system message is joined to the run's: never two system messages.
         for (ChatMessage m : SystemMessages.join(p.system(), request.turns())) {
             messages.addObject().put("role", m.role()).put("content", m.content());
+        }
+        if (request.toolChat() != null) {
+            request.toolChat().messages().forEach(messages::add);
+            body.set("tools", ToolDefinitions.of(mapper, request.toolChat().tools()));
+            body.put("tool_choice", "auto");
         }
         if (p.temperature() != null) {
             body.put("temperature", p.temperature());
@@ -128,7 +137,46 @@ final class ChatCompletions {
         String text = content(message.get("content"));
         String finishReason = textOrNull(choices.get(0).get("finish_reason"));
         String model = textOrNull(root.get("model"));
-        return new ModelResponse(text, finishReason, model, usage(root.get("usage")), 0);
+        List<ToolCall> calls = toolCalls((ObjectNode) message);
+        return new ModelResponse(text, finishReason, model, usage(root.get("usage")), 0, calls,
+                calls.isEmpty() ? null : message);
+    }
+
+    /**
+     * The message's {@code tool_calls}, read as servers send them: an id missing (Ollama) is made
+     * up and written into the message, so that the tool messages answering it match; arguments
+     * sent as an object (llama.cpp) are taken as their JSON text.
+     */
+    private List<ToolCall> toolCalls(ObjectNode message) throws BadResponse {
+        JsonNode calls = message.get("tool_calls");
+        if (calls == null || calls.isNull()) {
+            return List.of();
+        }
+        if (!calls.isArray()) {
+            throw new BadResponse(FailureScope.WORKER, "'choices[0].message.tool_calls' is not an array");
+        }
+        List<ToolCall> out = new ArrayList<>();
+        for (JsonNode call : calls) {
+            JsonNode function = call.get("function");
+            if (!call.isObject() || function == null || !function.isObject() || !function.path("name").isTextual()) {
+                throw new BadResponse(FailureScope.WORKER, "a tool call of 'choices[0].message.tool_calls' has no"
+                        + " 'function' with a 'name': " + Texts.excerpt(call.toString(), 120));
+            }
+            String id = call.path("id").isTextual() && !call.path("id").asText().isEmpty() ? call.get("id").asText()
+                    : null;
+            if (id == null) {
+                id = "call_" + out.size() + "_" + Long.toHexString(ID_RANDOM.nextLong());
+                ((ObjectNode) call).put("id", id);
+                if (!call.has("type")) {
+                    ((ObjectNode) call).put("type", "function");
+                }
+            }
+            JsonNode arguments = function.get("arguments");
+            String text = arguments == null || arguments.isNull() ? "{}"
+                    : arguments.isTextual() ? arguments.asText() : arguments.toString();
+            out.add(new ToolCall(id, function.get("name").asText(), text));
+        }
+        return out;
     }
 
     private static String content(JsonNode content) throws BadResponse {

@@ -49,7 +49,7 @@ public record CommandResult(int exitStatus, String output, boolean outputCut, bo
     }
 
     /** {@code text} in at most {@code maxBytes} bytes of UTF-8: head and tail around a marker. */
-    static String cut(String text, int maxBytes) {
+    public static String cut(String text, int maxBytes) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         if (bytes.length <= maxBytes) {
             return text;

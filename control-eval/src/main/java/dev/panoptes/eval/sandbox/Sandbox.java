@@ -160,7 +160,8 @@ public final class Sandbox implements AutoCloseable {
      */
     public CommandResult writeFile(String path, byte[] content) {
         String p = checkedPath(path);
-        String encoded = Base64.getMimeEncoder().encodeToString(content);
+        // Lines end in \n alone: GNU base64 -d takes a MIME encoder's \r for invalid input.
+        String encoded = Base64.getMimeEncoder(76, new byte[]{'\n'}).encodeToString(content);
         String q = quoted(p);
         String command = "mkdir -p -- \"$(dirname -- " + q + ")\" && base64 -d > " + q + " <<'PANOPTES_EOF'\n"
                 + encoded + "\nPANOPTES_EOF\n";

@@ -54,6 +54,19 @@ class SandboxTest {
     }
 
     @Test
+    void aFileLongerThanOneLineOfBase64IsWrittenWhole() throws InterruptedException {
+        // Files past 57 bytes take more than one line of base64 on their way in.
+        byte[] content = ("INFO start\nERROR disk\nINFO ok\nERROR net\n".repeat(200))
+                .getBytes(StandardCharsets.UTF_8);
+        try (Sandbox s = sandboxes.open()) {
+            CommandResult write = s.writeFile("logs/app.log", content);
+            assertThat(write.succeeded()).as(write.toString()).isTrue();
+            assertThat(s.run("wc -c < logs/app.log; grep -c ERROR logs/app.log").output())
+                    .isEqualTo(content.length + "\n400\n");
+        }
+    }
+
+    @Test
     void aFreshSandboxSeesNothingOfTheOneBefore() throws InterruptedException {
         try (Sandbox s = sandboxes.open()) {
             s.run("echo secret > /work/left.txt; echo secret > /tmp/left.txt");

@@ -1,0 +1,83 @@
+package dev.panoptes.cli;
+
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.demo.StubModelServer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code eval} of the shipped sandboxed suites against the stub model, as a user runs them: the
+ * agent suite's tasks are solved through the tool loop (several model turns each, commands run in
+ * each sample's sandbox, checked by a command there), also as a server that sends tool calls
+ * without ids and with object arguments; the code suite's answers are run against their tests,
+ * and five epochs give pass@1 and pass@5 with their intervals beside accuracy.
+ */
+class AgentEvalCommandTest {
+    private static final Path AGENT = Path.of("..", "evals", "agent.jsonl").toAbsolutePath().normalize();
+    private static final Path CODE = Path.of("..", "evals", "code.jsonl").toAbsolutePath().normalize();
+
+    @TempDir
+    Path dir;
+
+    @RegisterExtension
+    final StubModelApi stub = new StubModelApi(Duration.ofMillis(1), 64);
+
+    @Test
+    void theAgentSuitesTasksAreSolvedThroughTheToolLoopAndCheckedInTheirSandboxes() throws Exception {
+        for (String model : new String[] {StubModelServer.MODEL, StubModelServer.SMALL_MODEL}) {
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            long before = stub.requestCount();
+            int exit = WorkerMain.run(new String[] {"eval", "--suite", AGENT.toString(), "--model", model,
+                    "--model-api", stub.baseUrl().toString(), "--db", dir.resolve(model + ".db").toString(),
+                    "--sandboxes", "2", "--no-progress"}, new PrintWriter(out, true), new PrintWriter(err, true),
+                    Map.of());
+
+            assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
+            // Every task takes the script's commands, one model turn each, then an answer.
+            assertThat(stub.requestCount() - before).as("model turns").isGreaterThanOrEqualTo(8 * 2 + 1);
+            assertThat(out.toString()).contains("8 of 8 stored, 0 missing")
+                    .contains(model + ": 1.000 (95% CI");
+            try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve(model + ".db"))) {
+                assertThat(store.recordCount()).isEqualTo(8);
+            }
+        }
+    }
+
+    @Test
+    void theCodeSuiteOverFiveEpochsPrintsPass1AndPass5WithIntervals() throws Exception {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = WorkerMain.run(new String[] {"eval", "--suite", CODE.toString(), "--model", StubModelServer.MODEL,
+                "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("code.db").toString(), "--epochs", "5",
+                "--sandboxes", "2", "--no-progress"}, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+
+        assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
+        String summary = out.toString();
+        assertThat(summary).contains("60 of 60 stored")
+                .contains("pass@k over epochs, unbiased estimator of Chen et al. (2021), 95% CI: Wilson over problems");
+        Matcher m = Pattern.compile(StubModelServer.MODEL + ": pass@1 ([0-9.]+) \\(95% CI ([0-9.]+)-([0-9.]+)\\),"
+                + " pass@5 ([0-9.]+) \\(95% CI ([0-9.]+)-([0-9.]+)\\), 12 problems").matcher(summary);
+        assertThat(m.find()).as(summary).isTrue();
+        double pass1 = Double.parseDouble(m.group(1));
+        double pass5 = Double.parseDouble(m.group(4));
+        // The stub answers prose without code about three times in ten: those fail their tests.
+        assertThat(pass1).isBetween(0.4, 0.95);
+        assertThat(pass5).isGreaterThanOrEqualTo(pass1);
+        assertThat(Double.parseDouble(m.group(2))).isLessThan(pass1);
+        assertThat(Double.parseDouble(m.group(3))).isGreaterThan(pass1);
+        // pass@1 over epochs is the mean score: the accuracy line says the same.
+        assertThat(summary).contains(StubModelServer.MODEL + ": " + m.group(1) + " (95% CI");
+    }
+}
