@@ -93,7 +93,7 @@ final class RunsCommand extends StoredRunsCommand implements Callable<Integer> {
         return List.of(run.runId(), (run.suite() == null ? "-" : run.suite()) + (subset == null ? ""
                         : " [" + subset + "]"),
                 run.models().isEmpty() ? "-" : String.join(",", run.models()), time(run.startedAt()),
-                run.state(running).label(), answers(run), accuracy.isEmpty() ? "-" : String.join(", ", accuracy));
+                run.stateLabel(running), answers(run), accuracy.isEmpty() ? "-" : String.join(", ", accuracy));
     }
 
     /** "30/40", or "30/?" when the run never noted how many it asks for. */

@@ -1,6 +1,7 @@
 package dev.panoptes.report;
 
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.store.RunStop;
 
 import java.time.Instant;
 import java.util.Collections;
@@ -26,9 +27,11 @@ import java.util.Objects;
  * @param stored     answers stored, failed answers included
  * @param failedJobs jobs that failed for good
  * @param accuracy   per model, the mean score with its interval (n = 0 when none is scored)
+ * @param stop       what stopped its last sitting (its budget, or a gate), or null
  */
 public record RunOverview(String runId, String suite, List<String> models, Instant startedAt, Instant finishedAt,
-                          long expected, long stored, int failedJobs, Map<String, Estimate> accuracy) {
+                          long expected, long stored, int failedJobs, Map<String, Estimate> accuracy,
+                          RunStop stop) {
     /** Where a run stands. */
     public enum State {
         /** Every answer it asks for is stored. */
@@ -63,7 +66,7 @@ public record RunOverview(String runId, String suite, List<String> models, Insta
                 : (long) info.vignettes() * Math.max(1, info.models().size()) * info.epochs();
         return new RunOverview(info.runId(), info.suite(), stats.models().stream().map(RunStats.ModelStats::model)
                 .toList(), info.startedAt(), info.finishedAt(), expected, stats.totalSamples(),
-                stats.totalFailures(), accuracy);
+                stats.totalFailures(), accuracy, info.stop());
     }
 
     /**
@@ -78,5 +81,18 @@ public record RunOverview(String runId, String suite, List<String> models, Insta
         boolean complete = expected >= 0 ? stored >= expected && failedJobs == 0
                 : finishedAt != null && failedJobs == 0;
         return complete ? State.COMPLETE : State.INCOMPLETE;
+    }
+
+    /**
+     * The state as a list of runs shows it: {@link #state(boolean)}'s label, followed by what
+     * stopped the last sitting when a budget or gate did ({@code incomplete (stopped by budget)},
+     * {@code complete (failed a gate)}), so a run a CI gate stopped never reads as merely unfinished.
+     */
+    public String stateLabel(boolean running) {
+        String label = state(running).label();
+        if (running || stop == null) {
+            return label;
+        }
+        return label + (RunStop.BUDGET.equals(stop.cause()) ? " (stopped by budget)" : " (failed a gate)");
     }
 }

@@ -43,6 +43,7 @@ class RunStopRecordCommandTest {
         String show = EvalRun.of("runs", "show", "--db", db(), run).out();
         assertThat(show).contains("Run " + run + ": incomplete\nStopped by its budget: the cost budget (--max-cost)"
                 + " stopped the run: 0.0000 of 0.0200 USD spent; 4 jobs not run\n");
+        assertThat(EvalRun.of("runs", "--db", db()).out()).contains("incomplete (stopped by budget)");
         String[] state = reportState();
         assertThat(state[0]).isEqualTo("stopped-by-budget");
         assertThat(state[1]).startsWith("Stopped by its budget: the cost budget (--max-cost) stopped the run")
@@ -54,6 +55,7 @@ class RunStopRecordCommandTest {
         assertThat(completed.err()).contains("resuming run " + run);
         assertThat(EvalRun.of("runs", "show", "--db", db(), run).out()).startsWith("Run " + run + ": complete\n")
                 .doesNotContain("Stopped");
+        assertThat(EvalRun.of("runs", "--db", db()).out()).contains(" complete ").doesNotContain("stopped by");
         state = reportState();
         assertThat(state[0]).isEqualTo("complete");
         assertThat(state[1]).isEqualTo("Complete: 8 of 8 answers stored.");
@@ -67,6 +69,7 @@ class RunStopRecordCommandTest {
 
         assertThat(EvalRun.of("runs", "show", "--db", db(), run).out())
                 .contains("Failed a gate: --fail-under 0.9 failed: " + StubModelServer.MODEL + " 0.875: exit 6\n");
+        assertThat(EvalRun.of("runs", "--db", db()).out()).contains("complete (failed a gate)");
         String[] state = reportState();
         assertThat(state[0]).isEqualTo("failed-gate");
         assertThat(state[1]).isEqualTo("Failed a gate: --fail-under 0.9 failed: " + StubModelServer.MODEL
