@@ -35,6 +35,11 @@ class JdbcResultStoreRecoveryTest {
     /** Real SQLite connections, each wrapped so that the test can make its next commit fail after committing. */
     private final List<Connection> opened = new CopyOnWriteArrayList<>();
     private final AtomicBoolean failNextCommitAfterItCommits = new AtomicBoolean();
+    /**
+     * Arms {@link #failNextCommitAfterItCommits} when a grade's update is prepared, so that the
+     * commit that fails is the grade's own and not that of the read that precedes it.
+     */
+    private final AtomicBoolean failTheNextGradesCommit = new AtomicBoolean();
     /** Thrown by the next commit instead of committing: a driver's bug, or the database's refusal. */
     private final java.util.concurrent.atomic.AtomicReference<Throwable> nextCommitThrows =
             new java.util.concurrent.atomic.AtomicReference<>();
@@ -45,6 +50,11 @@ class JdbcResultStoreRecoveryTest {
             Connection real = DriverManager.getConnection(url);
             Connection wrapped = (Connection) Proxy.newProxyInstance(getClass().getClassLoader(),
                     new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                        if (method.getName().equals("prepareStatement")
+                                && ((String) args[0]).startsWith("UPDATE panoptes_scores")
+                                && failTheNextGradesCommit.compareAndSet(true, false)) {
+                            failNextCommitAfterItCommits.set(true);
+                        }
                         if (method.getName().equals("commit")) {
                             Throwable t = nextCommitThrows.getAndSet(null);
                             if (t != null) {
@@ -125,15 +135,42 @@ class JdbcResultStoreRecoveryTest {
         ScoreEntry verdict = new ScoreEntry("judge:gpt", 1.0, "correct");
         try (JdbcResultStore store = open()) {
             store.withScoring((v, r) -> waiting).record(job, TestJobs.echo(job), "w1");
-            failNextCommitAfterItCommits.set(true);
-            assertThatThrownBy(() -> store.recordGrade(job.id(), "v0", verdict)).isInstanceOf(StoreException.class);
+            failTheNextGradesCommit.set(true);
+            assertThatThrownBy(() -> store.recordGrade(job.id(), "v0", verdict)).isInstanceOf(StoreException.class)
+                    .hasMessageContaining("store the grade of").hasMessageContaining("reply to COMMIT");
+            assertThat(failNextCommitAfterItCommits).as("the grade's own commit failed").isFalse();
+            assertThat(scores(store)).as("committed, though its commit failed").containsExactly(verdict);
 
             assertThat(store.recordGrade(job.id(), "v0", verdict)).as("its own grade, committed after all").isTrue();
             assertThat(store.recordGrade(job.id(), "v0", new ScoreEntry("judge:gpt", 0.0, "wrong")))
                     .as("a later verdict").isFalse();
             assertThat(store.recordGrade(job.id(), "v0", verdict)).as("the same verdict again, not in doubt")
                     .isFalse();
+            assertThat(scores(store)).as("the grade, stored once").containsExactly(verdict);
         }
+    }
+
+    @Test
+    void aGradeInDoubtThatAnotherVerdictBeatIsNotReportedStored() {
+        Job job = TestJobs.job("j", "a");
+        ScoreEntry waiting = new ScoreEntry("judge:gpt", null, null);
+        ScoreEntry first = new ScoreEntry("judge:gpt", 1.0, "correct");
+        ScoreEntry second = new ScoreEntry("judge:gpt", 0.0, "wrong");
+        try (JdbcResultStore store = open()) {
+            store.withScoring((v, r) -> waiting).record(job, TestJobs.echo(job), "w1");
+            failTheNextGradesCommit.set(true);
+            assertThatThrownBy(() -> store.recordGrade(job.id(), "v0", first)).isInstanceOf(StoreException.class);
+
+            assertThat(store.recordGrade(job.id(), "v0", second))
+                    .as("another verdict for an answer whose grade is in doubt: the first one was committed").isFalse();
+            assertThat(scores(store)).containsExactly(first);
+        }
+    }
+
+    private static List<ScoreEntry> scores(JdbcResultStore store) {
+        List<ScoreEntry> scores = new java.util.ArrayList<>();
+        store.forEachRecord(r -> scores.add(r.score()));
+        return scores;
     }
 
     @Test
