@@ -73,7 +73,7 @@ class LmEvalExportTest {
                 .isEqualTo("user: What is the capital of France?");
         assertThat(first.path("filter").asText()).isEqualTo("none");
         assertThat(first.path("acc").asDouble()).isEqualTo(1.0);
-        assertThat(first.path("panoptes").path("epoch").asInt()).isEqualTo(1);
+        assertThat(first.path("panoptes").path("epoch").asInt()).isZero();
         assertThat(first.path("prompt_hash").asText())
                 .isEqualTo(LmEvalSamples.sha256("user: What is the capital of France?"));
         assertThat(first.path("target_hash").asText()).isEqualTo(LmEvalSamples.sha256("Paris"));
