@@ -4,6 +4,7 @@ import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.suite.SuiteFormatException;
 import dev.panoptes.control.suite.SuiteSubset;
 import dev.panoptes.coordinator.CoordinatorRun;
+import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.coordinator.RunGates;
 import dev.panoptes.coordinator.CoordinatorSettings;
 import dev.panoptes.coordinator.ModelApiWorker;
@@ -20,6 +21,7 @@ import picocli.CommandLine.Spec;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,7 +48,8 @@ import java.util.concurrent.Callable;
                     + " PostgreSQL) database, with the summary the coordinator prints.",
             "Before the run it checks that the model API answers and serves every --model (as a worker does;"
                     + " --no-model-check skips it), and exits " + EvalCommand.EXIT_MODEL_API_UNUSABLE + " when it"
-                    + " does not, having run nothing.",
+                    + " does not, having run nothing. A model API that does not answer at all stops the run only"
+                    + " if answers are left once the --db's response cache has served what it holds.",
             "Running the same command again against the same --db resumes the run. To spread a suite over"
                     + " several machines, run 'coordinator' and workers instead: the database and the run are"
                     + " the same."
@@ -80,7 +83,7 @@ import java.util.concurrent.Callable;
         })
 public final class EvalCommand implements Callable<Integer> {
     /** Exit code when the model API is unreachable or unusable as configured; nothing was run. */
-    public static final int EXIT_MODEL_API_UNUSABLE = 8;
+    public static final int EXIT_MODEL_API_UNUSABLE = CoordinatorRun.EXIT_MODEL_API_UNUSABLE;
     /**
      * How long the run may have no usable worker before it fails what remains: the coordinator's
      * default, since the one worker is quarantined for a while when its model API falters mid-run.
@@ -136,7 +139,16 @@ public final class EvalCommand implements Callable<Integer> {
         try (Sandboxes sandboxes = Sandboxes.onPath(env.getOrDefault("PATH", System.getenv("PATH")), SandboxLimits.defaults(), sandboxes());
              ModelApiWorker worker = ModelApiWorker.open(modelApiOptions.modelApi, key, served(settings),
                 modelApiOptions.capacity(), modelApiOptions.requests, modelApiOptions.requestTimeout, sandboxes)) {
-            if (!modelApiOptions.noModelCheck && !usable(worker.check(), err)) {
+            ModelApiCheck.Result checked = modelApiOptions.noModelCheck ? null : worker.check();
+            boolean deferred = checked != null && checked.verdict() == ModelApiCheck.Verdict.TRANSIENT
+                    && mayHoldAnswers(runOptions.database) && RunScoring.judgeModelOf(settings.scorer()) == null;
+            if (deferred) {
+                // Down, not wrong: the database's response cache may hold every answer, and a run
+                // it answers whole needs no model. Asked again once the cache has served.
+                err.println("the model API does not answer: " + checked.message() + "; the run goes on with the"
+                        + " answers the response cache holds and stops before asking the model if any is left");
+                err.flush();
+            } else if (checked != null && !usable(checked, err)) {
                 return EXIT_MODEL_API_UNUSABLE;
             }
             CoordinatorRun run = choices.applyTo(new CoordinatorRun(settings, spec.commandLine().getOut(), err,
@@ -145,6 +157,12 @@ public final class EvalCommand implements Callable<Integer> {
                     .withRateGovernor(false, 0)
                     .withDatabase(runOptions.database)
                     .withInProcessWorker(worker.handle());
+            if (deferred) {
+                run.withModelGate(() -> {
+                    ModelApiCheck.Result again = worker.check();
+                    return again.verdict() == ModelApiCheck.Verdict.OK ? null : refusal(again);
+                });
+            }
             try {
                 return CoordinatorCommand.runInterruptibly(run);
             } catch (SuiteFormatException e) {
@@ -164,6 +182,14 @@ public final class EvalCommand implements Callable<Integer> {
             throw CliErrors.invalid(spec, "--sandboxes", "must be 1 to 1024, got " + sandboxSlots);
         }
         return sandboxSlots;
+    }
+
+    /**
+     * Whether the database can hold answers to serve: a SQLite file that does not exist yet holds
+     * none (and is not created for a run that cannot be answered).
+     */
+    private static boolean mayHoldAnswers(DatabaseTarget database) {
+        return !(database instanceof DatabaseTarget.Sqlite sqlite) || Files.isRegularFile(sqlite.file());
     }
 
     /** The run's models, and its judge's: what the worker serves and the check asks for. */
@@ -192,5 +218,12 @@ public final class EvalCommand implements Callable<Integer> {
                 + " --api-key or " + WorkerMain.API_KEY_ENV + ", and --model; --no-model-check skips the check)");
         err.flush();
         return false;
+    }
+
+    /** The line a run prints when answers are left to ask and the model API still does not serve them. */
+    private static String refusal(ModelApiCheck.Result result) {
+        return "the model API check failed: " + result.message() + "; answers are left that the response cache does"
+                + " not hold, so the run stops before asking the model, exiting with code " + EXIT_MODEL_API_UNUSABLE
+                + " (check --model-api, --api-key or " + WorkerMain.API_KEY_ENV + ", and --model)";
     }
 }

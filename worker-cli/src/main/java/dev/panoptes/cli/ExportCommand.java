@@ -115,7 +115,8 @@ final class ExportCommand extends StoredRunsCommand implements Callable<Integer>
     private static List<String> lmEval(RunData run, Path dir) throws IOException {
         return LmEvalExport.write(run, dir).stream().map(w -> "run " + run.info().runId() + ", " + w.model()
                 + ": wrote " + w.results() + " and " + w.samples().getFileName() + " ("
-                + Plural.of(w.sampleLines(), "sample") + ", acc " + Figures.ratio(w.accuracy().mean()) + ")").toList();
+                + Plural.of(w.sampleLines(), "document") + (w.repeats() > 1 ? " x " + w.repeats() + " repeats" : "")
+                + ", acc " + Figures.ratio(w.accuracy().mean()) + ")").toList();
     }
 
     /** The format names, for --help and shell completion. */

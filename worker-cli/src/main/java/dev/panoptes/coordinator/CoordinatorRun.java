@@ -83,6 +83,11 @@ public final class CoordinatorRun {
     /** Exit code when the run was interrupted (Ctrl-C), as shells report SIGINT. */
     public static final int EXIT_INTERRUPTED = 130;
     /**
+     * Exit code when answers were left to ask and the {@link ModelGate} refused the models (their
+     * API is unreachable); what the cache served is stored.
+     */
+    public static final int EXIT_MODEL_API_UNUSABLE = 8;
+    /**
      * Exit code when the run stopped because the coordinator itself failed (its worker server
      * died, or its result store took no write for too long).
      */
@@ -144,6 +149,8 @@ public final class CoordinatorRun {
     private boolean retryFailed;
     /** The one worker in this process, instead of a worker server; null for a fleet. */
     private WorkerHandle inProcessWorker;
+    /** Asked before any model is, once the cache has served; null to ask the models without asking it. */
+    private ModelGate modelGate;
 
     /**
      * @param workerCommand how a user starts a worker, printed with the listening address
@@ -254,6 +261,17 @@ public final class CoordinatorRun {
         return this;
     }
 
+
+    /**
+     * Asks {@code gate} whether the models may be asked once the response cache has served what it
+     * holds, if any answer is left to ask; when it refuses, the run stops there (what the cache
+     * served is stored) and returns {@link #EXIT_MODEL_API_UNUSABLE}. A run the cache answers
+     * whole never asks it. Call before {@link #run()}.
+     */
+    public CoordinatorRun withModelGate(ModelGate gate) {
+        this.modelGate = Objects.requireNonNull(gate, "gate");
+        return this;
+    }
 
     /**
      * Stores results in this database (a SQLite file or a shared PostgreSQL database) instead of
@@ -514,6 +532,12 @@ public final class CoordinatorRun {
                 progress.message("interrupted: " + RunLines.recordsKept(store.recordCount()) + " in " + target
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
+            } catch (ModelsRefused e) {
+                events.storeIn(store, plan.runId());
+                store.endSitting(plan.runId());
+                progress.message(e.getMessage() + "; " + RunLines.recordsKept(store.recordCount()) + " in " + target
+                        + " (what the response cache served); run the same command again once the model API is up");
+                return EXIT_MODEL_API_UNUSABLE;
             } catch (StoreUnavailableException e) {
                 StoreFencedException fenced = Takeover.in(e);
                 if (fenced != null) {
@@ -608,10 +632,25 @@ public final class CoordinatorRun {
                 .serve(retry == null ? jobs : retry.jobsToRun(store, jobs));
         progress.message(RunLines.cache(cache, settings.params(), cached));
         progress.addCacheHits((int) cached.served());
+        // A job the cache answered whole stays in the plan, complete in the store: not one to ask.
+        ResultStore planned = cached.storeFor(store);
+        if (modelGate != null && cached.jobs().stream().anyMatch(job -> !planned.isComplete(job))) {
+            String refusal = modelGate.refusal();
+            if (refusal != null) {
+                throw new ModelsRefused(refusal);
+            }
+        }
         ResultStore timed = adminNow == null ? store : adminNow.timed(store);
         return frames.recordFailures(store, new Scheduler(budget == null ? pool : budget.guard(pool),
                 cached.storeFor(retry == null ? timed : retry.storeFor(timed)),
                 budget == null ? options : budget.applyTo(options)).run(cached.jobs()));
+    }
+
+    /** The {@link ModelGate} refused the models while answers were left to ask; the message is its line. */
+    private static final class ModelsRefused extends RuntimeException {
+        ModelsRefused(String line) {
+            super(line, null, false, false);
+        }
     }
 
     /**

@@ -113,8 +113,10 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                 Plural.of(redeliveries, "job"), Plural.of(duplicates, "record")));
         RunStats.CacheHits cached = stats.cacheHits();
         if (cached.answers() > 0) {
-            sb.append(String.format(Locale.ROOT, "  cache hits:  %s served from the database without a model call"
-                    + " (answered first in %s)%n", Plural.of(cached.answers(), "answer"),
+            // "all": a run the cache answered whole asked no model (and needed none to be up).
+            sb.append(String.format(Locale.ROOT, "  cache hits:  %s%s served from the database without a model call"
+                    + " (answered first in %s)%n", cached.answers() == answers ? "all " : "",
+                    Plural.of(cached.answers(), "answer"),
                     Plural.of(cached.fromRuns().size(), "earlier run")));
         }
         renderTokens(sb, tokens, stats);

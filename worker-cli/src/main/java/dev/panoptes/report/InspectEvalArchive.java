@@ -16,10 +16,12 @@ import java.util.zip.ZipOutputStream;
 /**
  * An Inspect AI eval log in its {@code .eval} form: a zip that holds the log's start
  * ({@code _journal/start.json}: version, eval spec, plan), one member per sample
- * ({@code samples/<id>_epoch_<epoch>.json}), the samples' summaries ({@code summaries.json},
- * and the same as the journal's one flush) and the header ({@code header.json}: the log without
- * its samples). The viewer reads the header and summaries first and a sample when it is opened,
- * so a large run opens without loading every answer.
+ * ({@code samples/<id>_epoch_<epoch>.json}, the epoch from 1), the samples' summaries
+ * ({@code summaries.json}, and the same as the journal's one flush), the scores reduced over
+ * epochs ({@code reductions.json}, when the log has them) and the header ({@code header.json}: the
+ * log without its samples and reductions), as Inspect's {@code EvalRecorder} writes them. The
+ * viewer reads the header and summaries first and a sample when it is opened, so a large run
+ * opens without loading every answer.
  *
  * <p>Stateless; any thread.
  */
@@ -49,8 +51,12 @@ final class InspectEvalArchive {
             }
             put(zip, "_journal/summaries/1.json", summaries);
             put(zip, "summaries.json", summaries);
+            if (log.has("reductions")) {
+                put(zip, "reductions.json", log.get("reductions"));
+            }
             ObjectNode header = log.deepCopy();
             header.remove("samples");
+            header.remove("reductions");
             put(zip, "header.json", header);
         }
         return bytes.toByteArray();

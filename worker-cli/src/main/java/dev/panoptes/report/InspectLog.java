@@ -18,9 +18,12 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 
@@ -35,7 +38,9 @@ import java.util.Set;
  * epochs and the sampling parameters of the run's manifest), the results (the run's scorer with
  * {@code accuracy} and {@code stderr} metrics: the figures Panoptes prints, from
  * {@link RunStats}, clustered by vignette and with failed answers scored 0), the stats (start and
- * end, token usage) and one sample per vignette and epoch ({@link InspectSamples}). Its
+ * end, token usage), one sample per vignette and epoch ({@link InspectSamples}, epochs numbered
+ * from 1 as Inspect numbers them) and the reductions: each vignette's score over its epochs by the
+ * {@code mean} reducer the config names, as Inspect reduces a multi-epoch sample. Its
  * {@code status} is {@code "success"}, whatever the run's state: the log carries what is stored.
  *
  * <p>Stateless; any thread. Files are written to a temporary name and moved into place, so a
@@ -46,6 +51,12 @@ public final class InspectLog {
     public static final int FORMAT_VERSION = 2;
     /** The listing the Inspect viewer reads from a log folder. */
     public static final String LISTING = "listing.json";
+    /**
+     * How a vignette's epochs make one score: their mean, Inspect's default reducer and the
+     * figure Panoptes prints (the mean over answers, which is the mean of the vignettes' means
+     * when every vignette has every epoch).
+     */
+    static final String REDUCER = "mean";
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final ObjectMapper PRETTY = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ssxxx", Locale.ROOT)
@@ -147,6 +158,9 @@ public final class InspectLog {
                 samples.add(InspectSamples.sample(row, manifest, scorer));
             }
         }
+        if (scorer != null && figures.scored() > 0) {
+            log.putArray("reductions").add(reductions(run, model, scorer));
+        }
         return log;
     }
 
@@ -206,7 +220,7 @@ public final class InspectLog {
         spec.putObject("model_args");
         ObjectNode config = spec.putObject("config");
         config.put("epochs", info.epochs());
-        config.putArray("epochs_reducer").add("mean");
+        config.putArray("epochs_reducer").add(REDUCER);
         if (subset != null) {
             // Inspect's own names for the subset options (EvalConfig: limit, sample_id, sample_shuffle).
             if (subset.limit() != null) {
@@ -289,6 +303,7 @@ public final class InspectLog {
         ObjectNode score = results.putArray("scores").addObject();
         score.put("name", scorer);
         score.put("scorer", scorer);
+        score.put("reducer", REDUCER);
         score.put("scored_samples", figures.scored());
         score.put("unscored_samples", figures.unscored());
         score.putObject("params");
@@ -304,6 +319,49 @@ public final class InspectLog {
         metadata.put("clusters", accuracy.clusters());
         metadata.put("failed_answers", figures.failedAnswers());
         return results;
+    }
+
+    /**
+     * Inspect's {@code EvalSampleReductions} for the scorer: per vignette (in the order of its
+     * first answer), the mean of its epochs' figure scores (failed answers as 0, unscored answers
+     * left out) with the answer and explanation of its first epoch; a vignette without a scored
+     * answer has none.
+     */
+    private static ObjectNode reductions(RunData run, String model, String scorer) {
+        Map<String, List<SampleRow>> byVignette = new LinkedHashMap<>();
+        for (SampleRow row : run.samples()) {
+            if (row.model().equals(model)) {
+                byVignette.computeIfAbsent(row.vignetteId(), v -> new ArrayList<>()).add(row);
+            }
+        }
+        ObjectNode reductions = JSON.createObjectNode();
+        reductions.put("scorer", scorer);
+        reductions.put("reducer", REDUCER);
+        ArrayNode samples = reductions.putArray("samples");
+        for (Map.Entry<String, List<SampleRow>> vignette : byVignette.entrySet()) {
+            List<SampleRow> rows = vignette.getValue();
+            rows.sort(Comparator.comparingInt(SampleRow::epoch));
+            double sum = 0;
+            int scored = 0;
+            for (SampleRow row : rows) {
+                if (row.figureScore() != null) {
+                    sum += row.figureScore();
+                    scored++;
+                }
+            }
+            if (scored == 0) {
+                continue;
+            }
+            ObjectNode reduced = samples.addObject();
+            reduced.put("value", sum / scored);
+            SampleRow first = rows.get(0);
+            if (first.response() != null) {
+                reduced.put("answer", first.response());
+            }
+            reduced.put("explanation", "mean of " + scored + " scored of " + rows.size() + " epochs");
+            reduced.put("sample_id", vignette.getKey());
+        }
+        return reductions;
     }
 
     private static void metric(ObjectNode metrics, String name, double value) {

@@ -41,7 +41,7 @@ final class InspectSamples {
     static ObjectNode sample(SampleRow row, RunManifest manifest, String scorer) {
         ObjectNode sample = JSON.objectNode();
         sample.put("id", row.vignetteId());
-        sample.put("epoch", row.epoch());
+        sample.put("epoch", epoch(row));
         ArrayNode input = input(row.prompt(), manifest == null ? null : manifest.systemPrompt());
         sample.set("input", input);
         sample.put("target", row.expected() == null ? "" : row.expected());
@@ -100,6 +100,16 @@ final class InspectSamples {
             error.put("traceback_ansi", "");
         }
         return sample;
+    }
+
+    /**
+     * The sample's epoch as Inspect numbers it: from 1 (its task runner asks
+     * {@code range(1, epochs + 1)}, {@code read_eval_sample} reads epoch 1 unless told), where a
+     * run stores its epochs from 0. Named {@code samples/<id>_epoch_<epoch>.json} in a {@code .eval}
+     * log.
+     */
+    static int epoch(SampleRow row) {
+        return row.epoch() + 1;
     }
 
     /**

@@ -44,13 +44,17 @@ import java.util.regex.Pattern;
  * once, the cluster-robust one over vignettes when epochs repeat them (lm-eval's would treat a
  * repeat as a new question); {@code panoptes.stderr} in the results says which, and {@code "N/A"}
  * stands where it is undefined, as in lm-eval. {@code n-samples} gives the suite's vignettes as
- * {@code original} and the sample lines (vignettes x epochs) as {@code effective}.
+ * {@code original} and the sample lines (one per vignette) as {@code effective}; the run's epochs
+ * are the task config's {@code repeats}, as lm-eval counts them.
  *
- * <p><b>Samples</b> ({@link LmEvalSamples}): one line per vignette and epoch, {@code doc_id} the
+ * <p><b>Samples</b> ({@link LmEvalSamples}): one line per vignette, its epochs as lm-eval's
+ * repeats in {@code resps}, {@code doc_id} the
  * vignette's place among the run's vignettes (the suite's order when the run asked the whole
  * suite), {@code doc} the vignette ({@code id}, {@code prompt},
- * {@code expected}, {@code metadata}), the metric {@code acc} with the sample's figure score
- * (null when unscored), lm-eval's hashes, and Panoptes' own facts under {@code panoptes}.
+ * {@code expected}, {@code metadata}), the metric {@code acc} with the mean figure score of its
+ * repeats (null when unscored), lm-eval's hashes, and Panoptes' own facts under {@code panoptes}.
+ * {@code acc,none} is the mean over answers, which is lm-eval's mean of the lines' {@code acc}
+ * when every vignette has every epoch.
  *
  * <p>Both files are laid out as lm-eval's Python writes them ({@link PythonJson}): the results
  * indented by two, each sample on one line.
@@ -81,11 +85,12 @@ public final class LmEvalExport {
      * @param task        the task name in the files
      * @param results     the {@code results_<date>.json} file
      * @param samples     the {@code samples_<task>_<date>.jsonl} file
-     * @param sampleLines lines in the samples file (vignettes x epochs for a complete run)
+     * @param sampleLines lines in the samples file: one per vignette
+     * @param repeats     the run's epochs, lm-eval's repeats: answers per line
      * @param accuracy    the figure written as {@code acc}, as {@link RunStats} computed it
      */
     public record Written(String model, String task, Path results, Path samples, int sampleLines,
-                          Estimate accuracy) {
+                          int repeats, Estimate accuracy) {
     }
 
     /** {@link #write(RunData, Path, Clock)} with the system clock (used only for a run with no recorded time). */
@@ -126,7 +131,8 @@ public final class LmEvalExport {
             Path results = folder.resolve("results_" + date + ".json");
             Map<String, Object> document = results(info, model, task, lines, genKwargs);
             Files.writeString(results, PythonJson.dumps(document), StandardCharsets.UTF_8);
-            written.add(new Written(model.model(), task, results, samples, lines.size(), model.accuracy()));
+            written.add(new Written(model.model(), task, results, samples, lines.size(), info.epochs(),
+                    model.accuracy()));
         }
         return written;
     }
@@ -225,6 +231,18 @@ public final class LmEvalExport {
         c.put("doc_to_text", "prompt");
         c.put("doc_to_target", "expected");
         c.put("num_fewshot", nShot);
+        // Epochs are lm-eval's repeats; every repeat is scored, so the filter keeps them all.
+        int repeats = Math.max(1, info.epochs());
+        c.put("repeats", repeats);
+        Map<String, Object> keep = new LinkedHashMap<>();
+        keep.put("function", repeats == 1 ? "take_first" : "take_first_k");
+        if (repeats > 1) {
+            keep.put("k", repeats);
+        }
+        Map<String, Object> filter = new LinkedHashMap<>();
+        filter.put("name", FILTER);
+        filter.put("filter", List.of(keep));
+        c.put("filter_list", List.of(filter));
         Map<String, Object> metric = new LinkedHashMap<>();
         metric.put("metric", METRIC);
         metric.put("aggregation", "mean");

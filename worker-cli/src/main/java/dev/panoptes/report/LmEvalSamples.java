@@ -14,10 +14,20 @@ import java.util.TreeMap;
 
 /**
  * The lines of an lm-evaluation-harness {@code samples_<task>_<date>.jsonl} file for one model's
- * answers ({@link LmEvalExport} writes them): one line per vignette and epoch, in document order
- * and then epoch, with lm-eval's fields ({@code doc_id}, {@code doc}, {@code target},
- * {@code arguments}, {@code resps}, {@code filtered_resps}, {@code filter}, {@code metrics}, the
- * three hashes, the metric's value) and what Panoptes knows besides under {@code panoptes}.
+ * answers ({@link LmEvalExport} writes them): one line per vignette, in document order, with
+ * lm-eval's fields ({@code doc_id}, {@code doc}, {@code target}, {@code arguments},
+ * {@code resps}, {@code filtered_resps}, {@code filter}, {@code metrics}, the three hashes, the
+ * metric's value) and what Panoptes knows besides under {@code panoptes}.
+ *
+ * <p>Epochs are lm-eval's {@code repeats}: lm-eval sends a document's one request
+ * {@code repeats} times and logs one line per document whose {@code resps} holds, per request,
+ * the list of its repeats ({@code evaluator.py}: {@code "resps": [req.resps for req in
+ * requests]}). So a vignette's answers are one line, {@code resps} {@code [[epoch 0, epoch 1,
+ * ...]]} in epoch order. Panoptes scores every repeat, so {@code filtered_resps} keeps them all
+ * (lm-eval's {@code take_first_k} with k the repeats; with one repeat it is lm-eval's default
+ * {@code take_first}, the one answer) and {@code acc} is the mean of the repeats' figure scores
+ * (null when none is scored); each repeat's own grade and call are under
+ * {@code panoptes.repeats}.
  *
  * <p>The hashes are lm-eval's: SHA-256 (hex) of the document as Python's
  * {@code json.dumps(doc, indent=2, ensure_ascii=False)} writes it ({@link PythonJson}), of the
@@ -58,7 +68,7 @@ final class LmEvalSamples {
     }
 
     /**
-     * The lines of one model's answers.
+     * The lines of one model's answers: one per vignette, its epochs as repeats.
      *
      * @param rows      the model's answers
      * @param docIds    {@link #docIds} over the whole run, so that a vignette has one id for every model
@@ -66,12 +76,15 @@ final class LmEvalSamples {
      */
     static List<Map<String, Object>> lines(List<SampleRow> rows, Map<String, Integer> docIds,
                                            Map<String, Object> genKwargs) {
-        List<SampleRow> sorted = new ArrayList<>(rows);
-        sorted.sort(Comparator.comparingInt((SampleRow r) -> docIds.get(r.vignetteId()))
-                .thenComparingInt(SampleRow::epoch));
-        List<Map<String, Object>> lines = new ArrayList<>(sorted.size());
-        for (SampleRow row : sorted) {
-            lines.add(line(row, docIds.get(row.vignetteId()), genKwargs));
+        Map<Integer, List<SampleRow>> byDoc = new TreeMap<>();
+        for (SampleRow row : rows) {
+            byDoc.computeIfAbsent(docIds.get(row.vignetteId()), id -> new ArrayList<>()).add(row);
+        }
+        List<Map<String, Object>> lines = new ArrayList<>(byDoc.size());
+        for (Map.Entry<Integer, List<SampleRow>> doc : byDoc.entrySet()) {
+            List<SampleRow> repeats = doc.getValue();
+            repeats.sort(Comparator.comparingInt(SampleRow::epoch));
+            lines.add(line(repeats, doc.getKey(), genKwargs));
         }
         return lines;
     }
@@ -95,11 +108,24 @@ final class LmEvalSamples {
         }
     }
 
-    private static Map<String, Object> line(SampleRow row, int docId, Map<String, Object> genKwargs) {
+    /** The line of one vignette; {@code repeats} its answers in epoch order, at least one. */
+    private static Map<String, Object> line(List<SampleRow> repeats, int docId, Map<String, Object> genKwargs) {
+        SampleRow row = repeats.get(0);
         String prompt = row.prompt() == null ? "" : row.prompt();
         // lm-eval writes str(target); a vignette without an expected answer has the empty target.
         String target = row.expected() == null ? "" : row.expected();
-        String response = row.response() == null ? "" : row.response();
+        List<String> responses = new ArrayList<>(repeats.size());
+        double sum = 0;
+        int scored = 0;
+        List<Map<String, Object>> facts = new ArrayList<>(repeats.size());
+        for (SampleRow repeat : repeats) {
+            responses.add(repeat.response() == null ? "" : repeat.response());
+            if (repeat.figureScore() != null) {
+                sum += repeat.figureScore();
+                scored++;
+            }
+            facts.add(panoptes(repeat));
+        }
         Map<String, Object> doc = new LinkedHashMap<>();
         doc.put("id", row.vignetteId());
         doc.put("prompt", row.prompt());
@@ -114,22 +140,24 @@ final class LmEvalSamples {
         line.put("doc", doc);
         line.put("target", target);
         line.put("arguments", Map.of("gen_args_0", args));
-        line.put("resps", List.of(List.of(response)));
-        line.put("filtered_resps", List.of(response));
+        line.put("resps", List.of(responses));
+        line.put("filtered_resps", responses.size() == 1 ? responses : List.of(responses));
         line.put("filter", LmEvalExport.FILTER);
         line.put("metrics", List.of(LmEvalExport.METRIC));
         line.put("doc_hash", sha256(PythonJson.dumps(doc)));
         line.put("prompt_hash", sha256(prompt));
         line.put("target_hash", sha256(target));
-        line.put(LmEvalExport.METRIC, row.figureScore());
-        line.put("panoptes", panoptes(row));
+        line.put(LmEvalExport.METRIC, scored == 0 ? null : sum / scored);
+        Map<String, Object> panoptes = new LinkedHashMap<>();
+        panoptes.put("vignette_id", row.vignetteId());
+        panoptes.put("repeats", facts);
+        line.put("panoptes", panoptes);
         return line;
     }
 
-    /** What lm-eval has no field for: the epoch, the grade's explanation, the call's facts, a failure. */
+    /** What lm-eval has no field for, per repeat: the epoch, the grade and its explanation, the call's facts, a failure. */
     private static Map<String, Object> panoptes(SampleRow row) {
         Map<String, Object> p = new LinkedHashMap<>();
-        p.put("vignette_id", row.vignetteId());
         p.put("epoch", row.epoch());
         p.put("score", row.score());
         p.put("explanation", row.explanation());

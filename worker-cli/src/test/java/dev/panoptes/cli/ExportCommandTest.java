@@ -24,11 +24,14 @@ import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /** {@code export --format lm-eval} on a database a run wrote: two models, three vignettes, two epochs. */
 class ExportCommandTest {
@@ -65,7 +68,7 @@ class ExportCommandTest {
     }
 
     @Test
-    void writesLmEvalFilesPerModelWithTheSummarysAccuracyAndALinePerVignetteAndEpoch() throws Exception {
+    void writesLmEvalFilesPerModelWithTheSummarysAccuracyAndALinePerVignetteWithItsEpochsAsRepeats() throws Exception {
         Path target = dir.resolve("lm-eval-out");
 
         assertThat(execute("export", "--db", db.toString(), "--format", "lm-eval", "--out", target.toString()))
@@ -91,18 +94,41 @@ class ExportCommandTest {
             assertThat(results.path("results").path("sums").path("acc_stderr,none").isNumber()).isTrue();
             assertThat(results.path("configs").path("sums").path("dataset_path").asText())
                     .isEqualTo("evals/sums.jsonl");
-            assertThat(results.path("n-samples").path("sums").path("effective").asInt()).isEqualTo(3 * 2);
+            // lm-eval's layout for repeats: one line per document, its repeats in resps.
+            assertThat(results.path("n-samples").path("sums").path("original").asInt()).isEqualTo(3);
+            assertThat(results.path("n-samples").path("sums").path("effective").asInt()).isEqualTo(3);
+            assertThat(results.path("configs").path("sums").path("repeats").asInt()).isEqualTo(2);
             assertThat(results.path("config").path("model_args").asText()).isEqualTo("model=" + model);
 
             List<String> lines = Files.readAllLines(files.get(1));
-            assertThat(lines).hasSize(3 * 2);
+            assertThat(lines).as("one line per vignette").hasSize(3);
+            Set<Integer> docIds = new HashSet<>();
+            double sum = 0;
             for (String line : lines) {
                 JsonNode sample = JSON.readTree(line);
                 assertThat(sample.fieldNames()).toIterable().contains("doc_id", "doc", "target", "arguments",
                         "resps", "filtered_resps", "metrics", "acc", "doc_hash", "prompt_hash", "target_hash");
+                assertThat(docIds.add(sample.path("doc_id").asInt())).as("doc_id %s once", sample.path("doc_id"))
+                        .isTrue();
+                assertThat(sample.path("arguments")).as("one request per document").hasSize(1);
+                assertThat(sample.path("resps")).hasSize(1);
+                assertThat(sample.path("resps").get(0)).as("the request's two repeats").hasSize(2);
+                assertThat(sample.path("filtered_resps")).isEqualTo(sample.path("resps"));
+                JsonNode repeats = sample.path("panoptes").path("repeats");
+                assertThat(repeats).hasSize(2);
+                double mean = 0;
+                for (int i = 0; i < 2; i++) {
+                    assertThat(repeats.get(i).path("epoch").asInt()).isEqualTo(i);
+                    mean += repeats.get(i).path("score").asDouble() / 2;
+                }
+                assertThat(sample.path("acc").asDouble()).as("the mean over the repeats").isEqualTo(mean);
+                sum += sample.path("acc").asDouble();
             }
+            assertThat(results.path("results").path("sums").path("acc,none").asDouble())
+                    .as("lm-eval's mean aggregation of the lines' acc").isCloseTo(sum / 3, within(1e-12));
             assertThat(out.toString()).contains("run " + RUN + ", " + model + ": wrote " + files.get(0)
-                    + " and samples_sums_2026-12-01T10-00-00.jsonl (6 samples, acc " + Figures.ratio(accuracy) + ")");
+                    + " and samples_sums_2026-12-01T10-00-00.jsonl (3 documents x 2 repeats, acc "
+                    + Figures.ratio(accuracy) + ")");
         }
         assertThat(stats.model("m").orElseThrow().accuracy().mean()).isEqualTo(5.0 / 6);
         assertThat(stats.model("org/n").orElseThrow().accuracy().mean()).isEqualTo(4.0 / 6);

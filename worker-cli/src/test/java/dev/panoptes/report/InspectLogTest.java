@@ -83,7 +83,18 @@ class InspectLogTest {
         assertThat(first.get("events")).isEmpty();
         List<String> sampleKeys = new ArrayList<>();
         samples.forEach(s -> sampleKeys.add(s.get("id").asText() + "/" + s.get("epoch").asInt()));
-        assertThat(sampleKeys).containsExactly("v1/1", "v1/2", "v2/1", "v2/2", "v3/1", "v3/2");
+        assertThat(sampleKeys).as("the stored epochs 0 and 1 as Inspect numbers them")
+                .containsExactly("v1/1", "v1/2", "v2/1", "v2/2", "v3/1", "v3/2");
+        assertThat(score.get("reducer").asText()).isEqualTo("mean");
+        assertThat(spec.get("config").get("epochs_reducer").get(0).asText()).isEqualTo("mean");
+        JsonNode reductions = log.get("reductions");
+        assertThat(reductions).hasSize(1);
+        assertThat(reductions.get(0).get("scorer").asText()).isEqualTo("exact");
+        assertThat(reductions.get(0).get("reducer").asText()).isEqualTo("mean");
+        List<String> reduced = new ArrayList<>();
+        reductions.get(0).get("samples").forEach(r -> reduced.add(r.get("sample_id").asText() + "="
+                + r.get("value").asDouble()));
+        assertThat(reduced).as("m-a: v1 1, 1; v2 1, 0; v3 0, 0").containsExactly("v1=1.0", "v2=0.5", "v3=0.0");
 
         JsonNode unscored = JSON.readTree(files.get(2).toFile());
         assertThat(unscored.has("results")).as("m-c has no scored sample").isFalse();
@@ -111,14 +122,18 @@ class InspectLogTest {
             List<String> names = file.stream().map(ZipEntry::getName).toList();
             assertThat(names).containsExactly("_journal/start.json", "samples/v1_epoch_1.json", "samples/v1_epoch_2.json",
                     "samples/v2_epoch_1.json", "samples/v2_epoch_2.json", "samples/v3_epoch_1.json",
-                    "samples/v3_epoch_2.json", "_journal/summaries/1.json", "summaries.json", "header.json");
+                    "samples/v3_epoch_2.json", "_journal/summaries/1.json", "summaries.json", "reductions.json",
+                    "header.json");
             JsonNode header = JSON.readTree(file.getInputStream(file.getEntry("header.json")));
             ObjectNode withoutSamples = log.deepCopy();
             withoutSamples.remove("samples");
+            withoutSamples.remove("reductions");
             // As text: numbers read back may be of another Java type than those written.
             assertThat(header.toString()).isEqualTo(withoutSamples.toString());
             assertThat(JSON.readTree(file.getInputStream(file.getEntry("samples/v2_epoch_2.json"))).toString())
                     .isEqualTo(log.get("samples").get(3).toString());
+            assertThat(JSON.readTree(file.getInputStream(file.getEntry("reductions.json"))).toString())
+                    .isEqualTo(log.get("reductions").toString());
             JsonNode summaries = JSON.readTree(file.getInputStream(file.getEntry("summaries.json")));
             assertThat(summaries).hasSize(6);
             assertThat(summaries.get(3).get("scores").get("exact").get("value").asDouble()).isEqualTo(0.0);

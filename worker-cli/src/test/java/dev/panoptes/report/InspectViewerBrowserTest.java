@@ -16,6 +16,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -32,7 +33,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <p>The viewer is a static page built from {@code src/test/inspect-viewer} by its
  * {@code build.sh} (npm and esbuild; Maven runs it before the tests). A loopback HTTP
  * server on an ephemeral port serves that page and, under {@code logs/}, the folder
- * {@link InspectLog} wrote, as {@code inspect view} serves a log folder. Skipped, saying why, when
+ * {@link InspectLog} wrote, as {@code inspect view} serves a log folder; besides the report
+ * fixture's logs, it holds one of a run of three epochs. Skipped, saying why, when
  * Chromium or the built page is missing. Leaves a screenshot in {@code target/inspect-viewer.png}.
  */
 class InspectViewerBrowserTest {
@@ -62,6 +64,8 @@ class InspectViewerBrowserTest {
         Path logs = dir.resolve("logs");
         String file = InspectLog.write(run, logs).get(1).getFileName().toString();
         String zip = InspectLog.write(run, logs, InspectLog.LogFormat.EVAL).get(0).getFileName().toString();
+        String epochs = InspectLog.write(threeEpochs(), logs, InspectLog.LogFormat.EVAL).get(0).getFileName()
+                .toString();
 
         HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
@@ -77,7 +81,9 @@ class InspectViewerBrowserTest {
             String text = shown.get("text").asText();
             assertThat(shown.get("found").asBoolean()).as("the viewer shows the log; it shows:%n%s", text).isTrue();
             assertThat(text).contains("capitals & <sums>").contains("m-b").contains("exact")
-                    .contains("ACCURACY\n" + accuracy).contains("STDERR\n" + stderr).contains("6 Samples")
+                    // MEAN: the epochs reducer each score names, as the config's epochs_reducer does.
+                    .contains("ACCURACY\nMEAN\n" + accuracy).contains("STDERR\nMEAN\n" + stderr)
+                    .contains("6 Samples")
                     .contains("What is the capital of France?").contains("Name a prime above 10.")
                     .contains("reply 0.0").contains("reply 2.1");
             // Not asserted: the viewer turns message text into HTML, and the fixture's prompt with
@@ -87,8 +93,9 @@ class InspectViewerBrowserTest {
             page.screenshot(target.resolve("inspect-viewer.png"));
 
             // One sample opened: its chat, system prompt first, and the answer.
-            // (Routed by the fragment, as a person's click routes it: the 5 MB page loads once.)
-            page.evaluate("location.hash = '#/logs/" + file + "/samples/sample/v3/2/'");
+            // (Routed by the fragment, as a person's click routes it: the 5 MB page loads once. On
+            // the messages tab: the viewer picks its default tab before the sample has loaded.)
+            page.evaluate("location.hash = '#/logs/" + file + "/samples/sample/v3/2/messages'");
             JsonNode sample = page.awaitPromise(untilShown(List.of("Sample v3 (Epoch 2)", "SYSTEM\n\nBe brief.",
                     "USER\n\nName a prime above 10.", "ASSISTANT\n\nreply 2.1")));
             assertThat(sample.get("found").asBoolean()).as("the viewer opens a sample; it shows:%n%s",
@@ -97,13 +104,50 @@ class InspectViewerBrowserTest {
             // The .eval form of model m-a: the same header, and samples read from the zip.
             page.evaluate("location.hash = '#/logs/" + zip + "'");
             String accuracyA = shown(RunStats.of(run, null).model("m-a").orElseThrow().accuracy().mean());
-            JsonNode zipShown = page.awaitPromise(untilShown(List.of("m-a", "ACCURACY\n" + accuracyA, "answer 2.1",
-                    "6 Samples")));
+            JsonNode zipShown = page.awaitPromise(untilShown(List.of("m-a", "ACCURACY\nMEAN\n" + accuracyA,
+                    "answer 2.1", "6 Samples")));
             assertThat(zipShown.get("found").asBoolean()).as("the viewer shows the .eval log; it shows:%n%s",
                     zipShown.get("text").asText()).isTrue();
+
+            // A log of three epochs: the viewer offers epochs 1 to 3, lists the nine samples, and
+            // opens each (vignette, epoch) from its own member, samples/<id>_epoch_<epoch>.json.
+            page.evaluate("location.hash = '#/logs/" + epochs + "'");
+            JsonNode listed = page.awaitPromise(untilShown(List.of("m-e", "EPOCHS:\nall\n1\n2\n3\n", "9 Samples",
+                    "SAMPLE Q3")));
+            assertThat(listed.get("found").asBoolean()).as("the viewer lists the epochs; it shows:%n%s",
+                    listed.get("text").asText()).isTrue();
+            assertThat(listed.get("text").asText()).doesNotContain("EPOCHS:\nall\n0");
+            for (String[] epoch : new String[][] {{"1", "wrong"}, {"3", "right"}}) {
+                page.evaluate("location.hash = '#/logs/" + epochs + "/samples/sample/q2/" + epoch[0]
+                        + "/messages'");
+                JsonNode opened = page.awaitPromise(untilShown(List.of("Sample q2 (Epoch " + epoch[0] + ")",
+                        "USER\n\nQuestion q2", "ASSISTANT\n\n" + epoch[1])));
+                assertThat(opened.get("found").asBoolean()).as("the viewer opens q2's epoch %s; it shows:%n%s",
+                        epoch[0], opened.get("text").asText()).isTrue();
+            }
         } finally {
             server.stop(0);
         }
+    }
+
+    /**
+     * A run of model m-e asking three vignettes in three epochs, stored as a run stores them
+     * (epochs 0, 1, 2); q2 is answered wrong, wrong, then right.
+     */
+    static RunData threeEpochs() {
+        List<SampleRow> samples = new ArrayList<>();
+        double[][] scores = {{1, 1, 1}, {0, 0, 1}, {0, 1, 0}};
+        for (int v = 0; v < 3; v++) {
+            for (int e = 0; e < 3; e++) {
+                String id = "q" + (v + 1);
+                samples.add(new SampleRow("r-3", "m-e", e, id, "r-3-m-e-e" + e + "-000" + v, "user: Question " + id,
+                        "right", scores[v][e] == 1 ? "right" : "wrong", scores[v][e], null, Map.of(), "w-1", "m-e",
+                        100L, 5L, 1L, "stop"));
+            }
+        }
+        RunInfo plain = new RunInfo("r-3", "evals/epochs.jsonl", List.of("m-e"), "exact", 3,
+                ReportFixtures.STARTED, 3);
+        return InspectLogTest.withManifest(new RunData(plain, samples, List.of(), List.of()));
     }
 
     /** A figure as the viewer shows it: rounded to three decimals, without trailing zeros (0.5, 0.833). */

@@ -51,7 +51,11 @@ class LmEvalExportTest {
         assertThat(results.path("panoptes").path("stderr").asText()).startsWith("cluster-robust standard error")
                 .contains("3 vignettes, 6 samples");
         assertThat(results.path("n-samples").path(task).path("original").asInt()).isEqualTo(3);
-        assertThat(results.path("n-samples").path(task).path("effective").asInt()).isEqualTo(6);
+        assertThat(results.path("n-samples").path(task).path("effective").asInt()).as("one line per vignette")
+                .isEqualTo(3);
+        assertThat(results.path("configs").path(task).path("repeats").asInt()).isEqualTo(2);
+        assertThat(results.path("configs").path(task).path("filter_list").get(0).path("filter").get(0)
+                .path("function").asText()).isEqualTo("take_first_k");
         assertThat(results.path("configs").path(task).path("metric_list").get(0).path("metric").asText())
                 .isEqualTo("acc");
         assertThat(results.path("versions").has(task)).isTrue();
@@ -61,19 +65,22 @@ class LmEvalExportTest {
         assertThat(results.path("panoptes").path("run_id").asText()).isEqualTo(ReportFixtures.RUN);
 
         List<JsonNode> lines = lines(a.samples());
-        assertThat(lines).hasSize(6).hasSize(a.sampleLines());
-        assertThat(lines).extracting(l -> l.path("doc_id").asInt()).containsExactly(0, 0, 1, 1, 2, 2);
-        assertThat(lines).extracting(l -> l.path("doc").path("id").asText())
-                .containsExactly("v1", "v1", "v2", "v2", "v3", "v3");
+        assertThat(lines).hasSize(3).hasSize(a.sampleLines());
+        assertThat(a.repeats()).isEqualTo(2);
+        assertThat(lines).extracting(l -> l.path("doc_id").asInt()).containsExactly(0, 1, 2);
+        assertThat(lines).extracting(l -> l.path("doc").path("id").asText()).containsExactly("v1", "v2", "v3");
+        assertThat(lines).extracting(l -> l.path("acc").asDouble()).as("m-a: v1 1, 1; v2 1, 0; v3 0, 0")
+                .containsExactly(1.0, 0.5, 0.0);
         JsonNode first = lines.get(0);
         assertThat(first.path("target").asText()).isEqualTo("Paris");
-        assertThat(first.path("resps").get(0).get(0).asText()).isEqualTo("answer 0.0");
-        assertThat(first.path("filtered_resps").get(0).asText()).isEqualTo("answer 0.0");
+        assertThat(first.path("resps").toString()).isEqualTo("[[\"answer 0.0\",\"answer 0.1\"]]");
+        assertThat(first.path("filtered_resps")).isEqualTo(first.path("resps"));
         assertThat(first.path("arguments").path("gen_args_0").path("arg_0").asText())
                 .isEqualTo("user: What is the capital of France?");
         assertThat(first.path("filter").asText()).isEqualTo("none");
         assertThat(first.path("acc").asDouble()).isEqualTo(1.0);
-        assertThat(first.path("panoptes").path("epoch").asInt()).isEqualTo(1);
+        assertThat(first.path("panoptes").path("repeats")).extracting(r -> r.path("epoch").asInt())
+                .containsExactly(0, 1);
         assertThat(first.path("prompt_hash").asText())
                 .isEqualTo(LmEvalSamples.sha256("user: What is the capital of France?"));
         assertThat(first.path("target_hash").asText()).isEqualTo(LmEvalSamples.sha256("Paris"));
@@ -125,6 +132,9 @@ class LmEvalExportTest {
         assertThat(results.path("system_instruction_sha").asText()).isEqualTo(LmEvalSamples.sha256("Answer briefly."));
         assertThat(lines(w.samples())).extracting(l -> l.path("doc").path("id").asText())
                 .as("suite order, from the job indexes").containsExactly("q2", "q3", "q0", "q1");
+        assertThat(lines(w.samples()).get(0).path("filtered_resps").toString()).as("lm-eval's take_first")
+                .isEqualTo("[\"r\"]");
+        assertThat(results.path("configs").path("arith").path("repeats").asInt()).isEqualTo(1);
     }
 
     @Test

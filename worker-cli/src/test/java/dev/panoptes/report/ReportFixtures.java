@@ -9,7 +9,8 @@ import java.util.Map;
  * A small run whose every figure can be checked by hand, shared by the report tests.
  *
  * <p>Run r-1 asks models m-a and m-b three vignettes in two epochs; a third model, m-c, which
- * the run did not list, left one unscored sample. Scores (epoch 1, epoch 2):
+ * the run did not list, left one unscored sample. Epochs are numbered from 0, as a run stores
+ * them. Scores (epoch 0, epoch 1):
  * <pre>
  *          v1 (geo)   v2 (geo)   v3 (no topic)   mean
  *   m-a    1, 1       1, 0       0, 0            3/6 = 0.500
@@ -23,7 +24,7 @@ import java.util.Map;
  * unknown), m-c's sample names no worker, and w-3 has only events. Each model-a and model-b
  * sample used 10 prompt and 2 completion tokens, except m-b's last, which reported none.
  *
- * <p>Hostile text: m-b's v2 epoch-1 response tries to close the data script and set the page
+ * <p>Hostile text: m-b's v2 epoch-0 response tries to close the data script and set the page
  * title; its explanation opens an HTML comment and a script; a prompt holds an image tag with
  * an onerror handler and a U+2028. Only the five v1 samples contain "paris".
  */
@@ -59,7 +60,7 @@ final class ReportFixtures {
                         hostile ? HOSTILE_EXPLANATION : "graded"));
             }
         }
-        samples.add(new SampleRow(RUN, "m-c", 1, "v1", "j-m-c-v1-1", prompt(0), "Paris", "Lyon", null, null,
+        samples.add(new SampleRow(RUN, "m-c", 0, "v1", "j-m-c-v1-1", prompt(0), "Paris", "Lyon", null, null,
                 Map.of("topic", "geo"), null, "m-c-2025", null, null, null, "stop"));
         List<FailureRow> failures = List.of(new FailureRow(RUN, "j-m-a-v9-1", "m-a", "timed out after 30000 ms", 3));
         List<WorkerEvents> events = List.of(new WorkerEvents(RUN, "w-2", 2, 1), new WorkerEvents(RUN, "w-3", 1, 1));
@@ -99,7 +100,7 @@ final class ReportFixtures {
                                     Long promptTokens, Long completionTokens, String response, String explanation) {
         String vignette = "v" + (v + 1);
         Map<String, Object> metadata = v < 2 ? Map.of("topic", "geo") : Map.of("level", 3);
-        return new SampleRow(RUN, model, e + 1, vignette, "j-" + model + "-" + vignette + "-" + (e + 1), prompt(v),
+        return new SampleRow(RUN, model, e, vignette, "j-" + model + "-" + vignette + "-" + (e + 1), prompt(v),
                 expected(v), response, score, explanation, metadata, worker, model + "-2025", latencyMs,
                 promptTokens, completionTokens, "stop");
     }
