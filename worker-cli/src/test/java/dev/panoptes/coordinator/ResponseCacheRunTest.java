@@ -88,7 +88,7 @@ class ResponseCacheRunTest {
         assertThat(err.toString()).contains("response cache: 12 answers served from the database (1 source run)"
                 + " without a model call; 0 of 12 left to ask");
         assertThat(out.toString()).contains("12 of 12 stored")
-                .contains("cache hits:  12 answers served from the database without a model call (answered first in"
+                .contains("cache hits:  all 12 answers served from the database without a model call (answered first in"
                         + " 1 earlier run)")
                 .contains("m: 1.000")
                 // The answers repeat their source's usage, but this run called no model: no tokens, no cost.
