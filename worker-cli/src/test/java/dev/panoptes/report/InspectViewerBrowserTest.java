@@ -95,9 +95,10 @@ class InspectViewerBrowserTest {
             // One sample opened: its chat, system prompt first, and the answer.
             // (Routed by the fragment, as a person's click routes it: the 5 MB page loads once. On
             // the messages tab: the viewer picks its default tab before the sample has loaded.)
-            page.evaluate("location.hash = '#/logs/" + file + "/samples/sample/v3/2/messages'");
-            JsonNode sample = page.awaitPromise(untilShown(List.of("Sample v3 (Epoch 2)", "SYSTEM\n\nBe brief.",
-                    "USER\n\nName a prime above 10.", "ASSISTANT\n\nreply 2.1")));
+            String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
+            JsonNode sample = route(page, base, "/logs/" + file + "/samples/sample/v3/2/messages",
+                    List.of("Sample v3 (Epoch 2)", "SYSTEM\n\nBe brief.", "USER\n\nName a prime above 10.",
+                            "ASSISTANT\n\nreply 2.1"));
             assertThat(sample.get("found").asBoolean()).as("the viewer opens a sample; it shows:%n%s",
                     sample.get("text").asText()).isTrue();
 
@@ -118,10 +119,9 @@ class InspectViewerBrowserTest {
                     listed.get("text").asText()).isTrue();
             assertThat(listed.get("text").asText()).doesNotContain("EPOCHS:\nall\n0");
             for (String[] epoch : new String[][] {{"1", "wrong"}, {"3", "right"}}) {
-                page.evaluate("location.hash = '#/logs/" + epochs + "/samples/sample/q2/" + epoch[0]
-                        + "/messages'");
-                JsonNode opened = page.awaitPromise(untilShown(List.of("Sample q2 (Epoch " + epoch[0] + ")",
-                        "USER\n\nQuestion q2", "ASSISTANT\n\n" + epoch[1])));
+                JsonNode opened = route(page, base, "/logs/" + epochs + "/samples/sample/q2/" + epoch[0]
+                        + "/messages", List.of("Sample q2 (Epoch " + epoch[0] + ")", "USER\n\nQuestion q2",
+                        "ASSISTANT\n\n" + epoch[1]));
                 assertThat(opened.get("found").asBoolean()).as("the viewer opens q2's epoch %s; it shows:%n%s",
                         epoch[0], opened.get("text").asText()).isTrue();
             }
@@ -159,6 +159,23 @@ class InspectViewerBrowserTest {
      * A promise resolving, once the page's text holds every needle (or after 20 s), to
      * {@code {found, text}}: the viewer loads the log after the page's load event.
      */
+    /**
+     * Opens a route of the viewer by its fragment, as a click does, and waits for its texts. The
+     * viewer (not ours) was once seen in a loaded CI run to stay on "Loading..." for a sample the
+     * log holds, which a fresh load of the same route then showed; a person would reload, so the
+     * test does once, and the texts must then show. The log is the same bytes both times.
+     */
+    private static JsonNode route(DevToolsPage page, String base, String route, List<String> needles)
+            throws Exception {
+        page.evaluate("location.hash = '#" + route + "'");
+        JsonNode shown = page.awaitPromise(untilShown(needles));
+        if (shown.get("found").asBoolean()) {
+            return shown;
+        }
+        page.open(base + "#" + route);
+        return page.awaitPromise(untilShown(needles));
+    }
+
     private static String untilShown(List<String> needles) throws IOException {
         String json = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(needles);
         return "new Promise(function (resolve) { var needles = " + json + "; var deadline = Date.now() + 20000;"
