@@ -3,7 +3,12 @@ package dev.panoptes.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.coordinator.CoordinatorRun;
+import dev.panoptes.eval.http.HttpModelClient;
+import dev.panoptes.worker.WorkerLoop;
+import dev.panoptes.worker.WorkerProcess;
+import dev.panoptes.worker.WorkerSettings;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -11,19 +16,29 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Tokens paid for but not stored: {@code eval} against a model API that answers every prompt with
@@ -33,6 +48,8 @@ import static org.assertj.core.api.Assertions.within;
  * count those tokens.
  */
 class UnstoredSpendCommandTest {
+    private static final Pattern LISTENING = Pattern.compile("listening for workers on [^:]+:(\\d+)");
+
     @TempDir
     Path dir;
 
@@ -59,12 +76,7 @@ class UnstoredSpendCommandTest {
 
     @Test
     void theTokensOfAFailedAttemptsAnsweredCallsAreSpentInTheSummaryItsJsonAndTheBudget() throws Exception {
-        StringBuilder lines = new StringBuilder();
-        for (int i = 0; i < 8; i++) {
-            lines.append("{\"id\":\"v").append(i).append("\",\"prompt\":\"What is ").append(i).append(" + 1?")
-                    .append(i == 7 ? " UNAVAILABLE" : "").append("\",\"expected\":\"").append(i + 1).append("\"}\n");
-        }
-        Path suite = Files.writeString(dir.resolve("suite.jsonl"), lines);
+        Path suite = suiteFailingAt(7);
         Path json = dir.resolve("summary.json");
 
         // One request at a time: the failing vignette is sent only once the three before it answered.
@@ -95,12 +107,7 @@ class UnstoredSpendCommandTest {
         // most 4 tokens) fits in 0.2 USD, the second job's (about 0.14) not beside it, so that one waits.
         // The failed attempt spends 0.33 USD (the stub's usage is far past the bound): the budget is
         // spent and the second job is never sent.
-        StringBuilder lines = new StringBuilder();
-        for (int i = 0; i < 8; i++) {
-            lines.append("{\"id\":\"v").append(i).append("\",\"prompt\":\"What is ").append(i).append(" + 1?")
-                    .append(i == 3 ? " UNAVAILABLE" : "").append("\",\"expected\":\"").append(i + 1).append("\"}\n");
-        }
-        Path suite = Files.writeString(dir.resolve("suite.jsonl"), lines);
+        Path suite = suiteFailingAt(3);
         Path json = dir.resolve("summary.json");
 
         EvalRun run = EvalRun.of(eval(suite, "--job-size", "4", "--requests", "1", "--max-attempts", "1",
@@ -114,6 +121,58 @@ class UnstoredSpendCommandTest {
         assertThat(run.out()).contains("budget:      the run stopped: 0.3300 USD spent (0.3300 of it on calls of"
                 + " failed attempts, whose answers were not stored)");
         assertThat(answered.get()).as("the second job was never sent").isEqualTo(3);
+    }
+
+    @Test
+    void aRemoteWorkersFailedFrameCarriesWhatTheJobSpentToTheCoordinatorsSummary() throws Exception {
+        Path suite = suiteFailingAt(7);
+        Path json = dir.resolve("summary.json");
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        Future<Integer> coordinator = threads.submit(() -> WorkerMain.run(new String[] {"coordinator", "--listen",
+                "127.0.0.1:0", "--suite", suite.toString(), "--model", "m", "--db", dir.resolve("fleet.db").toString(),
+                "--scorer", "numeric", "--job-size", "4", "--max-attempts", "2", "--price", "m=1000/1000",
+                "--max-cost", "100", "--summary-json", json.toString(), "--no-progress"},
+                new PrintWriter(out, true), new PrintWriter(err, true), Map.of()));
+        await().atMost(Duration.ofSeconds(30)).until(() -> LISTENING.matcher(err.toString()).find() || coordinator.isDone());
+        Matcher listening = LISTENING.matcher(err.toString());
+        assertThat(listening.find()).as(err.toString()).isTrue();
+        AtomicReference<WorkerSettings> parsed = new AtomicReference<>();
+        int parsedExit = WorkerMain.newCommandLine(Map.of(), settings -> {
+            parsed.set(settings);
+            return 0;
+        }).execute("--coordinator", "127.0.0.1:" + listening.group(1), "--model-api",
+                "http://127.0.0.1:" + api.getAddress().getPort() + "/v1", "--model", "m", "--requests", "1");
+        assertThat(parsedExit).isZero();
+        WorkerSettings settings = parsed.get();
+
+        try (HttpModelClient client = WorkerProcess.modelClient(settings);
+             WorkerLoop worker = new WorkerLoop(settings.coordinator(), settings.workerId(), settings.capacity(),
+                     (AsyncJobRunner) WorkerProcess.runner(client, settings),
+                     settings.options().withModels(settings.models()))) {
+            Future<?> unused = threads.submit(() -> {
+                worker.runForever();
+                return null;
+            });
+            assertThat(coordinator.get(120, TimeUnit.SECONDS)).as("the coordinator's console:%n%s", err)
+                    .isEqualTo(CoordinatorRun.EXIT_INCOMPLETE);
+        }
+        assertThat(out.toString()).as(err.toString())
+                .contains("not stored:  660 tokens (600 prompt + 60 completion), 0.6600 USD, spent by the calls of"
+                        + " 2 attempts that failed after them");
+        JsonNode summary = EvalRun.summary(json);
+        assertThat(summary.get("budget").get("spentUsd").asDouble()).isCloseTo(1.10, within(1e-9));
+    }
+
+    /** Eight vignettes, the one at {@code failing} answered 503 every time. */
+    private Path suiteFailingAt(int failing) throws IOException {
+        StringBuilder lines = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            lines.append("{\"id\":\"v").append(i).append("\",\"prompt\":\"What is ").append(i).append(" + 1?")
+                    .append(i == failing ? " UNAVAILABLE" : "").append("\",\"expected\":\"").append(i + 1)
+                    .append("\"}\n");
+        }
+        return Files.writeString(dir.resolve("suite.jsonl"), lines);
     }
 
     private String[] eval(Path suite, String... more) {
