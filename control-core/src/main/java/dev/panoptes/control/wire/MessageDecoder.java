@@ -12,6 +12,7 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ProtocolException;
+import dev.panoptes.control.Usage;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -252,7 +253,7 @@ final class MessageDecoder {
         String error = null;
         Boolean retryable = null;
         String scope = null;
-        dev.panoptes.control.Usage spent = null;
+        Usage spent = null;
         for (String name; (name = nextField(p)) != null; ) {
             switch (name) {
                 case "jobId" -> jobId = text(p);
