@@ -10,6 +10,13 @@ package dev.panoptes.control;
 public abstract class ControlException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * Tokens the model calls of the failed attempt reported before it failed (calls that answered,
+     * whose answers are not stored because the job failed). Not serialized: a remote worker's
+     * failure carries it on the wire instead.
+     */
+    private transient volatile Usage spent = Usage.ZERO;
+
     protected ControlException(String message) {
         super(message);
     }
@@ -27,5 +34,30 @@ public abstract class ControlException extends RuntimeException {
      */
     public FailureScope scope() {
         return FailureScope.fromRetryable(isRetryable());
+    }
+
+    /**
+     * The tokens the failed attempt's model calls reported before it failed: money spent on
+     * answers that will not be stored. {@link Usage#ZERO} when none (or unknown: a call the
+     * attempt cancelled reported nothing). Any thread.
+     */
+    public Usage spent() {
+        Usage u = spent;
+        return u == null ? Usage.ZERO : u;
+    }
+
+    /**
+     * Adds {@code usage} to what the failed attempt spent ({@link #spent()}), for whoever fails
+     * the attempt with this exception to say. Any thread.
+     *
+     * @return this exception
+     */
+    public ControlException addSpent(Usage usage) {
+        if (usage != null && usage.totalTokens() > 0) {
+            synchronized (this) {
+                spent = spent().plus(usage);
+            }
+        }
+        return this;
     }
 }

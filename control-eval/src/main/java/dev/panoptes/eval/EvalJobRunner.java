@@ -9,6 +9,7 @@ import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.JobRunner;
 import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
@@ -125,6 +126,9 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
         EvalSpec spec = job.spec();
         List<Vignette> vignettes = spec.vignettes();
         List<ResponseRecord> records = new ArrayList<>(vignettes.size());
+        // What the answered calls cost: a failure of the job carries it (ControlException#spent),
+        // so that tokens paid for answers that will not be stored are still counted.
+        Usage spent = Usage.ZERO;
         for (int i = 0; i < vignettes.size(); i++) {
             Vignette v = vignettes.get(i);
             if (Thread.interrupted()) {
@@ -141,15 +145,19 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
                     records.add(failedAnswer(where, v, spec, startNanos, e));
                     continue;
                 }
-                throw rescoped(where, e);
+                throw rescoped(where, e).addSpent(spent);
             } catch (RuntimeException e) {
-                throw new WorkerException(where + " failed unexpectedly: " + e, e);
+                throw new WorkerException(where + " failed unexpectedly: " + e, e).addSpent(spent);
             }
             if (r == null) {
-                throw new WorkerException(where + ": the model client returned no response");
+                throw new WorkerException(where + ": the model client returned no response").addSpent(spent);
             }
             log.debug("{} answered by {} in {} ms", where, r.model(), r.latencyMs());
-            records.add(r.record(v.id()));
+            ResponseRecord record = r.record(v.id());
+            if (record.usage() != null) {
+                spent = spent.plus(record.usage());
+            }
+            records.add(record);
         }
         return new JobOutcome(job.id(), records);
     }

@@ -5,6 +5,7 @@ import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.WorkerException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,6 +51,8 @@ final class StartedJob extends CompletableFuture<JobOutcome> {
     private final CompletableFuture<?>[] calls;
     /** Guarded by lock. */
     private int answered;
+    /** What the answered calls reported, for a failure of the job to carry; guarded by lock. */
+    private Usage spent = Usage.ZERO;
 
     /** The next vignette to send; only the pumping thread touches it. */
     private int next;
@@ -181,10 +184,29 @@ final class StartedJob extends CompletableFuture<JobOutcome> {
         synchronized (lock) {
             records[index] = record;
             all = ++answered == size;
+            if (record.usage() != null) {
+                spent = spent.plus(record.usage());
+            }
         }
         if (all) {
             complete(new JobOutcome(job.id(), Arrays.asList(records.clone())));
         }
+    }
+
+    /**
+     * Fails the job; a {@link ControlException} carries what the calls answered so far cost
+     * ({@link ControlException#spent}), since those answers will not be stored.
+     */
+    @Override
+    public boolean completeExceptionally(Throwable failure) {
+        if (failure instanceof ControlException e && !isDone()) {
+            Usage sofar;
+            synchronized (lock) {
+                sofar = spent;
+            }
+            e.addSpent(sofar);
+        }
+        return super.completeExceptionally(failure);
     }
 
     /** However the job ended: cancels the calls in flight and gives back what it holds. */

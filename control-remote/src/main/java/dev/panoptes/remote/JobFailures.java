@@ -64,8 +64,15 @@ final class JobFailures {
         }
     }
 
-    /** What the worker's {@code failed} frame says, as the exception of its scope. */
+    /**
+     * What the worker's {@code failed} frame says, as the exception of its scope, carrying the
+     * tokens the frame says the job spent ({@link ControlException#spent}).
+     */
     ControlException failedFrame(Message.Failed failed) {
+        return scoped(failed).addSpent(failed.spent());
+    }
+
+    private ControlException scoped(Message.Failed failed) {
         switch (failed.effectiveScope()) {
             case JOB:
                 return new JobFailedException("worker " + workerId + " at " + remote + " failed job "

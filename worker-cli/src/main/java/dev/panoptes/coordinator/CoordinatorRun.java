@@ -507,11 +507,12 @@ public final class CoordinatorRun {
             if (address != null) {
                 onListening.accept(address);
             }
+            AttemptSpend unstored = new AttemptSpend();
             SchedulerOptions options = SchedulerOptions.defaults()
                     .withMaxAttempts(settings.maxAttempts())
                     .withWaitForWorkers(settings.waitForWorkers())
                     .withJobTimeout(settings.jobTimeout())
-                    .withListener(fanOut(progress, fleet, address, events))
+                    .withListener(fanOut(progress, fleet, address, events, unstored))
                     .withGate(governor == null ? DispatchGate.OPEN : governor);
             CostBudget budget = gates.budgetFor(store, plan.runId(), current.number());
             long started = System.nanoTime();
@@ -596,7 +597,9 @@ public final class CoordinatorRun {
             boolean gradingFailed = grading != null && !grading.failed().isEmpty();
             // Answers a judge left without a grade (its reply was no verdict, or its job failed)
             // are ungraded as surely as those of a failed grading job: exit 3 either way.
-            RunEnding ending = new RunEnding(summary, gates, budget, !gradingFailed && ungraded.answers() == 0);
+            out.print(unstored.render(gates.prices()));
+            RunEnding ending = new RunEnding(summary, gates, budget, !gradingFailed && ungraded.answers() == 0,
+                    unstored);
             // Kept with the sitting, so that a later report or runs show says what stopped the run.
             RunStop stop = ending.stop();
             if (stop != null) {
@@ -718,10 +721,11 @@ public final class CoordinatorRun {
     }
 
     private ProgressListener fanOut(ProgressPrinter progress, FleetReporter fleet, InetSocketAddress address,
-                                    WorkerEventCounter events) {
+                                    WorkerEventCounter events, AttemptSpend unstored) {
         List<ProgressListener> all = new ArrayList<>();
         all.add(progress);
         all.add(events);
+        all.add(unstored);
         if (!gates.prices().isEmpty()) {
             all.add(new LiveCost(gates.prices(), progress));
         }

@@ -31,12 +31,22 @@ final class RunEnding {
     private final boolean graded;
     private final RunCosts costs;
     private final List<RunStats.ModelStats> below;
+    private final AttemptSpend unstored;
 
     /**
      * @param budget the run's budget, or null without one
      * @param graded false when answers were left ungraded (a judge's jobs failed)
      */
     RunEnding(RunSummary summary, RunGates gates, CostBudget budget, boolean graded) {
+        this(summary, gates, budget, graded, new AttemptSpend());
+    }
+
+    /**
+     * As {@link #RunEnding(RunSummary, RunGates, CostBudget, boolean)}, with what the run's failed
+     * attempts spent on answers not stored.
+     */
+    RunEnding(RunSummary summary, RunGates gates, CostBudget budget, boolean graded, AttemptSpend unstored) {
+        this.unstored = unstored;
         this.summary = summary;
         this.gates = gates;
         this.budget = budget;
@@ -89,10 +99,13 @@ final class RunEnding {
         if (stoppedByBudget()) {
             int left = summary.jobs() - summary.jobsCompleted();
             Double next = budget.heldBackUsd();
-            sb.append(String.format(Locale.ROOT, "  budget:      the run stopped: the answers stored cost %s USD, the"
+            sb.append(String.format(Locale.ROOT, "  budget:      the run stopped: %s, the"
                     + " budget (--max-cost) is %s USD%s; no new job was sent, those in flight were stored; %s not run,"
                     + " a run of the same command with a larger --max-cost resumes: exit %d%n",
-                    Figures.usd(budget.spentUsd()), Figures.usd(budget.maxUsd()),
+                    budget.unstoredUsd() > 0 ? Figures.usd(budget.spentUsd()) + " USD spent ("
+                            + Figures.usd(budget.unstoredUsd()) + " of it on calls of failed attempts, whose answers"
+                            + " were not stored)" : "the answers stored cost " + Figures.usd(budget.spentUsd()) + " USD",
+                    Figures.usd(budget.maxUsd()),
                     next == null || next == 0 ? "" : ", and the next job's worst case (" + Figures.usd(next)
                             + " USD: its prompts' bytes, and --max-tokens or else the longest answer seen, at the --price) did"
                             + " not fit in what was left",
@@ -154,6 +167,11 @@ final class RunEnding {
 
     CostBudget budget() {
         return budget;
+    }
+
+    /** What the run's failed attempts spent on answers not stored. */
+    AttemptSpend unstored() {
+        return unstored;
     }
 
     /**

@@ -64,10 +64,17 @@ public final class SummaryJson {
                 stats.cacheHits().tokens().completionTokens());
         tokens(root.putObject("tokens"), summary.tokens().promptTokens(), summary.tokens().completionTokens());
         putUsd(root, "costUsd", ending.costs().totalUsd());
+        // Tokens paid for by calls of attempts that failed after them: in neither "tokens" nor "costUsd".
+        ObjectNode notStored = root.putObject("notStored");
+        notStored.put("attempts", ending.unstored().attempts());
+        tokens(notStored.putObject("tokens"), ending.unstored().tokens().promptTokens(),
+                ending.unstored().tokens().completionTokens());
+        putUsd(notStored, "costUsd", ending.unstored().usd(gates.prices()));
         if (ending.budget() != null) {
             ObjectNode budget = root.putObject("budget");
             putUsd(budget, "maxUsd", ending.budget().maxUsd());
             putUsd(budget, "spentUsd", ending.budget().spentUsd());
+            putUsd(budget, "notStoredUsd", ending.budget().unstoredUsd());
             budget.put("stopped", ending.stoppedByBudget());
             budget.put("exceeded", ending.overBudget());
         }

@@ -47,7 +47,8 @@ final class AnswerMessages {
                     + ": the coordinator cancelled it", FailureScope.TRANSIENT);
         }
         if (cause instanceof ControlException ce) {
-            return Message.Failed.of(job.id, messageOf(ce), ce.scope());
+            // What the job's answered calls cost goes with it: paid for, and not stored.
+            return Message.Failed.of(job.id, messageOf(ce), ce.scope()).withSpent(ce.spent());
         }
         log.error("worker={} job={} - the job runner failed unexpectedly", workerId, job.id, cause);
         return Message.Failed.of(job.id, "worker " + workerId + " failed on job " + job.id + ": "

@@ -6,6 +6,7 @@ import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSource;
@@ -27,7 +28,8 @@ import java.util.Objects;
  * worst case (below) is reserved, and a job whose worst case does not fit in what is left of the
  * budget (after what was spent and what the jobs in flight reserved) waits for them to land; when a
  * job's answers are stored, what they cost is spent and its reservation released (so the
- * difference goes back); when an attempt fails, its reservation is released. Once a job does not
+ * difference goes back); when an attempt fails, what its calls that answered cost is spent (those
+ * answers are paid for, though not stored) and its reservation released. Once a job does not
  * fit with no job in the air, the run stops as if its worker source had failed, with a
  * {@link BudgetReachedException}. Nothing stored is lost and nothing is recorded failed, so running
  * the same jobs again (with a larger budget) resumes.
@@ -72,6 +74,8 @@ public final class CostBudget implements ProgressListener {
     /** The most completion tokens one answer took so far (for runs without max tokens). Scheduler thread only. */
     private long longestAnswer = -1;
     private volatile double spentUsd;
+    /** The part of spentUsd paid for answers not stored (attempts that failed). */
+    private volatile double unstoredUsd;
     /** The worst case of the first job held back, or null while every job fit. */
     private volatile Double heldBackUsd;
     /** Set once the budget is spent and nothing is in the air: the run is to stop. */
@@ -104,9 +108,20 @@ public final class CostBudget implements ProgressListener {
         return maxUsd;
     }
 
-    /** What the answers stored so far cost, in USD (earlier runs' included). Any thread. */
+    /**
+     * What was spent so far, in USD: the answers stored (earlier runs' included) and the calls of
+     * this run's failed attempts that answered ({@link #unstoredUsd()}). Any thread.
+     */
     public double spentUsd() {
         return spentUsd;
+    }
+
+    /**
+     * What this run's failed attempts spent on calls whose answers were not stored, in USD (part
+     * of {@link #spentUsd()}). Any thread.
+     */
+    public double unstoredUsd() {
+        return unstoredUsd;
     }
 
     /** True once the budget holds jobs back (dispatching has stopped). Any thread. */
@@ -279,6 +294,17 @@ public final class CostBudget implements ProgressListener {
             }
         }
         landed(job);
+    }
+
+    /**
+     * The calls of a failed attempt that answered were paid for though their answers are not
+     * stored: spent all the same. The job's reservation stays until the failure lands.
+     */
+    @Override
+    public void onAttemptSpent(Job job, WorkerHandle worker, Usage usage) {
+        double usd = prices.cost(job.model(), usage).orElse(0.0);
+        spentUsd += usd;
+        unstoredUsd += usd;
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.panoptes.control.schedule;
 
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.store.ResultStore;
 
@@ -44,6 +45,11 @@ public interface ProgressListener {
             @Override
             public void onRetry(Job job, WorkerHandle worker, Throwable cause, int attempt, Duration delay) {
                 all.forEach(l -> l.onRetry(job, worker, cause, attempt, delay));
+            }
+
+            @Override
+            public void onAttemptSpent(Job job, WorkerHandle worker, Usage usage) {
+                all.forEach(l -> l.onAttemptSpent(job, worker, usage));
             }
 
             @Override
@@ -103,6 +109,17 @@ public interface ProgressListener {
 
     /** A job failed retryably on a worker and will be sent again after {@code delay}. */
     default void onRetry(Job job, WorkerHandle worker, Throwable cause, int attempt, Duration delay) {
+    }
+
+    /**
+     * An attempt of the job failed after some of its model calls had answered: {@code usage} is
+     * what those calls reported, tokens paid for answers that will not be stored. Called before
+     * the failure's {@link #onRetry} or {@link #onFailed}. Calls the attempt cancelled (a deadline
+     * passed, the job ended) reported nothing and are not in it.
+     *
+     * @param usage more than zero tokens
+     */
+    default void onAttemptSpent(Job job, WorkerHandle worker, Usage usage) {
     }
 
     /** A job failed for good. */

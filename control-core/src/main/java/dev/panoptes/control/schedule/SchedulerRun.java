@@ -2,6 +2,7 @@ package dev.panoptes.control.schedule;
 
 import dev.panoptes.control.Plural;
 import dev.panoptes.control.AttemptTimeoutException;
+import dev.panoptes.control.ControlException;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
@@ -299,6 +300,10 @@ final class SchedulerRun {
             cause = new AttemptTimeoutException("job " + state.job.id() + " was not answered by worker " + worker.id()
                     + " within its deadline of " + options.jobTimeout().toMillis() + " ms (attempt " + state.attempts
                     + "); asked the worker to stop it");
+        }
+        if (cause instanceof ControlException e && e.spent().totalTokens() > 0) {
+            // Paid for, and not stored: the budget and the summary count it all the same.
+            listener.onAttemptSpent(state.job, worker, e.spent());
         }
         retries.onFailure(state, worker, cause);
     }

@@ -5,6 +5,7 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.Redaction;
+import dev.panoptes.control.Usage;
 
 import java.util.List;
 import java.util.Map;
@@ -107,11 +108,25 @@ public sealed interface Message {
      *                  peers that do not read {@code scope}
      * @param scope     who the failure belongs to, or null when the peer did not say (an older
      *                  worker, or a scope this version does not know): see {@link #effectiveScope()}
+     * @param spent     the tokens the job's model calls that answered reported before it failed
+     *                  (answers paid for and not stored), or null when the peer did not say (none,
+     *                  or a worker of revision 7 or older)
      */
-    record Failed(JobId jobId, String error, boolean retryable, FailureScope scope) implements Message {
+    record Failed(JobId jobId, String error, boolean retryable, FailureScope scope, Usage spent) implements Message {
         public Failed {
             Objects.requireNonNull(jobId, "jobId");
             Objects.requireNonNull(error, "error");
+        }
+
+        /** A failed frame that says nothing of tokens spent. */
+        public Failed(JobId jobId, String error, boolean retryable, FailureScope scope) {
+            this(jobId, error, retryable, scope, null);
+        }
+
+        /** This frame saying the job spent {@code usage} before it failed (null or zero: nothing said). */
+        public Failed withSpent(Usage usage) {
+            return new Failed(jobId, error, retryable, scope,
+                    usage == null || usage.totalTokens() == 0 ? null : usage);
         }
 
         /** A failed frame without a scope, as an older worker sends it. */

@@ -12,6 +12,7 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ProtocolException;
+import dev.panoptes.control.Usage;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -252,19 +253,21 @@ final class MessageDecoder {
         String error = null;
         Boolean retryable = null;
         String scope = null;
+        Usage spent = null;
         for (String name; (name = nextField(p)) != null; ) {
             switch (name) {
                 case "jobId" -> jobId = text(p);
                 case "error" -> error = text(p);
                 case "retryable" -> retryable = FieldReader.bool(p);
                 case "scope" -> scope = text(p);
+                case "spent" -> spent = FieldReader.object(p) ? PayloadReader.usage(p) : null;
                 default -> skip(p);
             }
         }
         require(p, jobId, "jobId");
         require(p, error, "error");
         return new Message.Failed(new JobId(jobId), error, require(p, retryable, "retryable"),
-                FailureScope.fromWire(scope).orElse(null));
+                FailureScope.fromWire(scope).orElse(null), spent);
     }
 
     private static Message drain(JsonParser p) throws IOException {

@@ -122,6 +122,12 @@ final class MessageEncoder {
             if (f.scope() != null) {
                 g.writeStringField("scope", f.scope().wireName());
             }
+            if (f.spent() != null && f.spent().totalTokens() > 0) {
+                g.writeObjectFieldStart("spent");
+                g.writeNumberField("promptTokens", f.spent().promptTokens());
+                g.writeNumberField("completionTokens", f.spent().completionTokens());
+                g.writeEndObject();
+            }
         } else if (message instanceof Message.Registered r) {
             g.writeNumberField("heartbeatMs", r.heartbeatMs());
             if (r.maxFrameBytes() != null) {

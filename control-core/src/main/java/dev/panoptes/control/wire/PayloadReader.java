@@ -180,7 +180,8 @@ final class PayloadReader {
                 finishReason, latencyMs, usage, error, transcript);
     }
 
-    private static Usage usage(JsonParser p) throws IOException {
+    /** A usage object, its start read already (revision 8 also reads a {@code failed} frame's {@code spent} with it). */
+    static Usage usage(JsonParser p) throws IOException {
         Long prompt = null;
         Long completion = null;
         while (p.nextToken() == JsonToken.FIELD_NAME) {

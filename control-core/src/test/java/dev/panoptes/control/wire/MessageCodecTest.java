@@ -59,6 +59,8 @@ class MessageCodecTest {
                 new Message.Failed(JobId.of("j1"), "model API answered 400", false),
                 Message.Failed.of(JobId.of("j2"), "model API answered 404", FailureScope.WORKER),
                 Message.Failed.of(JobId.of("j3"), "model API answered 503", FailureScope.TRANSIENT),
+                Message.Failed.of(JobId.of("j4"), "vignette 4 of 4: 503", FailureScope.TRANSIENT)
+                        .withSpent(new Usage(300, 30)),
                 new Message.Drain(),
                 new Message.Throttled(7),
                 new Message.Register("w3", 4, 1, null, Map.of("endpoint", "http://gpu-07:8000/v1"), List.of("a", "b")),
@@ -92,6 +94,28 @@ class MessageCodecTest {
         Message.Failed notRetryable = (Message.Failed) codec.decode(
                 "{\"type\":\"failed\",\"jobId\":\"j1\",\"error\":\"x\",\"retryable\":false}".getBytes(StandardCharsets.UTF_8)).orElseThrow();
         assertThat(notRetryable.effectiveScope()).isEqualTo(FailureScope.JOB);
+    }
+
+    @Test
+    void aFailedFrameCarriesTheTokensItsJobSpentAndOneWithoutThemSaysNone() {
+        Message.Failed spent = Message.Failed.of(JobId.of("j1"), "503", FailureScope.TRANSIENT)
+                .withSpent(new Usage(300, 30));
+        assertThat(new String(codec.encode(spent), StandardCharsets.UTF_8))
+                .contains("\"spent\":{\"promptTokens\":300,\"completionTokens\":30}");
+        assertThat(((Message.Failed) codec.decode(codec.encode(spent)).orElseThrow()).spent())
+                .isEqualTo(new Usage(300, 30));
+        // A worker of revision 7 or older sends no "spent": nothing was said, and nothing is counted.
+        Message.Failed old = (Message.Failed) codec.decode(("{\"type\":\"failed\",\"jobId\":\"j1\",\"error\":\"x\","
+                + "\"retryable\":true,\"scope\":\"transient\"}").getBytes(StandardCharsets.UTF_8)).orElseThrow();
+        assertThat(old.spent()).isNull();
+        // Nothing spent is not written, so that an older coordinator sees the frame it always did.
+        Message.Failed none = Message.Failed.of(JobId.of("j1"), "503", FailureScope.TRANSIENT).withSpent(Usage.ZERO);
+        assertThat(new String(codec.encode(none), StandardCharsets.UTF_8)).doesNotContain("spent");
+        // A field a later revision adds inside "spent" is skipped.
+        Message.Failed later = (Message.Failed) codec.decode(("{\"type\":\"failed\",\"jobId\":\"j1\",\"error\":\"x\","
+                + "\"retryable\":true,\"spent\":{\"promptTokens\":5,\"cachedTokens\":2,\"completionTokens\":1}}")
+                .getBytes(StandardCharsets.UTF_8)).orElseThrow();
+        assertThat(later.spent()).isEqualTo(new Usage(5, 1));
     }
 
     @Test

@@ -301,6 +301,32 @@ class EvalJobRunnerTest {
         }
     }
 
+    @Test
+    void aJobThatFailsCarriesWhatItsAnsweredCallsSpentWhetherRunOrStarted() {
+        // "fr" and "de" answered with usage, then "it" fails: its two attempts at 503, or a 404.
+        Map<Reply, Integer> failures = new LinkedHashMap<>();
+        failures.put(Reply.status(503, "{\"error\":{\"message\":\"overloaded\"}}"), 2);
+        failures.put(Reply.status(404, "{\"object\":\"error\",\"message\":\"no such model\"}"), 1);
+        for (Map.Entry<Reply, Integer> f : failures.entrySet()) {
+            Reply failure = f.getKey();
+            Reply[] script = new Reply[2 + f.getValue()];
+            script[0] = Reply.completion("gpt-test", "Paris", "stop", 20, 1);
+            script[1] = Reply.completion("gpt-test", "Berlin", "stop", 21, 2);
+            Arrays.fill(script, 2, script.length, failure);
+            server.enqueue(script);
+            Throwable blocking = catchThrowable(() -> new EvalJobRunner(client).run(threeVignettes("job-u")));
+            server.enqueue(script);
+            Throwable async = catchThrowable(() -> new EvalJobRunner(client).start(threeVignettes("job-u"))
+                    .toCompletableFuture().get(10, TimeUnit.SECONDS));
+
+            assertThat(blocking).isInstanceOf(ControlException.class);
+            assertThat(((ControlException) blocking).spent()).as("run, after %s", failure).isEqualTo(new Usage(41, 3));
+            assertThat(async).isInstanceOf(ExecutionException.class);
+            assertThat(((ControlException) async.getCause()).spent()).as("start, after %s", failure)
+                    .isEqualTo(new Usage(41, 3));
+        }
+    }
+
     private static String withoutTimes(String message) {
         return message.replaceAll(" in \\d+(\\.\\d+)? m?s,", " in (time),");
     }

@@ -1,0 +1,209 @@
+package dev.panoptes.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.panoptes.control.AsyncJobRunner;
+import dev.panoptes.coordinator.CoordinatorRun;
+import dev.panoptes.eval.http.HttpModelClient;
+import dev.panoptes.worker.WorkerLoop;
+import dev.panoptes.worker.WorkerProcess;
+import dev.panoptes.worker.WorkerSettings;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Tokens paid for but not stored: {@code eval} against a model API that answers every prompt with
+ * 100 prompt and 10 completion tokens, except one that it answers 503 every time. That vignette is
+ * the last of its job, so each attempt of the job pays for the three calls before it, whose answers
+ * are not stored when the job fails. The summary, its JSON and the budget ({@code --max-cost})
+ * count those tokens.
+ */
+class UnstoredSpendCommandTest {
+    private static final Pattern LISTENING = Pattern.compile("listening for workers on [^:]+:(\\d+)");
+
+    @TempDir
+    Path dir;
+
+    /** Calls answered 200 (the 503s, retried by the worker's client, left out). */
+    private final AtomicInteger answered = new AtomicInteger();
+    private final ExecutorService threads = Executors.newCachedThreadPool();
+    private HttpServer api;
+
+    @BeforeEach
+    void startApi() throws IOException {
+        api = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        api.createContext("/v1/models", exchange -> send(exchange, 200,
+                "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"object\":\"model\"}]}"));
+        api.createContext("/v1/chat/completions", this::complete);
+        api.setExecutor(threads);
+        api.start();
+    }
+
+    @AfterEach
+    void stopApi() {
+        api.stop(0);
+        threads.shutdownNow();
+    }
+
+    @Test
+    void theTokensOfAFailedAttemptsAnsweredCallsAreSpentInTheSummaryItsJsonAndTheBudget() throws Exception {
+        Path suite = suiteFailingAt(7);
+        Path json = dir.resolve("summary.json");
+
+        // One request at a time: the failing vignette is sent only once the three before it answered.
+        EvalRun run = EvalRun.of(eval(suite, "--job-size", "4", "--requests", "1", "--max-attempts", "2",
+                "--price", "m=1000/1000", "--max-cost", "100", "--summary-json", json.toString()));
+
+        assertThat(run.exit()).as(run.console()).isEqualTo(CoordinatorRun.EXIT_INCOMPLETE);
+        // Stored: the first job's 4 answers, 110 tokens each. Not stored: 3 answered calls on each of 2 attempts.
+        assertThat(run.out()).as(run.console()).contains("answers:     4 of 8 stored")
+                .contains("tokens:      440 spent by this run's model calls")
+                .contains("not stored:  660 tokens (600 prompt + 60 completion), 0.6600 USD, spent by the calls of"
+                        + " 2 attempts that failed after them")
+                .contains("budget:      1.1000 of 100.0000 USD spent (--max-cost)");
+        JsonNode summary = EvalRun.summary(json);
+        JsonNode notStored = summary.get("notStored");
+        assertThat(notStored.get("attempts").asLong()).isEqualTo(2);
+        assertThat(notStored.get("tokens").get("prompt").asLong()).isEqualTo(600);
+        assertThat(notStored.get("tokens").get("completion").asLong()).isEqualTo(60);
+        assertThat(notStored.get("costUsd").asDouble()).isCloseTo(0.66, within(1e-9));
+        assertThat(summary.get("costUsd").asDouble()).as("the stored answers' cost").isCloseTo(0.44, within(1e-9));
+        assertThat(summary.get("budget").get("spentUsd").asDouble()).isCloseTo(1.10, within(1e-9));
+        assertThat(summary.get("budget").get("notStoredUsd").asDouble()).isCloseTo(0.66, within(1e-9));
+    }
+
+    @Test
+    void aBudgetTheFailedAttemptsSpendStopsTheRunBeforeTheNextJob() throws Exception {
+        // The failing job first: its worst case (about 0.15 USD: prompts of some 30 bytes, answers of at
+        // most 4 tokens) fits in 0.2 USD, the second job's (about 0.14) not beside it, so that one waits.
+        // The failed attempt spends 0.33 USD (the stub's usage is far past the bound): the budget is
+        // spent and the second job is never sent.
+        Path suite = suiteFailingAt(3);
+        Path json = dir.resolve("summary.json");
+
+        EvalRun run = EvalRun.of(eval(suite, "--job-size", "4", "--requests", "1", "--max-attempts", "1",
+                "--max-tokens", "4", "--price", "m=1000/1000", "--max-cost", "0.2", "--summary-json",
+                json.toString()));
+
+        assertThat(run.exit()).as(run.console()).isEqualTo(CoordinatorRun.EXIT_BUDGET);
+        JsonNode summary = EvalRun.summary(json);
+        assertThat(summary.get("budget").get("spentUsd").asDouble()).as(run.console()).isCloseTo(0.33, within(1e-9));
+        assertThat(summary.get("budget").get("exceeded").asBoolean()).isTrue();
+        assertThat(run.out()).contains("budget:      the run stopped: 0.3300 USD spent (0.3300 of it on calls of"
+                + " failed attempts, whose answers were not stored)");
+        assertThat(answered.get()).as("the second job was never sent").isEqualTo(3);
+    }
+
+    @Test
+    void aRemoteWorkersFailedFrameCarriesWhatTheJobSpentToTheCoordinatorsSummary() throws Exception {
+        Path suite = suiteFailingAt(7);
+        Path json = dir.resolve("summary.json");
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        Future<Integer> coordinator = threads.submit(() -> WorkerMain.run(new String[] {"coordinator", "--listen",
+                "127.0.0.1:0", "--suite", suite.toString(), "--model", "m", "--db", dir.resolve("fleet.db").toString(),
+                "--scorer", "numeric", "--job-size", "4", "--max-attempts", "2", "--price", "m=1000/1000",
+                "--max-cost", "100", "--summary-json", json.toString(), "--no-progress"},
+                new PrintWriter(out, true), new PrintWriter(err, true), Map.of()));
+        await().atMost(Duration.ofSeconds(30)).until(() -> LISTENING.matcher(err.toString()).find() || coordinator.isDone());
+        Matcher listening = LISTENING.matcher(err.toString());
+        assertThat(listening.find()).as(err.toString()).isTrue();
+        AtomicReference<WorkerSettings> parsed = new AtomicReference<>();
+        int parsedExit = WorkerMain.newCommandLine(Map.of(), settings -> {
+            parsed.set(settings);
+            return 0;
+        }).execute("--coordinator", "127.0.0.1:" + listening.group(1), "--model-api",
+                "http://127.0.0.1:" + api.getAddress().getPort() + "/v1", "--model", "m", "--requests", "1");
+        assertThat(parsedExit).isZero();
+        WorkerSettings settings = parsed.get();
+
+        try (HttpModelClient client = WorkerProcess.modelClient(settings);
+             WorkerLoop worker = new WorkerLoop(settings.coordinator(), settings.workerId(), settings.capacity(),
+                     (AsyncJobRunner) WorkerProcess.runner(client, settings),
+                     settings.options().withModels(settings.models()))) {
+            Future<?> unused = threads.submit(() -> {
+                worker.runForever();
+                return null;
+            });
+            assertThat(coordinator.get(120, TimeUnit.SECONDS)).as("the coordinator's console:%n%s", err)
+                    .isEqualTo(CoordinatorRun.EXIT_INCOMPLETE);
+        }
+        assertThat(out.toString()).as(err.toString())
+                .contains("not stored:  660 tokens (600 prompt + 60 completion), 0.6600 USD, spent by the calls of"
+                        + " 2 attempts that failed after them");
+        JsonNode summary = EvalRun.summary(json);
+        assertThat(summary.get("budget").get("spentUsd").asDouble()).isCloseTo(1.10, within(1e-9));
+    }
+
+    /** Eight vignettes, the one at {@code failing} answered 503 every time. */
+    private Path suiteFailingAt(int failing) throws IOException {
+        StringBuilder lines = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            lines.append("{\"id\":\"v").append(i).append("\",\"prompt\":\"What is ").append(i).append(" + 1?")
+                    .append(i == failing ? " UNAVAILABLE" : "").append("\",\"expected\":\"").append(i + 1)
+                    .append("\"}\n");
+        }
+        return Files.writeString(dir.resolve("suite.jsonl"), lines);
+    }
+
+    private String[] eval(Path suite, String... more) {
+        List<String> args = new ArrayList<>(List.of("eval", "--suite", suite.toString(), "--db",
+                dir.resolve("r.db").toString(), "--model", "m", "--model-api",
+                "http://127.0.0.1:" + api.getAddress().getPort() + "/v1", "--scorer", "numeric", "--no-progress"));
+        args.addAll(List.of(more));
+        return args.toArray(String[]::new);
+    }
+
+    /** 100 prompt and 10 completion tokens an answer; a prompt holding UNAVAILABLE is answered 503, always. */
+    private void complete(HttpExchange exchange) throws IOException {
+        String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+        if (body.contains("UNAVAILABLE")) {
+            send(exchange, 503, "{\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}");
+            return;
+        }
+        answered.incrementAndGet();
+        send(exchange, 200, "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+                + "\"message\":{\"role\":\"assistant\",\"content\":\"1\"},\"finish_reason\":\"stop\"}],"
+                + "\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":10,\"total_tokens\":110}}");
+    }
+
+    private static void send(HttpExchange exchange, int status, String json) throws IOException {
+        try (exchange) {
+            byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "application/json");
+            exchange.sendResponseHeaders(status, bytes.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(bytes);
+            }
+        }
+    }
+}
