@@ -187,6 +187,9 @@ class UnstoredSpendCommandTest {
     private void complete(HttpExchange exchange) throws IOException {
         String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
         if (body.contains("UNAVAILABLE")) {
+            // As OpenAI's API does: the client waits what the server says, not its own backoff of
+            // seconds (the backoff is HttpModelClientTest's; here it only made the test slow).
+            exchange.getResponseHeaders().set("retry-after-ms", "5");
             send(exchange, 503, "{\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}");
             return;
         }
