@@ -1,21 +1,16 @@
 package dev.panoptes.cli;
 
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.StoredRecord;
 import dev.panoptes.coordinator.CoordinatorRun;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,8 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -49,24 +42,8 @@ class RetryFailedCommandTest {
     private final AtomicBoolean refusing = new AtomicBoolean(true);
     /** The prompt of every chat completion asked. */
     private final Queue<String> asked = new ConcurrentLinkedQueue<>();
-    private final ExecutorService threads = Executors.newCachedThreadPool();
-    private HttpServer api;
-
-    @BeforeEach
-    void startApi() throws IOException {
-        api = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        api.createContext("/v1/models", exchange -> send(exchange, 200,
-                "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"object\":\"model\"}]}"));
-        api.createContext("/v1/chat/completions", this::complete);
-        api.setExecutor(threads);
-        api.start();
-    }
-
-    @AfterEach
-    void stopApi() {
-        api.stop(0);
-        threads.shutdownNow();
-    }
+    @RegisterExtension
+    final ScriptedModelApi api = new ScriptedModelApi(this::complete);
 
     @Test
     void aFailedAnswerIsAskedAgainOnlyWithRetryFailedAndTheNewAnswerReplacesIt() throws Exception {
@@ -117,7 +94,7 @@ class RetryFailedCommandTest {
     private Run eval(Path suite, String... more) {
         List<String> args = new ArrayList<>(List.of("eval", "--suite", suite.toString(), "--db",
                 dir.resolve("r.db").toString(), "--model", "m", "--model-api",
-                "http://127.0.0.1:" + api.getAddress().getPort() + "/v1", "--scorer", "numeric", "--job-size", "4",
+                api.baseUrl(), "--scorer", "numeric", "--job-size", "4",
                 "--no-progress"));
         args.addAll(List.of(more));
         StringWriter out = new StringWriter();
@@ -142,26 +119,15 @@ class RetryFailedCommandTest {
         String text = prompt.find() ? prompt.group(1) : "";
         asked.add(text);
         if (text.contains("REFUSE") && refusing.get()) {
-            send(exchange, 400, "{\"error\":{\"message\":\"This model's maximum context length is 16 tokens.\","
+            ScriptedModelApi.send(exchange, 400, "{\"error\":{\"message\":\"This model's maximum context length is 16 tokens.\","
                     + "\"type\":\"invalid_request_error\",\"param\":\"messages\",\"code\":\"context_length_exceeded\"}}");
             return;
         }
         Matcher sum = SUM.matcher(text);
         String answer = sum.find() ? Integer.toString(Integer.parseInt(sum.group(1)) + Integer.parseInt(sum.group(2)))
                 : "?";
-        send(exchange, 200, "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+        ScriptedModelApi.send(exchange, 200, "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
                 + "\"message\":{\"role\":\"assistant\",\"content\":\"" + answer + "\"},\"finish_reason\":\"stop\"}],"
                 + "\"usage\":{\"prompt_tokens\":6,\"completion_tokens\":1,\"total_tokens\":7}}");
-    }
-
-    private static void send(HttpExchange exchange, int status, String json) throws IOException {
-        try (exchange) {
-            byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
-            exchange.getResponseHeaders().set("Content-Type", "application/json");
-            exchange.sendResponseHeaders(status, bytes.length);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(bytes);
-            }
-        }
     }
 }

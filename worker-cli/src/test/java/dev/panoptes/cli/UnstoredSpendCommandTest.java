@@ -2,7 +2,6 @@ package dev.panoptes.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.eval.http.HttpModelClient;
@@ -10,16 +9,13 @@ import dev.panoptes.worker.WorkerLoop;
 import dev.panoptes.worker.WorkerProcess;
 import dev.panoptes.worker.WorkerSettings;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.io.OutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -55,22 +51,13 @@ class UnstoredSpendCommandTest {
 
     /** Calls answered 200 (the 503s, retried by the worker's client, left out). */
     private final AtomicInteger answered = new AtomicInteger();
+    @RegisterExtension
+    final ScriptedModelApi api = new ScriptedModelApi(this::complete);
+    /** The coordinator and the worker of the remote test. */
     private final ExecutorService threads = Executors.newCachedThreadPool();
-    private HttpServer api;
-
-    @BeforeEach
-    void startApi() throws IOException {
-        api = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        api.createContext("/v1/models", exchange -> send(exchange, 200,
-                "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"object\":\"model\"}]}"));
-        api.createContext("/v1/chat/completions", this::complete);
-        api.setExecutor(threads);
-        api.start();
-    }
 
     @AfterEach
-    void stopApi() {
-        api.stop(0);
+    void stopThreads() {
         threads.shutdownNow();
     }
 
@@ -142,7 +129,7 @@ class UnstoredSpendCommandTest {
             parsed.set(settings);
             return 0;
         }).execute("--coordinator", "127.0.0.1:" + listening.group(1), "--model-api",
-                "http://127.0.0.1:" + api.getAddress().getPort() + "/v1", "--model", "m", "--requests", "1");
+                api.baseUrl(), "--model", "m", "--requests", "1");
         assertThat(parsedExit).isZero();
         WorkerSettings settings = parsed.get();
 
@@ -178,7 +165,7 @@ class UnstoredSpendCommandTest {
     private String[] eval(Path suite, String... more) {
         List<String> args = new ArrayList<>(List.of("eval", "--suite", suite.toString(), "--db",
                 dir.resolve("r.db").toString(), "--model", "m", "--model-api",
-                "http://127.0.0.1:" + api.getAddress().getPort() + "/v1", "--scorer", "numeric", "--no-progress"));
+                api.baseUrl(), "--scorer", "numeric", "--no-progress"));
         args.addAll(List.of(more));
         return args.toArray(String[]::new);
     }
@@ -190,23 +177,12 @@ class UnstoredSpendCommandTest {
             // As OpenAI's API does: the client waits what the server says, not its own backoff of
             // seconds (the backoff is HttpModelClientTest's; here it only made the test slow).
             exchange.getResponseHeaders().set("retry-after-ms", "5");
-            send(exchange, 503, "{\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}");
+            ScriptedModelApi.send(exchange, 503, "{\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}");
             return;
         }
         answered.incrementAndGet();
-        send(exchange, 200, "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
+        ScriptedModelApi.send(exchange, 200, "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
                 + "\"message\":{\"role\":\"assistant\",\"content\":\"1\"},\"finish_reason\":\"stop\"}],"
                 + "\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":10,\"total_tokens\":110}}");
-    }
-
-    private static void send(HttpExchange exchange, int status, String json) throws IOException {
-        try (exchange) {
-            byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
-            exchange.getResponseHeaders().set("Content-Type", "application/json");
-            exchange.sendResponseHeaders(status, bytes.length);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(bytes);
-            }
-        }
     }
 }
