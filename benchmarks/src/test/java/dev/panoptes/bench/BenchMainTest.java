@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class BenchMainTest {
     private static final List<String> COMMANDS = List.of("dispatch", "dispatch-session", "floor", "codec", "store",
-            "scale", "failure", "scheduling", "e2e", "ratelimit", "model-client", "jfr", "suite");
+            "scale", "failure", "scheduling", "e2e", "ratelimit", "model-client", "jfr", "suite", "fleet");
 
     private final StringWriter out = new StringWriter();
 

@@ -17,6 +17,11 @@ import java.util.List;
  * other types are recognised and skipped. The output is exactly PROTOCOL.md's JSON, so the
  * coordinator's real decoder reads it; the unit test checks that with {@code MessageCodec}.
  *
+ * <p>Made with a model name ({@link #FakeWorkerCodec(String, long)}), it answers as a real worker
+ * would: each record carries the model, a finish reason, the latency and the token usage, and its
+ * response is the answer to an arithmetic prompt ("What is 3 + 4?" gets "7"), else
+ * {@code "re: <prompt>"}.
+ *
  * <p>Not thread-safe: one per connection.
  */
 public final class FakeWorkerCodec {
@@ -25,6 +30,11 @@ public final class FakeWorkerCodec {
     private static final byte[] VIGNETTE_ID = "{\"vignetteId\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] RESPONSE = ",\"response\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] END = "]}}".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] MODEL = ",\"model\":".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] FINISH_LATENCY = ",\"finishReason\":\"stop\",\"latencyMs\":"
+            .getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] USAGE = ",\"usage\":{\"promptTokens\":".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] COMPLETION = ",\"completionTokens\":".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] HEX = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
 
     private final JsonFactory json = new JsonFactory();
@@ -39,6 +49,23 @@ public final class FakeWorkerCodec {
 
     private byte[] out = new byte[64 * 1024];
     private int outLength;
+    /** The model named in each record, or null for the bare echo records. */
+    private final String model;
+    private final long latencyMs;
+
+    /** Answers with bare records: {@code "re: <prompt>"}, nothing else. */
+    public FakeWorkerCodec() {
+        this(null, 0);
+    }
+
+    /**
+     * Answers with full records, as a real worker's: model, finish reason, {@code latencyMs} and
+     * usage (about four characters a token), the response answering arithmetic prompts.
+     */
+    public FakeWorkerCodec(String model, long latencyMs) {
+        this.model = model;
+        this.latencyMs = latencyMs;
+    }
 
     /**
      * Reads one frame body and, when it is an {@code assign}, appends the framed {@code result}
@@ -64,6 +91,11 @@ public final class FakeWorkerCodec {
         }
         appendResult();
         return true;
+    }
+
+    /** The vignettes of the last assign read: the records of the answer written for it. */
+    public int lastRecords() {
+        return vignetteIds.size();
     }
 
     /** The type of the last frame read. */
@@ -159,7 +191,22 @@ public final class FakeWorkerCodec {
             append(VIGNETTE_ID);
             appendString(vignetteIds.get(i), null);
             append(RESPONSE);
-            appendString(prompts.get(i), "re: ");
+            if (model == null) {
+                appendString(prompts.get(i), "re: ");
+            } else {
+                String prompt = prompts.get(i);
+                String answer = answer(prompt);
+                appendString(answer, null);
+                append(MODEL);
+                appendString(model, null);
+                append(FINISH_LATENCY);
+                appendLong(latencyMs);
+                append(USAGE);
+                appendLong(prompt.length() / 4 + 1);
+                append(COMPLETION);
+                appendLong(answer.length() / 4 + 1);
+                append((byte) '}');
+            }
             append((byte) '}');
         }
         append(END);
@@ -168,6 +215,46 @@ public final class FakeWorkerCodec {
         out[frameAt + 1] = (byte) (body >>> 16);
         out[frameAt + 2] = (byte) (body >>> 8);
         out[frameAt + 3] = (byte) body;
+    }
+
+    /**
+     * The answer to "What is A op B?" (op one of + - *), as the product's stub model gives it;
+     * {@code "re: <prompt>"} for any other prompt.
+     */
+    static String answer(String prompt) {
+        if (prompt.startsWith("What is ") && prompt.endsWith("?")) {
+            String[] parts = prompt.substring(8, prompt.length() - 1).split(" ");
+            if (parts.length == 3 && parts[1].length() == 1) {
+                try {
+                    long a = Long.parseLong(parts[0]);
+                    long b = Long.parseLong(parts[2]);
+                    switch (parts[1].charAt(0)) {
+                        case '+' -> {
+                            return Long.toString(a + b);
+                        }
+                        case '-' -> {
+                            return Long.toString(a - b);
+                        }
+                        case '*' -> {
+                            return Long.toString(a * b);
+                        }
+                        default -> {
+                        }
+                    }
+                } catch (NumberFormatException notArithmetic) {
+                    // falls through to the echo
+                }
+            }
+        }
+        return "re: " + prompt;
+    }
+
+    private void appendLong(long value) {
+        String digits = Long.toString(value);
+        ensure(digits.length());
+        for (int i = 0; i < digits.length(); i++) {
+            out[outLength++] = (byte) digits.charAt(i);
+        }
     }
 
     /** Appends a whole frame encoded elsewhere (register, heartbeat). */

@@ -4,7 +4,9 @@ import dev.panoptes.bench.dispatch.DispatchCoordinator;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
+import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.SpecParams;
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
@@ -74,5 +76,21 @@ class FakeWorkerCodecTest {
             out.position(out.position() + length);
         }
         assertThat(out.hasRemaining()).isFalse();
+    }
+
+    @Test
+    void answersAsARealWorkerWithModelLatencyUsageAndTheArithmeticAnswer() throws Exception {
+        Job job = new Job(JobId.of("run-0002"), new EvalSpec("suite", List.of(
+                new Vignette("q1", "What is 12 * 3?", "36", Map.of()),
+                new Vignette("q2", "Tell me a joke"))));
+        byte[] body = codec.encode(new Message.Assign(job));
+        FakeWorkerCodec fake = new FakeWorkerCodec("stub", 2000);
+
+        assertThat(fake.onFrame(body, 0, body.length)).isTrue();
+
+        Message.Result r = (Message.Result) codec.decode(fake.out(), 4, fake.outLength() - 4).orElseThrow();
+        assertThat(r.outcome().records()).containsExactly(
+                new ResponseRecord("q1", "36", "stub", "stop", 2000L, new Usage(4, 1), null, null),
+                new ResponseRecord("q2", "re: Tell me a joke", "stub", "stop", 2000L, new Usage(4, 5), null, null));
     }
 }
