@@ -177,6 +177,8 @@ public final class FakeFleet {
         private final ArrayDeque<Due> due = new ArrayDeque<>();
         private final List<Conn> conns = new ArrayList<>();
         private final List<Conn> dirty = new ArrayList<>();
+        /** Connections opened and not yet registered (or closed). */
+        private int waitingToRegister;
 
         Loop(int id, SocketChannel firstChannel) {
             this.id = id;
@@ -187,10 +189,13 @@ public final class FakeFleet {
         void run() throws IOException {
             try (Selector selector = Selector.open()) {
                 int next = id;
-                int connecting = 0;
+                // The coordinator refuses more than 64 connections from one address waiting to
+                // register (maxUnregisteredPerAddress): open the next only as earlier ones register.
+                int waitingLimit = Math.max(1, 32 / threads);
                 long nextTick = System.nanoTime();
                 while (true) {
-                    while (next < connections && connecting < 128) {
+                    while (next < connections && waitingToRegister < waitingLimit) {
+                        waitingToRegister++;
                         Conn c = new Conn(next, codec.encodeFrame(new Message.Heartbeat(workerId(next))));
                         conns.add(c);
                         // Staggered, as independent workers' heartbeats are.
@@ -206,7 +211,6 @@ public final class FakeFleet {
                                 onConnected(c, selector);
                             } else {
                                 c.key = c.channel.register(selector, SelectionKey.OP_CONNECT, c);
-                                connecting++;
                             }
                         }
                         next += threads;
@@ -231,7 +235,6 @@ public final class FakeFleet {
                         }
                         try {
                             if (key.isConnectable()) {
-                                connecting--;
                                 c.channel.finishConnect();
                                 onConnected(c, selector);
                                 continue;
@@ -309,6 +312,7 @@ public final class FakeFleet {
                     onAssign(c, readAt);
                 } else if ("registered".equals(answerCodec.lastType())) {
                     c.registered = true;
+                    waitingToRegister--;
                     c.lastHeartbeatNanos = readAt - heartbeatNanos * c.index / Math.max(1, connections);
                     if (registered.incrementAndGet() == connections) {
                         ChildIo.reply("REGISTERED", "count", connections, "nanos", readAt);
@@ -384,6 +388,9 @@ public final class FakeFleet {
                 return;
             }
             c.closed = true;
+            if (!c.registered) {
+                waitingToRegister--;
+            }
             if (c.key != null) {
                 c.key.cancel();
             }

@@ -142,6 +142,10 @@ public final class FleetBench {
                     if (coordinator.process().waitFor(wait, java.util.concurrent.TimeUnit.MILLISECONDS)) {
                         break;
                     }
+                    if (!fleet.isAlive()) {
+                        throw new IllegalStateException("the fake fleet ended mid-run (see " + ctx.logDir()
+                                + "/fleet-" + name + ".log)");
+                    }
                     ThreadCpu.Sample sample = ThreadCpu.sample(pid);
                     if (sample == null) {
                         continue; // exiting
