@@ -112,6 +112,50 @@ class TaskFileExportTest {
     }
 
     @Test
+    void anInspectExportOfAMultipleChoiceTaskShowsEachSamplesChoicesTargetAndTheChosenLetter() throws Exception {
+        Path db = dir.resolve("mc.db");
+        assertThat(run("eval", "--task", TASK.toString(), "--db", db.toString(), "--model", StubModelServer.MODEL,
+                "--model-api=" + stub.baseUrl())).isZero();
+        Path out = dir.resolve("logs");
+        assertThat(run("export", "--db", db.toString(), "--format", "inspect", "--out", out.toString())).isZero();
+
+        Path log;
+        try (Stream<Path> files = Files.list(out)) {
+            log = files.filter(p -> p.toString().endsWith(".json") && !p.endsWith("listing.json")).findFirst()
+                    .orElseThrow();
+        }
+        JsonNode samples = JSON.readTree(log.toFile()).path("samples");
+        assertThat(samples.size()).isEqualTo(40);
+        int right = 0;
+        for (JsonNode sample : samples) {
+            JsonNode doc = sample.path("metadata");
+            List<String> texts = new ArrayList<>();
+            doc.path("choices").forEach(c -> texts.add(c.asText()));
+            List<String> shown = new ArrayList<>();
+            sample.path("choices").forEach(c -> shown.add(c.asText()));
+            assertThat(shown).as("sample %s", sample.path("id")).isEqualTo(texts);
+            String target = String.valueOf((char) ('A' + doc.path("answer").asInt()));
+            assertThat(sample.path("target").asText()).isEqualTo(target);
+            String chosen = sample.path("scores").path("acc").path("answer").asText();
+            assertThat(chosen).matches("[A-D]");
+            assertThat(sample.path("output").path("completion").asText()).isEqualTo("ANSWER: " + chosen);
+            // The letter is the choice of highest log-likelihood, as the stored answer says.
+            JsonNode lls = doc.path("panoptes").path("loglikelihoods");
+            int best = 0;
+            for (int i = 1; i < lls.size(); i++) {
+                if (lls.get(i).get(0).asDouble() > lls.get(best).get(0).asDouble()) {
+                    best = i;
+                }
+            }
+            assertThat(chosen).isEqualTo(String.valueOf((char) ('A' + best)));
+            assertThat(sample.path("scores").path("acc").path("value").asDouble())
+                    .isEqualTo(chosen.equals(target) ? 1.0 : 0.0);
+            right += chosen.equals(target) ? 1 : 0;
+        }
+        assertThat(right).isGreaterThan(20);
+    }
+
+    @Test
     void aGenerationTasksExportIsExactMatchTheMeanOfItsLines() throws Exception {
         Path yaml = dir.resolve("gen.yaml");
         Files.writeString(yaml, String.join("\n", "task: arith_gen", "dataset_path: json", "dataset_kwargs:",
