@@ -40,7 +40,8 @@ import java.util.concurrent.Callable;
  * scored by the normalized scorer; one worker is killed with SIGKILL mid-run so that its jobs are
  * visibly sent to the others; then the summary, with confidence intervals and the comparison of
  * the two models, an HTML report, and {@code compare} of the two models with the vignettes whose
- * score changed. The worker processes are {@link DemoFleet}'s; this command holds the options, the
+ * score changed; last, the shipped multiple-choice task file ({@code evals/arithmetic-task.yaml})
+ * run as {@code eval --task} runs it, with acc and acc_norm and their intervals. The worker processes are {@link DemoFleet}'s; this command holds the options, the
  * run and what it prints.
  */
 @Command(name = "demo",
@@ -52,7 +53,8 @@ import java.util.concurrent.Callable;
                     + " and scored with the normalized scorer, and an HTML report is written at the end."
                     + " One worker is killed with SIGKILL mid-run to show its jobs being redelivered,"
                     + " and one more is started with a wrong --model-api to show it being quarantined while the"
-                    + " others finish the run."
+                    + " others finish the run. Last, the shipped multiple-choice task file (lm-eval's format) is run"
+                    + " against the same stub, scored by log-likelihood: acc and acc_norm with their intervals."
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:every job completed", "1:failed at run time", "2:invalid command line",
@@ -66,6 +68,11 @@ public final class DemoCommand implements Callable<Integer> {
     static final String SCORER = "normalized";
     public static final int EPOCHS = 3;
     static final String GROUP_BY = "op";
+    /** Where the shipped multiple-choice task (evals/arithmetic-task*) is in the jar. */
+    static final String TASK_RESOURCES = "/dev/panoptes/demo/task/";
+    /** The task file, then its data files. */
+    static final List<String> TASK_FILES = List.of("arithmetic-task.yaml", "arithmetic-task.jsonl",
+            "arithmetic-task-train.jsonl");
 
     @Spec
     private CommandSpec spec;
@@ -159,6 +166,9 @@ public final class DemoCommand implements Callable<Integer> {
             int code = CoordinatorCommand.runInterruptibly(run);
             out.print(fleet.closingLines());
             printComparison(results, db != null, out);
+            if (code == 0) {
+                code = runTask(dir, results, model.baseUrl().toString(), out, err);
+            }
             writeReport(results, report);
             out.printf("%nReport:  %s (open it in a browser: xdg-open %s)%n", report.toUri(), report);
             if (db != null) {
@@ -173,6 +183,35 @@ public final class DemoCommand implements Callable<Integer> {
             out.flush();
             return code;
         }
+    }
+
+    /**
+     * The third act: the shipped multiple-choice task (an lm-eval task file, scored by
+     * log-likelihood), run as {@code eval --task} runs it against the same stub model, which
+     * prints acc and acc_norm with their intervals. Forty documents, one request each: it adds
+     * about a second.
+     *
+     * @return eval's exit code
+     */
+    private int runTask(Path dir, Path results, String modelApi, PrintWriter out, PrintWriter err)
+            throws IOException {
+        Path task = dir.resolve(TASK_FILES.get(0));
+        for (String name : TASK_FILES) {
+            try (InputStream in = DemoCommand.class.getResourceAsStream(TASK_RESOURCES + name)) {
+                if (in == null) {
+                    throw new IllegalStateException("the bundled task file " + TASK_RESOURCES + name
+                            + " is missing from this build");
+                }
+                Files.copy(in, dir.resolve(name), StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
+        out.printf("%nMultiple choice by log-likelihood: evals/%s, an lm-eval task file, asked of %s as"
+                + " '%s eval --task evals/%s --model %s --model-api URL' asks it (each choice's log-probability"
+                + " after the question, all four in one /v1/completions request):%n", TASK_FILES.get(0), MODEL,
+                Jars.selfCommand(), TASK_FILES.get(0), MODEL);
+        out.flush();
+        return WorkerMain.run(new String[]{"eval", "--task", task.toString(), "--model", MODEL, "--model-api",
+            modelApi, "--db", results.toString(), "--no-progress"}, out, err, System.getenv());
     }
 
     /** The HTML report of every run in the database; a failure to write it does not fail the demo. */

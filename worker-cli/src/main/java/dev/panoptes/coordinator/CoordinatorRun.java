@@ -633,7 +633,10 @@ public final class CoordinatorRun {
         List<Job> jobs = frames.jobsToRun(store);
         CachePlan cached = new ResponseCache(store.answerCache(), cache, Clock.systemUTC())
                 .serve(retry == null ? jobs : retry.jobsToRun(store, jobs));
-        progress.message(RunLines.cache(cache, settings.params(), cached));
+        // Log-likelihood requests are sent at temperature 0 whatever the run's: the line says so.
+        boolean loglikelihoodOnly = !jobs.isEmpty() && jobs.stream()
+                .allMatch(j -> j.spec().vignettes().stream().allMatch(Vignette::isMultipleChoice));
+        progress.message(RunLines.cache(cache, settings.params(), cached, loglikelihoodOnly));
         progress.addCacheHits((int) cached.served());
         // A job the cache answered whole stays in the plan, complete in the store: not one to ask.
         ResultStore planned = cached.storeFor(store);

@@ -114,9 +114,13 @@ final class RunLines {
                 ungraded.first() == null ? "" : " (first: " + ungraded.first() + ")", exit);
     }
 
-    /** What the response cache did for this run, or why it is off. */
-    static String cache(CachePolicy policy, SpecParams params, CachePlan plan) {
-        String off = policy.whyOff(params);
+    /**
+     * What the response cache did for this run, or why it is off.
+     *
+     * @param loglikelihoodOnly true when every vignette is asked by log-likelihood (multiple choice)
+     */
+    static String cache(CachePolicy policy, SpecParams params, CachePlan plan, boolean loglikelihoodOnly) {
+        String off = policy.whyOff(params, loglikelihoodOnly);
         return off != null ? "response cache: " + off : plan.describe();
     }
 

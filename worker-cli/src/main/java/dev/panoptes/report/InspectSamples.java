@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.SystemMessages;
+import dev.panoptes.control.Vignette;
+import dev.panoptes.control.score.ChoiceLoglikelihoods;
 import dev.panoptes.control.suite.RunManifest;
 
 import java.util.ArrayList;
@@ -23,6 +25,13 @@ import java.util.regex.Pattern;
  * starts with a known role. A plain prompt that itself starts with such a line is split the same
  * way, which changes how it is shown, not what it says. The run's system prompt (from its
  * manifest) comes first.
+ *
+ * <p>An answer asked by log-likelihood (multiple choice) is shown as Inspect shows a
+ * multiple-choice sample: the sample's {@code choices} (each choice's text), its {@code target}
+ * the right choice's letter ({@code A} for the first), the output {@code ANSWER: X} with the
+ * chosen letter (the highest log-likelihood, or per character for an {@code acc_norm} scorer, per
+ * byte for {@code acc_bytes}), the score's {@code answer} that letter, and every choice's
+ * {@code [loglikelihood, is_greedy]} under {@code metadata.panoptes.loglikelihoods}.
  *
  * <p>Stateless; any thread.
  */
@@ -44,19 +53,38 @@ final class InspectSamples {
         sample.put("epoch", epoch(row));
         ArrayNode input = input(row.prompt(), manifest == null ? null : manifest.systemPrompt());
         sample.set("input", input);
-        sample.put("target", row.expected() == null ? "" : row.expected());
+        ChoiceLoglikelihoods lls = choiceAnswer(row);
+        String target = row.expected() == null ? "" : row.expected();
+        String response = row.response();
+        if (lls != null) {
+            int n = lls.loglikelihoods().size();
+            if (!lls.continuations().isEmpty()) {
+                ArrayNode texts = sample.putArray("choices");
+                for (int i = 0; i < n; i++) {
+                    String c = lls.continuations().get(i);
+                    // The continuation is the delimiter, then the choice: its last chars[i] code points.
+                    texts.add(c.substring(c.offsetByCodePoints(c.length(), -lls.chars().get(i))));
+                }
+            }
+            int want = Vignette.choiceIndex(row.expected(), n);
+            target = want < 0 ? target : letter(want);
+            int chosen = "acc_norm".equals(scorer) ? lls.chosenPerChar()
+                    : "acc_bytes".equals(scorer) ? lls.chosenPerByte() : lls.chosen();
+            response = "ANSWER: " + letter(chosen);
+        }
+        sample.put("target", target);
         ArrayNode messages = input.deepCopy();
         ObjectNode output = JSON.objectNode();
         output.put("model", row.apiModel() == null ? row.model() : row.apiModel());
         ArrayNode choices = output.putArray("choices");
-        if (!row.failed() && row.response() != null) {
-            ObjectNode answer = message("assistant", row.response(), "generate");
+        if (!row.failed() && response != null) {
+            ObjectNode answer = message("assistant", response, "generate");
             answer.put("model", output.get("model").asText());
             messages.add(answer);
             ObjectNode choice = choices.addObject();
             choice.set("message", answer.deepCopy());
             choice.put("stop_reason", stopReason(row.finishReason()));
-            output.put("completion", row.response());
+            output.put("completion", response);
         } else {
             output.put("completion", "");
         }
@@ -73,7 +101,9 @@ final class InspectSamples {
         if (scorer != null && value != null) {
             ObjectNode score = sample.putObject("scores").putObject(scorer);
             score.put("value", value);
-            if (row.response() != null) {
+            if (lls != null) {
+                score.put("answer", response.substring("ANSWER: ".length()));
+            } else if (row.response() != null) {
                 score.put("answer", row.response());
             }
             String explanation = row.failed() ? "no answer: " + row.error() : row.explanation();
@@ -81,7 +111,7 @@ final class InspectSamples {
                 score.put("explanation", explanation);
             }
         }
-        sample.set("metadata", metadata(row));
+        sample.set("metadata", metadata(row, lls));
         sample.putObject("store");
         sample.putArray("events");
         ObjectNode modelUsage = sample.putObject("model_usage");
@@ -189,8 +219,26 @@ final class InspectSamples {
         };
     }
 
+    /** The stored log-likelihood answer of a multiple-choice sample; null for any other. */
+    private static ChoiceLoglikelihoods choiceAnswer(SampleRow row) {
+        if (row.failed() || row.response() == null || !LmEvalChoiceLines.isChoiceAnswer(row.response())) {
+            return null;
+        }
+        try {
+            return ChoiceLoglikelihoods.parse(row.response());
+        } catch (IllegalArgumentException e) {
+            // Not such an answer after all: shown as the text it is.
+            return null;
+        }
+    }
+
+    /** Inspect's letter of choice {@code i}: A to Z, then the index itself. */
+    static String letter(int i) {
+        return i < 26 ? String.valueOf((char) ('A' + i)) : Integer.toString(i);
+    }
+
     /** The vignette's metadata, and where the answer came from under {@code panoptes}. */
-    private static ObjectNode metadata(SampleRow row) {
+    private static ObjectNode metadata(SampleRow row, ChoiceLoglikelihoods lls) {
         ObjectNode metadata = JSON.objectNode();
         for (Map.Entry<String, Object> e : row.metadata().entrySet()) {
             metadata.putPOJO(e.getKey(), e.getValue());
@@ -204,6 +252,12 @@ final class InspectSamples {
             panoptes.put("latency_ms", row.latencyMs());
         }
         putIfKnown(panoptes, "error", row.error());
+        if (lls != null) {
+            ArrayNode resps = panoptes.putArray("loglikelihoods");
+            for (int i = 0; i < lls.loglikelihoods().size(); i++) {
+                resps.addArray().add(lls.loglikelihoods().get(i)).add(lls.greedy().get(i));
+            }
+        }
         if (row.cached()) {
             // Served by the response cache: the answer of an earlier run, no model call in this one.
             panoptes.put("cached", true);

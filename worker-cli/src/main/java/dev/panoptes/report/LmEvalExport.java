@@ -56,6 +56,14 @@ import java.util.regex.Pattern;
  * {@code acc,none} is the mean over answers, which is lm-eval's mean of the lines' {@code acc}
  * when every vignette has every epoch.
  *
+ * <p><b>Multiple choice.</b> A model asked by log-likelihood gets lm-eval's multiple-choice
+ * files: {@code "acc,none"}, {@code "acc_stderr,none"}, {@code "acc_norm,none"} and
+ * {@code "acc_norm_stderr,none"} in the results (each recomputed from the stored log-likelihoods,
+ * as the summary's figures beside the run's scorer are), {@code output_type: multiple_choice}
+ * with both metrics in the config, and sample lines with a request per choice and
+ * {@code [loglikelihood, is_greedy]} per choice ({@link LmEvalChoiceLines}): every figure is the
+ * mean of the lines' values when every document has every epoch.
+ *
  * <p>Both files are laid out as lm-eval's Python writes them ({@link PythonJson}): the results
  * indented by two, each sample on one line.
  *
@@ -64,8 +72,10 @@ import java.util.regex.Pattern;
  * run per call. Reads nothing but its {@link RunData}.
  */
 public final class LmEvalExport {
-    /** The metric every score is written under. */
+    /** The metric a score is written under, but for an exact_match task's ({@link #metricOf}). */
     public static final String METRIC = "acc";
+    /** The metric of a run scored by lm-eval's exact_match (a generate_until task file's run). */
+    public static final String EXACT_MATCH = "exact_match";
     /** The lm-eval filter the figures are written under: Panoptes filters no answer. */
     public static final String FILTER = "none";
     /** {@code config.model} and {@code model_source}: the "harness" that produced the answers. */
@@ -119,7 +129,10 @@ public final class LmEvalExport {
         List<Written> written = new ArrayList<>();
         for (RunStats.ModelStats model : stats.models()) {
             List<SampleRow> rows = run.samples().stream().filter(s -> s.model().equals(model.model())).toList();
-            List<Map<String, Object>> lines = LmEvalSamples.lines(rows, docIds, genKwargs);
+            Map<String, Estimate> choiceFigures = choiceFigures(stats, model.model());
+            String metric = metricOf(info.scorer());
+            List<Map<String, Object>> lines = LmEvalSamples.lines(rows, docIds, genKwargs, metric,
+                    choiceFigures != null);
             Path folder = Files.createDirectories(dir.resolve(modelFolder(model.model())));
             Path samples = folder.resolve("samples_" + task + "_" + date + ".jsonl");
             try (BufferedWriter out = Files.newBufferedWriter(samples, StandardCharsets.UTF_8)) {
@@ -129,10 +142,11 @@ public final class LmEvalExport {
                 }
             }
             Path results = folder.resolve("results_" + date + ".json");
-            Map<String, Object> document = results(info, model, task, lines, genKwargs);
+            Map<String, Object> document = results(info, model, task, lines, genKwargs,
+                    choiceFigures != null ? choiceFigures : Map.of(metric, model.accuracy()), choiceFigures != null);
             Files.writeString(results, PythonJson.dumps(document), StandardCharsets.UTF_8);
             written.add(new Written(model.model(), task, results, samples, lines.size(), info.epochs(),
-                    model.accuracy()));
+                    choiceFigures != null ? choiceFigures.get(METRIC) : model.accuracy()));
         }
         return written;
     }
@@ -164,14 +178,48 @@ public final class LmEvalExport {
         return SECONDS.format(t) + (micros == 0 ? "" : String.format(Locale.ROOT, ".%06d", micros));
     }
 
+    /**
+     * The multiple-choice figures (metric to estimate, acc then acc_norm) of a model asked by
+     * log-likelihood; null when it was not.
+     */
+    private static Map<String, Estimate> choiceFigures(RunStats stats, String model) {
+        Map<String, Map<String, Estimate>> byMetric = stats.choiceMetrics().byMetric();
+        Map<String, Estimate> figures = new LinkedHashMap<>();
+        for (String metric : LmEvalChoiceLines.METRICS) {
+            Estimate e = byMetric.getOrDefault(metric, Map.of()).get(model);
+            if (e == null) {
+                return null;
+            }
+            figures.put(metric, e);
+        }
+        return figures;
+    }
+
+    /**
+     * The name lm-eval gives the figure of a run scored by {@code scorer}: {@code exact_match} for
+     * lm-eval's exact_match (a generate_until task file's scorer), else {@code acc}.
+     */
+    static String metricOf(String scorer) {
+        return scorer != null && (scorer.equals(EXACT_MATCH) || scorer.startsWith(EXACT_MATCH + ":"))
+                ? EXACT_MATCH : METRIC;
+    }
+
+    /**
+     * @param byMetric the figures written, metric to estimate, the first the main one
+     * @param choices  true for a model asked by log-likelihood
+     */
     private static Map<String, Object> results(RunInfo info, RunStats.ModelStats model, String task,
-                                               List<Map<String, Object>> lines, Map<String, Object> genKwargs) {
+                                               List<Map<String, Object>> lines, Map<String, Object> genKwargs,
+                                               Map<String, Estimate> byMetric, boolean choices) {
         RunManifest manifest = info.manifest();
-        Estimate acc = model.accuracy();
+        Estimate acc = byMetric.values().iterator().next();
         Map<String, Object> figures = new LinkedHashMap<>();
         figures.put("alias", task);
-        figures.put(METRIC + "," + FILTER, finite(acc.mean()));
-        figures.put(METRIC + "_stderr," + FILTER, acc.hasStandardError() ? acc.standardError() : "N/A");
+        for (Map.Entry<String, Estimate> e : byMetric.entrySet()) {
+            Estimate figure = e.getValue();
+            figures.put(e.getKey() + "," + FILTER, finite(figure.mean()));
+            figures.put(e.getKey() + "_stderr," + FILTER, figure.hasStandardError() ? figure.standardError() : "N/A");
+        }
         Integer nShot = manifest == null ? null : manifest.fewShot() == null ? Integer.valueOf(0) : null;
         int original = info.vignettes() > 0 ? info.vignettes()
                 : (int) lines.stream().map(l -> l.get("doc_id")).distinct().count();
@@ -179,10 +227,12 @@ public final class LmEvalExport {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("results", Map.of(task, figures));
         r.put("group_subtasks", Map.of(task, List.of()));
-        r.put("configs", Map.of(task, taskConfig(info, task, nShot, genKwargs)));
+        r.put("configs", Map.of(task, taskConfig(info, task, nShot, genKwargs, byMetric.keySet(), choices)));
         r.put("versions", Map.of(task, "N/A"));
         r.put("n-shot", single(task, nShot));
-        r.put("higher_is_better", Map.of(task, Map.of(METRIC, true)));
+        Map<String, Object> higher = new LinkedHashMap<>();
+        byMetric.keySet().forEach(m -> higher.put(m, true));
+        r.put("higher_is_better", Map.of(task, higher));
         Map<String, Object> counts = new LinkedHashMap<>();
         counts.put("original", original);
         counts.put("effective", lines.size());
@@ -216,17 +266,18 @@ public final class LmEvalExport {
         // The time spent evaluating: the sum of the run's sittings, not the hours between them.
         Duration worked = info.workedFor();
         r.put("total_evaluation_time_seconds", worked == null ? null : Double.toString(worked.toNanos() / 1e9));
-        r.put("panoptes", panoptes(info, model));
+        r.put("panoptes", panoptes(info, model, acc, byMetric));
         return r;
     }
 
     private static Map<String, Object> taskConfig(RunInfo info, String task, Integer nShot,
-                                                  Map<String, Object> genKwargs) {
+                                                  Map<String, Object> genKwargs, java.util.Collection<String> metrics,
+                                                  boolean choices) {
         RunManifest manifest = info.manifest();
         Map<String, Object> c = new LinkedHashMap<>();
         c.put("task", task);
         c.put("dataset_path", info.suite());
-        c.put("output_type", "generate_until");
+        c.put("output_type", choices ? "multiple_choice" : "generate_until");
         // The fields of each sample's doc that hold the prompt and the target.
         c.put("doc_to_text", "prompt");
         c.put("doc_to_target", "expected");
@@ -243,12 +294,17 @@ public final class LmEvalExport {
         filter.put("name", FILTER);
         filter.put("filter", List.of(keep));
         c.put("filter_list", List.of(filter));
-        Map<String, Object> metric = new LinkedHashMap<>();
-        metric.put("metric", METRIC);
-        metric.put("aggregation", "mean");
-        metric.put("higher_is_better", true);
-        c.put("metric_list", List.of(metric));
-        c.put("generation_kwargs", genKwargs);
+        List<Map<String, Object>> metricList = new ArrayList<>();
+        for (String name : metrics) {
+            Map<String, Object> metric = new LinkedHashMap<>();
+            metric.put("metric", name);
+            metric.put("aggregation", "mean");
+            metric.put("higher_is_better", true);
+            metricList.add(metric);
+        }
+        c.put("metric_list", metricList);
+        // A multiple-choice task generates nothing: lm-eval's config of one has no generation_kwargs.
+        c.put("generation_kwargs", choices ? null : genKwargs);
         Map<String, Object> meta = new LinkedHashMap<>();
         meta.put("scorer", info.scorer());
         meta.put("epochs", info.epochs());
@@ -260,8 +316,8 @@ public final class LmEvalExport {
     }
 
     /** The run and the figure's details that lm-eval's layout has no field for. */
-    private static Map<String, Object> panoptes(RunInfo info, RunStats.ModelStats model) {
-        Estimate acc = model.accuracy();
+    private static Map<String, Object> panoptes(RunInfo info, RunStats.ModelStats model, Estimate acc,
+                                                Map<String, Estimate> byMetric) {
         Map<String, Object> p = new LinkedHashMap<>();
         p.put("run_id", info.runId());
         p.put("tool_version", info.manifest() == null ? null : info.manifest().toolVersion());
@@ -283,13 +339,12 @@ public final class LmEvalExport {
         }
         p.put("sittings", sittings);
         p.put("stderr", stderrMeaning(acc));
-        Map<String, Object> interval = new LinkedHashMap<>();
-        interval.put("method", Accuracy.METHOD);
-        interval.put("level", 0.95);
-        interval.put("low", finite(acc.ciLow()));
-        interval.put("high", finite(acc.ciHigh()));
-        interval.put("effective_n", finite(acc.effectiveN()));
-        p.put("interval", interval);
+        p.put("interval", interval(acc));
+        for (Map.Entry<String, Estimate> e : byMetric.entrySet()) {
+            if (e.getValue() != acc) {
+                p.put(e.getKey() + "_interval", interval(e.getValue()));
+            }
+        }
         p.put("samples", model.samples());
         p.put("scored", model.scored());
         p.put("unscored", model.unscored());
@@ -299,6 +354,16 @@ public final class LmEvalExport {
         p.put("prompt_tokens", model.promptTokens());
         p.put("completion_tokens", model.completionTokens());
         return p;
+    }
+
+    private static Map<String, Object> interval(Estimate figure) {
+        Map<String, Object> interval = new LinkedHashMap<>();
+        interval.put("method", Accuracy.METHOD);
+        interval.put("level", 0.95);
+        interval.put("low", finite(figure.ciLow()));
+        interval.put("high", finite(figure.ciHigh()));
+        interval.put("effective_n", finite(figure.effectiveN()));
+        return interval;
     }
 
     /** A subset as JSON: {@code sample_ids}, {@code shuffle} (the seed) and {@code limit}, null when not given. */

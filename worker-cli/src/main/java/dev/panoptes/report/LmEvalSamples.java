@@ -29,6 +29,10 @@ import java.util.TreeMap;
  * (null when none is scored); each repeat's own grade and call are under
  * {@code panoptes.repeats}.
  *
+ * <p>A model asked by log-likelihood (multiple choice) has lm-eval's multiple-choice lines
+ * instead: a request per choice in {@code arguments}, {@code [loglikelihood, is_greedy]} per
+ * choice in {@code resps}, and {@code acc} and {@code acc_norm} ({@link LmEvalChoiceLines}).
+ *
  * <p>The hashes are lm-eval's: SHA-256 (hex) of the document as Python's
  * {@code json.dumps(doc, indent=2, ensure_ascii=False)} writes it ({@link PythonJson}), of the
  * prompt, and of the target as a string. Stateless and thread-safe.
@@ -73,9 +77,11 @@ final class LmEvalSamples {
      * @param rows      the model's answers
      * @param docIds    {@link #docIds} over the whole run, so that a vignette has one id for every model
      * @param genKwargs the sampling parameters each request carried (lm-eval's second argument)
+     * @param metric    the name the figure score is written under ({@link LmEvalExport#metricOf})
+     * @param choices   true when the model was asked by log-likelihood: multiple-choice lines
      */
     static List<Map<String, Object>> lines(List<SampleRow> rows, Map<String, Integer> docIds,
-                                           Map<String, Object> genKwargs) {
+                                           Map<String, Object> genKwargs, String metric, boolean choices) {
         Map<Integer, List<SampleRow>> byDoc = new TreeMap<>();
         for (SampleRow row : rows) {
             byDoc.computeIfAbsent(docIds.get(row.vignetteId()), id -> new ArrayList<>()).add(row);
@@ -84,7 +90,7 @@ final class LmEvalSamples {
         for (Map.Entry<Integer, List<SampleRow>> doc : byDoc.entrySet()) {
             List<SampleRow> repeats = doc.getValue();
             repeats.sort(Comparator.comparingInt(SampleRow::epoch));
-            lines.add(line(repeats, doc.getKey(), genKwargs));
+            lines.add(line(repeats, doc.getKey(), genKwargs, metric, choices));
         }
         return lines;
     }
@@ -109,7 +115,8 @@ final class LmEvalSamples {
     }
 
     /** The line of one vignette; {@code repeats} its answers in epoch order, at least one. */
-    private static Map<String, Object> line(List<SampleRow> repeats, int docId, Map<String, Object> genKwargs) {
+    private static Map<String, Object> line(List<SampleRow> repeats, int docId, Map<String, Object> genKwargs,
+                                            String metric, boolean choices) {
         SampleRow row = repeats.get(0);
         String prompt = row.prompt() == null ? "" : row.prompt();
         // lm-eval writes str(target); a vignette without an expected answer has the empty target.
@@ -139,15 +146,26 @@ final class LmEvalSamples {
         line.put("doc_id", docId);
         line.put("doc", doc);
         line.put("target", target);
-        line.put("arguments", Map.of("gen_args_0", args));
-        line.put("resps", List.of(responses));
-        line.put("filtered_resps", responses.size() == 1 ? responses : List.of(responses));
-        line.put("filter", LmEvalExport.FILTER);
-        line.put("metrics", List.of(LmEvalExport.METRIC));
+        Map<String, Object> metricValues = new LinkedHashMap<>();
+        if (choices) {
+            Map<String, Object> filled = new LinkedHashMap<>();
+            LmEvalChoiceLines.fill(filled, repeats, prompt);
+            for (String choiceMetric : LmEvalChoiceLines.METRICS) {
+                metricValues.put(choiceMetric, filled.remove(choiceMetric));
+            }
+            line.putAll(filled);
+        } else {
+            line.put("arguments", Map.of("gen_args_0", args));
+            line.put("resps", List.of(responses));
+            line.put("filtered_resps", responses.size() == 1 ? responses : List.of(responses));
+            line.put("filter", LmEvalExport.FILTER);
+            line.put("metrics", List.of(metric));
+            metricValues.put(metric, scored == 0 ? null : sum / scored);
+        }
         line.put("doc_hash", sha256(PythonJson.dumps(doc)));
         line.put("prompt_hash", sha256(prompt));
         line.put("target_hash", sha256(target));
-        line.put(LmEvalExport.METRIC, scored == 0 ? null : sum / scored);
+        line.putAll(metricValues);
         Map<String, Object> panoptes = new LinkedHashMap<>();
         panoptes.put("vignette_id", row.vignetteId());
         panoptes.put("repeats", facts);

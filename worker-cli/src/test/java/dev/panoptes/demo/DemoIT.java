@@ -96,6 +96,13 @@ class DemoIT {
         assertThat(printed).contains(" compare --db ")
                 .contains("\n  stub-arithmetic-small - stub-arithmetic: " + paired.group(1) + "\n")
                 .containsPattern("\n    changed: \\d+ vignettes; the first 5:\n");
+        // The third act: the shipped multiple-choice task file, acc and acc_norm with their intervals.
+        assertThat(printed).contains("Multiple choice by log-likelihood: evals/arithmetic-task.yaml")
+                .contains("arithmetic-task.yaml: 40 vignettes").contains("40 of 40 stored")
+                .containsPattern("accuracy \\(acc, scoring 1\\)[^\n]*\n\\s+" + DemoCommand.MODEL
+                        + ": 0\\.\\d{3} \\(95% CI 0\\.\\d{3}-[01]\\.\\d{3}")
+                .containsPattern("acc_norm [^\n]*\n\\s+" + DemoCommand.MODEL
+                        + ": 0\\.\\d{3} \\(95% CI 0\\.\\d{3}-[01]\\.\\d{3}");
         Matcher report = Pattern.compile("Report:  file:(\\S+) ").matcher(printed);
         assertThat(report.find()).as(printed).isTrue();
         Path reportFile = Path.of(java.net.URI.create("file:" + report.group(1)));
@@ -119,7 +126,12 @@ class DemoIT {
         }
         List<StoredRecord> records = new ArrayList<>();
         try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
-            store.forEachRecord(records::add);
+            // The coordinator's run; the task's run (its answers log-likelihoods) is the other.
+            store.forEachRecord(r -> {
+                if (r.record().response() == null || !r.record().response().startsWith("{\"resps\":")) {
+                    records.add(r);
+                }
+            });
         }
         Set<String> answers = new HashSet<>();
         records.forEach(r -> answers.add(r.context().model() + "/" + r.context().epoch() + "/" + r.record().vignetteId()));

@@ -22,17 +22,23 @@ public final class ReportPage {
         this.html = html;
     }
 
-    /** The text of the figure cell for a run, model and metric in the table with this class. */
+    /**
+     * The text of the figure cell for a run, model and metric in a table with this class (a page
+     * of several runs has one such table per run).
+     */
     public String figure(String tableClass, String run, String model, String metric) {
-        String table = table(tableClass);
         Pattern cell = Pattern.compile("<td[^>]*data-run=\"" + Pattern.quote(run) + "\" data-model=\""
                 + Pattern.quote(model) + "\" data-metric=\"" + Pattern.quote(metric) + "\"[^>]*>([^<]*)</td>");
-        Matcher m = cell.matcher(table);
-        if (!m.find()) {
-            throw new AssertionError("no " + metric + " cell for run=" + run + " model=" + model + " in table."
-                    + tableClass);
+        table(tableClass);
+        for (int start = html.indexOf("<table class=\"" + tableClass + "\""); start >= 0;
+             start = html.indexOf("<table class=\"" + tableClass + "\"", start + 1)) {
+            Matcher m = cell.matcher(html.substring(start, html.indexOf("</table>", start)));
+            if (m.find()) {
+                return m.group(1);
+            }
         }
-        return m.group(1);
+        throw new AssertionError("no " + metric + " cell for run=" + run + " model=" + model + " in any table."
+                + tableClass);
     }
 
     /** The first table with this class, from its start tag to its end tag. */

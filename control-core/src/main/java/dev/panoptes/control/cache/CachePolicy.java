@@ -71,8 +71,26 @@ public record CachePolicy(boolean enabled, Duration maxAge) {
 
     /** Why a run with these parameters is not cached, for the console; null when it may be. */
     public String whyOff(SpecParams params) {
+        return whyOff(params, false);
+    }
+
+    /**
+     * Why a run with these parameters is not cached, for the console; null when it may be.
+     *
+     * @param loglikelihoodOnly true when every vignette of the run is asked by log-likelihood
+     *                          (multiple choice): such a request is sent at temperature 0 whatever
+     *                          the run's, so its answer does not sample, and the line says what
+     *                          does keep it from the cache (the run's temperature, in every key)
+     */
+    public String whyOff(SpecParams params, boolean loglikelihoodOnly) {
         if (!enabled) {
             return "off (--no-cache)";
+        }
+        if (loglikelihoodOnly && (params.temperature() == null || params.temperature() != 0.0)) {
+            return "off: log-likelihood (multiple-choice) answers do not depend on the temperature (they are asked"
+                    + " at 0), but the cache keys every request by the run's ("
+                    + (params.temperature() == null ? "none given" : params.temperature().toString())
+                    + "); run with --temperature 0 to cache them";
         }
         if (params.temperature() == null) {
             return "off: no --temperature, so the model API's default (1 for OpenAI-compatible APIs) samples;"

@@ -18,11 +18,14 @@ import java.util.Locale;
  * and whether every one of those tokens was the model's top one ({@code is_greedy}), with the
  * choice's length in characters and in UTF-8 bytes. Stored as the answer's text, as JSON:
  *
- * <pre>{"resps":[[-1.25,true],[-3.5,false]],"chars":[2,2],"bytes":[2,2],"chosen":0}</pre>
+ * <pre>{"resps":[[-1.25,true],[-3.5,false]],"chars":[2,2],"bytes":[2,2],"chosen":0,
+ *  "continuations":[" 12"," 13"]}</pre>
  *
  * ({@code resps} as lm-evaluation-harness logs them; {@code chosen} is the choice of highest
- * log-likelihood, for people reading the answer), so that every figure is recomputable from the
- * stored answer alone: {@code acc} picks the highest log-likelihood, {@code acc_norm} the highest
+ * log-likelihood, for people reading the answer; {@code continuations} the text each choice was
+ * scored as, after the prompt, so that an export can give lm-eval's {@code (context,
+ * continuation)} arguments and the choices; answers stored before it was written lack it), so
+ * that every figure is recomputable from the stored answer alone: {@code acc} picks the highest log-likelihood, {@code acc_norm} the highest
  * per character of the choice and {@code acc_bytes} the highest per byte, each the first of
  * equals, as lm-eval's {@code np.argmax} does.
  *
@@ -30,21 +33,31 @@ import java.util.Locale;
  * @param greedy         one per choice
  * @param chars          each choice's length in Unicode code points (Python's {@code len})
  * @param bytes          each choice's length in UTF-8 bytes
+ * @param continuations  each choice's continuation as scored (its delimiter, then the choice), or
+ *                       empty when unknown (an answer stored before they were recorded)
  */
 public record ChoiceLoglikelihoods(List<Double> loglikelihoods, List<Boolean> greedy, List<Integer> chars,
-                                   List<Integer> bytes) {
+                                   List<Integer> bytes, List<String> continuations) {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
-    /** @throws IllegalArgumentException when the lists are empty or differ in length */
+    /**
+     * @throws IllegalArgumentException when the lists are empty or differ in length (continuations
+     *                                  may be empty instead)
+     */
     public ChoiceLoglikelihoods {
         loglikelihoods = List.copyOf(loglikelihoods);
         greedy = List.copyOf(greedy);
         chars = List.copyOf(chars);
         bytes = List.copyOf(bytes);
+        continuations = continuations == null ? List.of() : List.copyOf(continuations);
         int n = loglikelihoods.size();
         if (n == 0 || greedy.size() != n || chars.size() != n || bytes.size() != n) {
             throw new IllegalArgumentException("one log-likelihood, greedy flag, character and byte count per choice,"
                     + " got " + n + ", " + greedy.size() + ", " + chars.size() + " and " + bytes.size());
+        }
+        if (!continuations.isEmpty() && continuations.size() != n) {
+            throw new IllegalArgumentException("one continuation per choice or none, got " + continuations.size()
+                    + " for " + n + " choices");
         }
     }
 
@@ -52,11 +65,14 @@ public record ChoiceLoglikelihoods(List<Double> loglikelihoods, List<Boolean> gr
     public static ChoiceLoglikelihoods of(Choices choices, List<Double> loglikelihoods, List<Boolean> greedy) {
         List<Integer> chars = new ArrayList<>();
         List<Integer> bytes = new ArrayList<>();
-        for (String c : choices.texts()) {
+        List<String> continuations = new ArrayList<>();
+        for (int i = 0; i < choices.size(); i++) {
+            String c = choices.texts().get(i);
             chars.add(c.codePointCount(0, c.length()));
             bytes.add(c.getBytes(StandardCharsets.UTF_8).length);
+            continuations.add(choices.continuation(i));
         }
-        return new ChoiceLoglikelihoods(loglikelihoods, greedy, chars, bytes);
+        return new ChoiceLoglikelihoods(loglikelihoods, greedy, chars, bytes, continuations);
     }
 
     /** The choice of highest log-likelihood (the first of equals). */
@@ -97,6 +113,9 @@ public record ChoiceLoglikelihoods(List<Double> loglikelihoods, List<Boolean> gr
         chars.forEach(root.putArray("chars")::add);
         bytes.forEach(root.putArray("bytes")::add);
         root.put("chosen", chosen());
+        if (!continuations.isEmpty()) {
+            continuations.forEach(root.putArray("continuations")::add);
+        }
         try {
             return MAPPER.writeValueAsString(root);
         } catch (JsonProcessingException e) {
@@ -134,7 +153,9 @@ public record ChoiceLoglikelihoods(List<Double> loglikelihoods, List<Boolean> gr
         root.get("chars").forEach(n -> chars.add(n.asInt()));
         List<Integer> bytes = new ArrayList<>();
         root.get("bytes").forEach(n -> bytes.add(n.asInt()));
-        return new ChoiceLoglikelihoods(lls, greedy, chars, bytes);
+        List<String> continuations = new ArrayList<>();
+        root.path("continuations").forEach(n -> continuations.add(n.asText()));
+        return new ChoiceLoglikelihoods(lls, greedy, chars, bytes, continuations);
     }
 
     @Override

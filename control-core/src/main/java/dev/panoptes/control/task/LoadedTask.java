@@ -17,7 +17,8 @@ import java.util.Objects;
  *                    and every rendered prompt, few-shot examples included)
  * @param scorer      the run's scorer: {@code acc} or {@code acc_norm} (the first of the task's
  *                    metrics) for multiple choice, an {@code exact_match:{...}} spec for generation
- * @param temperature from {@code generation_kwargs}, or null (multiple choice)
+ * @param temperature from {@code generation_kwargs} (null when it samples at the API's default); 0 for
+ *                    multiple choice, whose log-likelihood requests are sent at 0
  * @param maxTokens   {@code max_gen_toks}, or null (multiple choice)
  * @param stop        {@code until}, empty for none
  * @param repeats     how many times each document is asked (lm-eval's {@code repeats}), at least 1

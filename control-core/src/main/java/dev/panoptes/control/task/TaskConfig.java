@@ -68,8 +68,11 @@ record TaskConfig(String name, String datasetPath, Object dataFiles, String data
         if (outputType != null && !List.of("multiple_choice", "generate_until").contains(outputType)) {
             problems.add(yaml.where("output_type") + ": output_type " + outputType + " is not supported: Panoptes runs"
                     + " multiple_choice (log-likelihood of each choice) and generate_until"
-                    + ("loglikelihood".equals(outputType) ? "; a loglikelihood task's one continuation can be"
-                    + " asked as a multiple_choice task with its choices" : ""));
+                    + ("loglikelihood".equals(outputType) ? "; a loglikelihood task's figures (perplexity over its"
+                    + " documents' one continuation, and acc as whether that continuation was the greedy one) are"
+                    + " not computed: where its documents have wrong continuations too, write it as output_type:"
+                    + " multiple_choice with doc_to_choice listing them (scored acc and acc_norm), else run it with"
+                    + " lm-eval's local-completions model against the same server" : ""));
         }
         boolean mc = "multiple_choice".equals(outputType);
         Map<String, Object> kwargs = map(v, "dataset_kwargs", yaml, problems);
@@ -144,7 +147,13 @@ record TaskConfig(String name, String datasetPath, Object dataFiles, String data
                 problems.add(yaml.where("generation_kwargs") + ": generation_kwargs.until has " + until.size()
                         + " stop sequences; OpenAI-compatible APIs take at most 4: keep the 4 that matter");
             }
-        } else if (v.get("generation_kwargs") != null) {
+        } else {
+            // A log-likelihood request is sent at temperature 0 (it samples nothing): the run's
+            // parameters say so, and the response cache, which keys requests by the temperature,
+            // keeps these answers as the deterministic ones they are.
+            temperature = 0.0;
+        }
+        if (mc && v.get("generation_kwargs") != null) {
             problems.add(yaml.where("generation_kwargs") + ": generation_kwargs is for generate_until tasks; a"
                     + " multiple_choice task generates nothing: remove it");
         }

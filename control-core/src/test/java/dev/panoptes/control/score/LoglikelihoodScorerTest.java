@@ -17,12 +17,22 @@ class LoglikelihoodScorerTest {
                 .toJson();
 
         assertThat(answer).startsWith("{\"resps\":[[-2.0,true],[-3.6,false],[-2.2,false]],\"chars\":[2,18,2]")
-                .contains("\"bytes\":[2,18,4]").endsWith("\"chosen\":0}");
+                .contains("\"bytes\":[2,18,4]").contains("\"chosen\":0")
+                .endsWith("\"continuations\":[\" no\",\" a very long answer\",\" éé\"]}");
+        assertThat(ChoiceLoglikelihoods.parse(answer).continuations()).as("read back")
+                .containsExactly(" no", " a very long answer", " éé");
         assertThat(Scorers.parse("acc").score(answer, "0").value()).isEqualTo(1.0);
         assertThat(Scorers.parse("acc_norm").score(answer, "0").value()).isZero();
         assertThat(Scorers.parse("acc_norm").score(answer, "1").value()).isEqualTo(1.0);
         // Per byte: -1.0, -0.2, -0.55: the long one again.
         assertThat(Scorers.parse("acc_bytes").score(answer, "1").value()).isEqualTo(1.0);
+    }
+
+    @Test
+    void anAnswerStoredWithoutContinuationsStillReadsAndScores() {
+        String before = "{\"resps\":[[-1.0,true],[-2.0,false]],\"chars\":[1,1],\"bytes\":[1,1],\"chosen\":0}";
+        assertThat(ChoiceLoglikelihoods.parse(before).continuations()).isEmpty();
+        assertThat(Scorers.parse("acc").score(before, "0").value()).isEqualTo(1.0);
     }
 
     @Test

@@ -155,4 +155,26 @@ class LmEvalTaskReaderTest {
                         .anySatisfy(p -> assertThat(p).contains("task.yaml line 8: unknown field 'doc_to_frobnicate'"))
                         .anySatisfy(p -> assertThat(p).contains("task.yaml line 9: metric f1 is not supported")));
     }
+
+    @Test
+    void aLoglikelihoodTaskIsRefusedAtItsOutputTypeSayingWhatToDoInstead() throws Exception {
+        Path task = dir.resolve("lambada.yaml");
+        Files.writeString(task, String.join("\n", "task: lambada_like", "dataset_path: json",
+                "dataset_kwargs:", "  data_files:", "    test: docs.jsonl", "test_split: test",
+                "output_type: loglikelihood", "doc_to_text: text", "doc_to_target: ending", ""));
+        Files.writeString(dir.resolve("docs.jsonl"), "{\"text\": \"a b\", \"ending\": \"c\"}\n");
+
+        assertThatThrownBy(() -> reader.read(task, Map.of()))
+                .isInstanceOf(SuiteFormatException.class)
+                .satisfies(e -> assertThat(((SuiteFormatException) e).problems()).anySatisfy(p -> assertThat(p)
+                        .contains("lambada.yaml line 7: output_type loglikelihood is not supported")
+                        .contains("perplexity").contains("output_type: multiple_choice with doc_to_choice")
+                        .contains("local-completions")));
+    }
+
+    @Test
+    void aMultipleChoiceTaskIsAskedAtTemperatureZeroAsItsLoglikelihoodRequestsAre() throws Exception {
+        Path task = Path.of("..", "evals", "arithmetic-task.yaml").toAbsolutePath().normalize();
+        assertThat(reader.read(task, Map.of()).temperature()).isEqualTo(0.0);
+    }
 }

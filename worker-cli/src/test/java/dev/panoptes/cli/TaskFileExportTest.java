@@ -1,0 +1,227 @@
+package dev.panoptes.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.demo.StubModelServer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+/**
+ * {@code export --format lm-eval} of task-file runs against the stub model, read as a script
+ * reads lm-eval's files: a multiple-choice task's lines carry lm-eval's request per choice,
+ * {@code [loglikelihood, is_greedy]} per choice, acc and acc_norm, and every figure in the
+ * results is recomputed here from the lines alone; a generate_until task's figure is
+ * {@code exact_match}, the mean of its lines.
+ */
+class TaskFileExportTest {
+    private static final Path TASK = Path.of("..", "evals", "arithmetic-task.yaml").toAbsolutePath().normalize();
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    @RegisterExtension
+    final StubModelApi stub = new StubModelApi(Duration.ofMillis(1), 8);
+
+    @Test
+    void aMultipleChoiceTasksExportHasLmEvalsChoiceLinesAndFiguresRecomputableFromThem() throws Exception {
+        Path db = dir.resolve("mc.db");
+        assertThat(run("eval", "--task", TASK.toString(), "--db", db.toString(), "--model", StubModelServer.MODEL,
+                "--model-api=" + stub.baseUrl())).isZero();
+        assertThat(run("export", "--db", db.toString(), "--format", "lm-eval", "--out", dir.resolve("out").toString()))
+                .isZero();
+
+        Path folder = dir.resolve("out").resolve(StubModelServer.MODEL);
+        JsonNode results = JSON.readTree(only(folder, "results_").toFile());
+        List<JsonNode> lines = new ArrayList<>();
+        for (String l : Files.readAllLines(only(folder, "samples_"))) {
+            lines.add(JSON.readTree(l));
+        }
+        assertThat(lines).hasSize(40);
+
+        double[] acc = new double[lines.size()];
+        double[] accNorm = new double[lines.size()];
+        for (int d = 0; d < lines.size(); d++) {
+            JsonNode line = lines.get(d);
+            JsonNode choices = line.path("doc").path("metadata").path("choices");
+            int target = Integer.parseInt(line.path("target").asText());
+            assertThat(line.path("metrics").toString()).isEqualTo("[\"acc\",\"acc_norm\"]");
+            // One request per choice: (context, delimiter + choice).
+            assertThat(line.path("arguments").size()).isEqualTo(choices.size());
+            for (int i = 0; i < choices.size(); i++) {
+                JsonNode args = line.path("arguments").path("gen_args_" + i);
+                assertThat(args.path("arg_0").asText()).isEqualTo(line.path("doc").path("prompt").asText());
+                assertThat(args.path("arg_1").asText()).isEqualTo(" " + choices.get(i).asText());
+            }
+            // resps: per choice, the list of its repeats' (ll, is_greedy), as lm-eval's str() writes them;
+            // filtered_resps: per choice, take_first's one pair.
+            assertThat(line.path("resps").size()).isEqualTo(choices.size());
+            assertThat(line.path("filtered_resps").size()).isEqualTo(choices.size());
+            int best = 0;
+            int bestNorm = 0;
+            double bestLl = Double.NEGATIVE_INFINITY;
+            double bestPerChar = Double.NEGATIVE_INFINITY;
+            for (int i = 0; i < choices.size(); i++) {
+                JsonNode pair = line.path("filtered_resps").get(i);
+                assertThat(line.path("resps").get(i).size()).as("one repeat").isEqualTo(1);
+                assertThat(line.path("resps").get(i).get(0)).isEqualTo(pair);
+                assertThat(pair.get(0).isTextual()).isTrue();
+                assertThat(pair.get(1).asText()).isIn("True", "False");
+                double ll = Double.parseDouble(pair.get(0).asText());
+                double perChar = ll / choices.get(i).asText().length();
+                if (ll > bestLl) {
+                    bestLl = ll;
+                    best = i;
+                }
+                if (perChar > bestPerChar) {
+                    bestPerChar = perChar;
+                    bestNorm = i;
+                }
+            }
+            acc[d] = best == target ? 1 : 0;
+            accNorm[d] = bestNorm == target ? 1 : 0;
+            assertThat(line.path("acc").asDouble()).as("doc %d acc", d).isEqualTo(acc[d]);
+            assertThat(line.path("acc_norm").asDouble()).as("doc %d acc_norm", d).isEqualTo(accNorm[d]);
+        }
+
+        String task = results.path("results").fieldNames().next();
+        JsonNode figures = results.path("results").path(task);
+        assertThat(figures.path("acc,none").asDouble()).isCloseTo(mean(acc), within(1e-12));
+        assertThat(figures.path("acc_stderr,none").asDouble()).isCloseTo(stderr(acc), within(1e-12));
+        assertThat(figures.path("acc_norm,none").asDouble()).isCloseTo(mean(accNorm), within(1e-12));
+        assertThat(figures.path("acc_norm_stderr,none").asDouble()).isCloseTo(stderr(accNorm), within(1e-12));
+        assertThat(mean(acc)).as("the stub favours the right choice most of the time").isGreaterThan(0.6);
+        JsonNode config = results.path("configs").path(task);
+        assertThat(config.path("output_type").asText()).isEqualTo("multiple_choice");
+        assertThat(config.path("metric_list").findValuesAsText("metric")).containsExactly("acc", "acc_norm");
+        assertThat(results.path("higher_is_better").path(task).path("acc_norm").asBoolean()).isTrue();
+    }
+
+    @Test
+    void anInspectExportOfAMultipleChoiceTaskShowsEachSamplesChoicesTargetAndTheChosenLetter() throws Exception {
+        Path db = dir.resolve("mc.db");
+        assertThat(run("eval", "--task", TASK.toString(), "--db", db.toString(), "--model", StubModelServer.MODEL,
+                "--model-api=" + stub.baseUrl())).isZero();
+        Path out = dir.resolve("logs");
+        assertThat(run("export", "--db", db.toString(), "--format", "inspect", "--out", out.toString())).isZero();
+
+        Path log;
+        try (Stream<Path> files = Files.list(out)) {
+            log = files.filter(p -> p.toString().endsWith(".json") && !p.endsWith("listing.json")).findFirst()
+                    .orElseThrow();
+        }
+        JsonNode samples = JSON.readTree(log.toFile()).path("samples");
+        assertThat(samples.size()).isEqualTo(40);
+        int right = 0;
+        for (JsonNode sample : samples) {
+            JsonNode doc = sample.path("metadata");
+            List<String> texts = new ArrayList<>();
+            doc.path("choices").forEach(c -> texts.add(c.asText()));
+            List<String> shown = new ArrayList<>();
+            sample.path("choices").forEach(c -> shown.add(c.asText()));
+            assertThat(shown).as("sample %s", sample.path("id")).isEqualTo(texts);
+            String target = String.valueOf((char) ('A' + doc.path("answer").asInt()));
+            assertThat(sample.path("target").asText()).isEqualTo(target);
+            String chosen = sample.path("scores").path("acc").path("answer").asText();
+            assertThat(chosen).matches("[A-D]");
+            assertThat(sample.path("output").path("completion").asText()).isEqualTo("ANSWER: " + chosen);
+            // The letter is the choice of highest log-likelihood, as the stored answer says.
+            JsonNode lls = doc.path("panoptes").path("loglikelihoods");
+            int best = 0;
+            for (int i = 1; i < lls.size(); i++) {
+                if (lls.get(i).get(0).asDouble() > lls.get(best).get(0).asDouble()) {
+                    best = i;
+                }
+            }
+            assertThat(chosen).isEqualTo(String.valueOf((char) ('A' + best)));
+            assertThat(sample.path("scores").path("acc").path("value").asDouble())
+                    .isEqualTo(chosen.equals(target) ? 1.0 : 0.0);
+            right += chosen.equals(target) ? 1 : 0;
+        }
+        assertThat(right).isGreaterThan(20);
+    }
+
+    @Test
+    void aGenerationTasksExportIsExactMatchTheMeanOfItsLines() throws Exception {
+        Path yaml = dir.resolve("gen.yaml");
+        Files.writeString(yaml, String.join("\n", "task: arith_gen", "dataset_path: json", "dataset_kwargs:",
+                "  data_files:", "    test: " + TASK.resolveSibling("arithmetic-task.jsonl"), "test_split: test",
+                "output_type: generate_until", "doc_to_text: \"{{question}}\"",
+                "doc_to_target: \"{{choices[answer]}}\"", "generation_kwargs:", "  until: [\"\\n\\n\"]",
+                "filter_list:", "  - name: num", "    filter:", "      - function: regex",
+                "        regex_pattern: \"(-?[0-9]+)\"", "metric_list:", "  - metric: exact_match", ""));
+        Path db = dir.resolve("gen.db");
+        assertThat(run("eval", "--task", yaml.toString(), "--db", db.toString(), "--model", StubModelServer.MODEL,
+                "--model-api=" + stub.baseUrl())).isZero();
+        assertThat(run("export", "--db", db.toString(), "--format", "lm-eval", "--out", dir.resolve("out").toString()))
+                .isZero();
+
+        Path folder = dir.resolve("out").resolve(StubModelServer.MODEL);
+        JsonNode results = JSON.readTree(only(folder, "results_").toFile());
+        List<String> raw = Files.readAllLines(only(folder, "samples_"));
+        double[] em = new double[raw.size()];
+        for (int d = 0; d < raw.size(); d++) {
+            JsonNode line = JSON.readTree(raw.get(d));
+            assertThat(line.path("metrics").toString()).isEqualTo("[\"exact_match\"]");
+            assertThat(line.has("acc")).isFalse();
+            em[d] = line.path("exact_match").asDouble();
+            assertThat(line.path("resps").get(0).get(0).isTextual()).as("a generation's text").isTrue();
+        }
+        JsonNode figures = results.path("results").path(results.path("results").fieldNames().next());
+        assertThat(raw).hasSize(40);
+        assertThat(figures.has("acc,none")).isFalse();
+        assertThat(figures.path("exact_match,none").asDouble()).isCloseTo(mean(em), within(1e-12)).isGreaterThan(0.5);
+        assertThat(figures.path("exact_match_stderr,none").asDouble()).isCloseTo(stderr(em), within(1e-12));
+        JsonNode config = results.path("configs").path(results.path("results").fieldNames().next());
+        assertThat(config.path("output_type").asText()).isEqualTo("generate_until");
+        assertThat(config.path("metric_list").findValuesAsText("metric")).containsExactly("exact_match");
+    }
+
+    private static double mean(double[] v) {
+        double s = 0;
+        for (double x : v) {
+            s += x;
+        }
+        return s / v.length;
+    }
+
+    /** lm-eval's mean_stderr: the sample standard deviation (n - 1) over sqrt(n). */
+    private static double stderr(double[] v) {
+        double m = mean(v);
+        double ss = 0;
+        for (double x : v) {
+            ss += (x - m) * (x - m);
+        }
+        return Math.sqrt(ss / (v.length - 1)) / Math.sqrt(v.length);
+    }
+
+    private static Path only(Path folder, String prefix) throws Exception {
+        try (Stream<Path> files = Files.list(folder)) {
+            List<Path> found = files.filter(p -> p.getFileName().toString().startsWith(prefix)).toList();
+            assertThat(found).as("%s* in %s", prefix, folder).hasSize(1);
+            return found.get(0);
+        }
+    }
+
+    private int run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = WorkerMain.run(args, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+        assertThat(exit).as("%s%nconsole:%n%s%nout:%n%s", String.join(" ", args), err, out).isZero();
+        return exit;
+    }
+}
