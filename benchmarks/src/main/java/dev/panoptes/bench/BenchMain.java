@@ -25,6 +25,7 @@ import java.util.concurrent.Callable;
             FailureCommand.class,
             SchedulingCommand.class,
             E2eCommand.class,
+            ChoiceCommand.class,
             RateLimitCommand.class,
             ModelClientCommand.class,
             JfrCommand.class,

@@ -7,6 +7,7 @@ import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.suite.SuiteFormatException;
+import dev.panoptes.control.task.LmEvalGroupReader;
 import dev.panoptes.control.task.LmEvalTaskReader;
 import dev.panoptes.control.task.LoadedTask;
 import dev.panoptes.coordinator.CoordinatorSettings;
@@ -37,7 +38,9 @@ final class RunOptions {
     Path suite;
 
     @Option(names = "--task", order = 20, paramLabel = "FILE.yaml",
-            description = "An lm-evaluation-harness task file to run instead of a suite: multiple_choice (scored by"
+            description = "An lm-evaluation-harness task file, or a group file (group: NAME, task: [...]: its tasks"
+                    + " run as one run, with figures per task and the group's aggregates), to run instead of a"
+                    + " suite: multiple_choice (scored by"
                     + " log-likelihood: acc, acc_norm) or generate_until (exact_match); its data from local JSON,"
                     + " JSONL or CSV files (dataset_kwargs.data_files, or --dataset-file). What Panoptes cannot run"
                     + " (!function, process_docs, a hub dataset without a local file) is refused before anything runs.")
@@ -276,6 +279,18 @@ final class RunOptions {
             }
         }
         try {
+            if (LmEvalGroupReader.isGroupFile(task)) {
+                if (!files.isEmpty()) {
+                    throw CliErrors.invalid(spec, "--dataset-file", "a group file's tasks name their own data"
+                            + " files (dataset_kwargs.data_files in each task's YAML); leave --dataset-file out");
+                }
+                if (groupBy != null && !groupBy.equals(LmEvalGroupReader.TASK_KEY)) {
+                    throw CliErrors.invalid(spec, "--group-by", "a group file's run is broken down by "
+                            + LmEvalGroupReader.TASK_KEY + " (its per-task figures); leave --group-by out");
+                }
+                groupBy = LmEvalGroupReader.TASK_KEY;
+                return new LmEvalGroupReader().read(task).task();
+            }
             return new LmEvalTaskReader().read(task, files);
         } catch (SuiteFormatException e) {
             throw CliErrors.invalid(spec, "--task", e.getMessage());

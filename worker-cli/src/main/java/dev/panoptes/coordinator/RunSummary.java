@@ -7,6 +7,7 @@ import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.PassAtK;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.GroupMean;
 import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.report.Figures;
@@ -199,10 +200,7 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                 sb.append("; ").append(Plural.of(m.unscored(), "answer")).append(" unscored");
             }
             sb.append('\n');
-            for (Map.Entry<String, Estimate> g : m.byGroup().entrySet()) {
-                sb.append("      ").append(stats.groupBy()).append('=').append(g.getKey()).append(": ")
-                        .append(line(g.getValue())).append('\n');
-            }
+            groupLines(sb, stats.groupBy(), m.byGroup());
         }
         if (!stats.passAtK().isEmpty()) {
             sb.append("  pass@k over epochs, ").append(PassAtK.METHOD).append(":\n");
@@ -227,6 +225,8 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                     + " log-likelihoods); 95% CI: ").append(Accuracy.METHOD).append(":\n");
             for (Map.Entry<String, Estimate> m : metric.getValue().entrySet()) {
                 sb.append("    ").append(m.getKey()).append(": ").append(line(m.getValue())).append('\n');
+                groupLines(sb, stats.groupBy(), stats.choiceMetrics().byGroup().getOrDefault(metric.getKey(), Map.of())
+                        .getOrDefault(m.getKey(), Map.of()));
             }
         }
         if (!stats.comparison().isEmpty()) {
@@ -235,6 +235,23 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         for (RunStats.Comparison c : stats.comparison()) {
             sb.append("    ").append(c.model()).append(" - ").append(c.baseline()).append(": ")
                     .append(c.paired().format()).append('\n');
+        }
+    }
+
+    /**
+     * A model's figure per group, then, with two groups or more, their mean with each group counted
+     * once: lm-eval's group aggregate without weight_by_size (the model's own figure above is the
+     * one with it, each sample counted once).
+     */
+    private static void groupLines(StringBuilder sb, String groupBy, Map<String, Estimate> byGroup) {
+        for (Map.Entry<String, Estimate> g : byGroup.entrySet()) {
+            sb.append("      ").append(groupBy).append('=').append(g.getKey()).append(": ")
+                    .append(line(g.getValue())).append('\n');
+        }
+        if (byGroup.size() > 1) {
+            sb.append("      mean of the ").append(byGroup.size()).append(' ').append(groupBy)
+                    .append(" groups, each counted once (").append(GroupMean.METHOD).append("): ")
+                    .append(line(GroupMean.of(byGroup.values()))).append('\n');
         }
     }
 

@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * lm-eval's multiple-choice metrics ({@code acc}, {@code acc_norm}, {@code acc_bytes}) of a run's
@@ -24,31 +25,46 @@ import java.util.Map;
  */
 public final class ChoiceMetrics {
     private final Map<String, Map<String, Estimate>> byMetric;
+    private final Map<String, Map<String, Map<String, Estimate>>> byGroup;
 
-    private ChoiceMetrics(Map<String, Map<String, Estimate>> byMetric) {
+    private ChoiceMetrics(Map<String, Map<String, Estimate>> byMetric,
+                          Map<String, Map<String, Map<String, Estimate>>> byGroup) {
         this.byMetric = byMetric;
+        this.byGroup = byGroup;
     }
 
     /** No multiple-choice answers. */
-    static final ChoiceMetrics NONE = new ChoiceMetrics(Map.of());
+    static final ChoiceMetrics NONE = new ChoiceMetrics(Map.of(), Map.of());
 
     /**
      * The metrics of a run's multiple-choice answers, per model in {@code models}' order; none
      * when the run has no answer asked by log-likelihood.
      */
     static ChoiceMetrics of(RunData data, List<String> models) {
+        return of(data, models, null);
+    }
+
+    /**
+     * The same, and with a group-by key also per model per value of that key (a group file's
+     * tasks), sorted by value.
+     */
+    static ChoiceMetrics of(RunData data, List<String> models, String groupBy) {
         RunScoring scoring = new RunScoring("acc");
         Map<String, Map<String, Estimate>> byMetric = new LinkedHashMap<>();
+        Map<String, Map<String, Map<String, Estimate>>> byGroup = new LinkedHashMap<>();
         for (String metric : Scorers.loglikelihoodNames()) {
             Map<String, Estimate> byModel = new LinkedHashMap<>();
+            Map<String, Map<String, Estimate>> groupsByModel = new LinkedHashMap<>();
             for (String model : models) {
                 List<Sample> samples = new ArrayList<>();
+                List<String> groups = new ArrayList<>();
                 for (SampleRow row : data.samples()) {
                     if (!row.model().equals(model) || row.expected() == null || row.expected().isEmpty()) {
                         continue;
                     }
                     if (row.failed()) {
                         samples.add(new Sample(row.vignetteId(), 0));
+                        groups.add(groupBy == null ? "" : RunStats.groupOf(row, groupBy));
                         continue;
                     }
                     if (row.response() == null || !row.response().startsWith("{\"resps\":")) {
@@ -57,17 +73,23 @@ public final class ChoiceMetrics {
                     ScoreEntry e = scoring.score(metric, row.expected(), row.response());
                     if (e != null && e.score() != null) {
                         samples.add(new Sample(row.vignetteId(), e.score()));
+                        groups.add(groupBy == null ? "" : RunStats.groupOf(row, groupBy));
                     }
                 }
                 if (samples.stream().anyMatch(s -> true) && hasAnswer(data, model)) {
                     byModel.put(model, Accuracy.of(samples));
+                    if (groupBy != null) {
+                        groupsByModel.put(model, Collections.unmodifiableMap(new TreeMap<>(
+                                Accuracy.byGroup(samples, groups))));
+                    }
                 }
             }
             if (!byModel.isEmpty()) {
                 byMetric.put(metric, Collections.unmodifiableMap(byModel));
+                byGroup.put(metric, Collections.unmodifiableMap(groupsByModel));
             }
         }
-        return new ChoiceMetrics(Collections.unmodifiableMap(byMetric));
+        return new ChoiceMetrics(Collections.unmodifiableMap(byMetric), Collections.unmodifiableMap(byGroup));
     }
 
     private static boolean hasAnswer(RunData data, String model) {
@@ -83,6 +105,14 @@ public final class ChoiceMetrics {
     /** True when the run has answers asked by log-likelihood. */
     public boolean isEmpty() {
         return byMetric.isEmpty();
+    }
+
+    /**
+     * Metric to model to the value of the run's group-by key to its estimate, sorted by value;
+     * empty without a group-by key. Unmodifiable.
+     */
+    public Map<String, Map<String, Map<String, Estimate>>> byGroup() {
+        return byGroup;
     }
 
     /** Metric ({@code acc}, {@code acc_norm}, {@code acc_bytes}) to model to its estimate; unmodifiable. */

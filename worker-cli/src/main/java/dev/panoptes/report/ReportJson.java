@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.StreamWriteFeature;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.GroupMean;
 import dev.panoptes.control.stats.PairedDifference;
 
 import java.io.IOException;
@@ -166,6 +167,11 @@ final class ReportJson {
                 writeEstimate(g, group.getValue());
             }
             g.writeEndObject();
+            if (m.byGroup().size() > 1) {
+                // Each group counted once (lm-eval's weight_by_size: false); "accuracy" weighs by size.
+                g.writeFieldName("groupMean");
+                writeEstimate(g, GroupMean.of(m.byGroup().values()));
+            }
             g.writeNumberField("promptTokens", m.promptTokens());
             g.writeNumberField("completionTokens", m.completionTokens());
             g.writeNumberField("failures", m.failures());

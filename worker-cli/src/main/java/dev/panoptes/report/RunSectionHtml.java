@@ -2,6 +2,7 @@ package dev.panoptes.report;
 
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.GroupMean;
 import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.store.RunStop;
 
@@ -219,7 +220,19 @@ final class RunSectionHtml {
                 out.write("</tr>\n");
             }
         }
-        out.write("</tbody></table></div>\n<p class=\"note\">Scored samples without a value for <code>"
+        for (RunStats.ModelStats m : stats.models()) {
+            if (m.byGroup().size() > 1) {
+                // Each group counted once (lm-eval's weight_by_size: false); the run's accuracy weighs by size.
+                String model = Html.escape(m.model());
+                out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\" data-group-mean=\"true\">"
+                        + "<th scope=\"row\">mean of the " + m.byGroup().size() + " groups</th><td>" + model + "</td>");
+                estimateCells(model, GroupMean.of(m.byGroup().values()));
+                out.write("</tr>\n");
+            }
+        }
+        out.write("</tbody></table></div>\n<p class=\"note\">Mean of the groups: each group counted once ("
+                + Html.escape(GroupMean.METHOD) + "), lm-eval's group aggregate without weight_by_size; the run's"
+                + " accuracy counts each sample once (with weight_by_size).</p>\n<p class=\"note\">Scored samples without a value for <code>"
                 + Html.escape(stats.groupBy()) + "</code> are under " + RunStats.NO_GROUP + ".</p>\n");
     }
 

@@ -119,7 +119,7 @@ public final class RunStats {
         }
         RunStats stats = new RunStats(data.info(), key, models, WorkerStats.of(data), comparison,
                 new CacheHits(cached, sources, new Usage(cachedPrompt, cachedCompletion)),
-                ChoiceMetrics.of(data, modelNames));
+                ChoiceMetrics.of(data, modelNames, key));
         stats.passAtK = PassAtKFigures.of(data, modelNames);
         return stats;
     }

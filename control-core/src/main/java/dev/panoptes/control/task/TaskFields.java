@@ -30,8 +30,10 @@ final class TaskFields {
             Map.entry("fewshot_config", "only the default sampler over fewshot_split is supported; remove"
                     + " fewshot_config and set fewshot_split"),
             Map.entry("gen_prefix", "an assistant prefix is not supported; put it at the end of doc_to_text"),
-            Map.entry("group", "this is a group file; run each of its task files"),
-            Map.entry("task_list", "this is a group file; run each of its task files"));
+            Map.entry("group", "in a task file it is lm-eval's old tag: write it as tag:, or list this task in a"
+                    + " group file (group: NAME, task: [task names or files]) and run that with --task"),
+            Map.entry("task_list", "lm-eval's old group form is not read: write a group file (group: NAME, task:"
+                    + " [task names or files]) and run that with --task"));
     /** What a metric becomes. */
     static final List<String> CHOICE_METRICS = List.of("acc", "acc_norm");
     static final Set<String> FILTERS = Set.of("regex", "take_first");

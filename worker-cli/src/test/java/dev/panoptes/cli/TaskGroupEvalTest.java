@@ -1,0 +1,155 @@
+package dev.panoptes.cli;
+
+import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.demo.StubModelServer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code eval --task GROUP.yaml}: an lm-eval group file runs its tasks as one run against the
+ * stub model, with each task's figures (the same as the task run alone) and the group's
+ * aggregates; a group file using what Panoptes does not read is refused before any model call,
+ * naming the file, the line and what to do.
+ */
+class TaskGroupEvalTest {
+    private static final Path EVALS = Path.of("..", "evals").toAbsolutePath().normalize();
+    private static final Path GROUP = EVALS.resolve("basic-skills-group.yaml");
+
+    @TempDir
+    Path dir;
+
+    @RegisterExtension
+    final StubModelApi stub = new StubModelApi(Duration.ofMillis(1), 8);
+
+    @Test
+    void theShippedGroupRunsAsOneRunWithPerTaskAndAggregateFigures() throws Exception {
+        Result group = eval("--task", GROUP.toString(), "--db", dir.resolve("g.db").toString());
+
+        assertThat(group.exit).as("console:%n%s%nsummary:%n%s", group.err, group.out).isZero();
+        assertThat(group.err).contains("group basic_skills: arithmetic_mc (40 documents), units_mc (24 documents)")
+                .contains("group basic_skills aggregates acc as lm-eval does, weighted by size");
+        assertThat(group.out).contains("answers:     64 of 64 stored").contains("accuracy (acc, scoring 1)")
+                .containsPattern("task=arithmetic_mc: 0\\.\\d+ \\(95% CI [^\\n]*n=40\\)")
+                .containsPattern("task=units_mc: [01]\\.\\d+ \\(95% CI [^\\n]*n=24\\)")
+                .containsPattern("mean of the 2 task groups, each counted once [^\\n]*: [01]\\.\\d+ \\(95% CI");
+        // The capability check, then one request per document of both tasks.
+        assertThat(stub.requestCount()).isEqualTo(64 + 1);
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("g.db"))) {
+            assertThat(store.recordCount()).isEqualTo(64);
+        }
+
+        // Each task's figure in the group is the figure of that task run alone; the aggregates are
+        // the mean over all 64 documents (by size) and the mean of the two tasks' figures.
+        String arithmeticAlone = eval("--task", EVALS.resolve("arithmetic-task.yaml").toString(), "--db",
+                dir.resolve("a.db").toString()).out;
+        String unitsAlone = eval("--task", EVALS.resolve("units-task.yaml").toString(), "--db",
+                dir.resolve("u.db").toString()).out;
+        double arithmetic = accuracy(arithmeticAlone);
+        double units = accuracy(unitsAlone);
+        assertThat(figure(group.out, "task=arithmetic_mc: ")).isEqualTo(arithmetic);
+        assertThat(figure(group.out, "task=units_mc: ")).isEqualTo(units);
+        assertThat(accuracy(group.out)).isCloseTo((arithmetic * 40 + units * 24) / 64, org.assertj.core.data.Offset
+                .offset(0.001));
+        assertThat(figure(group.out, "each counted once (unweighted mean over groups, SE sqrt(sum SE^2)/k): "))
+                .isCloseTo((arithmetic + units) / 2, org.assertj.core.data.Offset.offset(0.001));
+        // acc_norm likewise, per task and each task counted once (the shipped group's acc_norm aggregate).
+        String norm = group.out.substring(group.out.indexOf("  acc_norm "));
+        assertThat(norm).containsPattern("task=arithmetic_mc: 0\\.\\d+ \\(95% CI [^\\n]*n=40\\)")
+                .containsPattern("task=units_mc: [01]\\.\\d+ \\(95% CI [^\\n]*n=24\\)");
+        double arithmeticNorm = figure(arithmeticAlone.substring(arithmeticAlone.indexOf("  acc_norm ")), "MODEL: ");
+        assertThat(figure(norm, "task=arithmetic_mc: ")).isEqualTo(arithmeticNorm);
+        assertThat(figure(norm, "each counted once (unweighted mean over groups, SE sqrt(sum SE^2)/k): "))
+                .isCloseTo((arithmeticNorm + figure(unitsAlone.substring(unitsAlone.indexOf("  acc_norm ")),
+                        "MODEL: ")) / 2, org.assertj.core.data.Offset.offset(0.001));
+    }
+
+    @Test
+    void aGroupFileWithWhatPanoptesDoesNotReadIsRefusedWithFileLineAndWhatToDo() throws Exception {
+        Path group = dir.resolve("mixed_group.yaml");
+        Files.writeString(group, String.join("\n",
+                "group: mixed",
+                "task:",
+                "  - " + EVALS.resolve("arithmetic-task.yaml"),
+                "  - task: units_mc",
+                "    num_fewshot: 3",
+                "  - no_such_task",
+                "aggregate_metric_list:",
+                "  - metric: acc",
+                "    aggregation: !function utils.median",
+                "  - metric: f1",
+                "    aggregation: mean",
+                "group_config_version: 2",
+                ""));
+        Result r = eval("--task", group.toString(), "--db", dir.resolve("m.db").toString());
+
+        assertThat(r.exit).isEqualTo(2);
+        assertThat(r.err).contains(group + " line 9: aggregate_metric_list[0].aggregation is tagged !function")
+                .contains(group + " line 12: 'group_config_version' is not a field of an lm-eval group file")
+                .contains(group + " line 2, entry 2: an inline task configuration")
+                .contains("list that file here")
+                .contains(group + " line 2, entry 3: no task named 'no_such_task'")
+                .contains(group + " line 7, entry 2: metric f1 is not one Panoptes computes");
+        assertThat(stub.requestCount()).isZero();
+        assertThat(dir.resolve("m.db")).doesNotExist();
+    }
+
+    @Test
+    void aGroupsTasksScoredDifferentlyAreRefusedNamingBoth() throws Exception {
+        Path norm = dir.resolve("units-norm.yaml");
+        Files.writeString(norm, Files.readString(EVALS.resolve("units-task.yaml"))
+                .replace("task: units_mc", "task: units_norm")
+                .replace("units-task.jsonl", EVALS.resolve("units-task.jsonl").toString())
+                .replace("  - metric: acc\n", "  - metric: acc_norm\n    aggregation: mean\n  - metric: acc\n"));
+        Path group = dir.resolve("g.yaml");
+        Files.writeString(group, "group: g\ntask:\n  - " + EVALS.resolve("arithmetic-task.yaml") + "\n  - "
+                + norm.getFileName() + "\n");
+        Result r = eval("--task", group.toString(), "--db", dir.resolve("d.db").toString());
+
+        assertThat(r.exit).isEqualTo(2);
+        assertThat(r.err).contains(group + " line 2: task units_norm differs from arithmetic_mc in scoring acc_norm"
+                + " (arithmetic_mc: acc)").contains("run the tasks that differ as a group of their own");
+        assertThat(stub.requestCount()).isZero();
+    }
+
+    private static double accuracy(String summary) {
+        Matcher m = Pattern.compile("accuracy \\(acc[^\\n]*\\n\\s+" + Pattern.quote(StubModelServer.MODEL)
+                + ": ([01]\\.\\d+)").matcher(summary);
+        assertThat(m.find()).as(summary).isTrue();
+        return Double.parseDouble(m.group(1));
+    }
+
+    private static double figure(String summary, String label) {
+        label = label.replace("MODEL", StubModelServer.MODEL);
+        Matcher m = Pattern.compile(Pattern.quote(label) + "([01]\\.\\d+)").matcher(summary);
+        assertThat(m.find()).as("%s in%n%s", label, summary).isTrue();
+        return Double.parseDouble(m.group(1));
+    }
+
+    private Result eval(String... args) {
+        String[] all = new String[args.length + 4];
+        all[0] = "eval";
+        System.arraycopy(args, 0, all, 1, args.length);
+        all[args.length + 1] = "--model";
+        all[args.length + 2] = StubModelServer.MODEL;
+        all[args.length + 3] = "--model-api=" + stub.baseUrl();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = WorkerMain.run(all, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+        return new Result(exit, out.toString(), err.toString());
+    }
+
+    private record Result(int exit, String out, String err) {
+    }
+}
