@@ -155,7 +155,7 @@ public final class InspectLog {
         ArrayNode samples = log.putArray("samples");
         for (SampleRow row : run.samples()) {
             if (row.model().equals(model)) {
-                samples.add(InspectSamples.sample(row, manifest, scorer));
+                samples.add(InspectSamples.sample(row, manifest, scorer, info.startedAt()));
             }
         }
         if (scorer != null && figures.scored() > 0) {

@@ -48,6 +48,18 @@ final class InspectSamples {
      * @param scorer the score's name (the run's scorer); null when the run is unscored
      */
     static ObjectNode sample(SampleRow row, RunManifest manifest, String scorer) {
+        return sample(row, manifest, scorer, null);
+    }
+
+    /**
+     * The sample of one answer; a sandboxed answer's transcript gives its messages (tool calls and
+     * tool messages included) and its events ({@link InspectTranscript}).
+     *
+     * @param scorer   the score's name (the run's scorer); null when the run is unscored
+     * @param runStart when the run started: the time of transcript events whose completion the
+     *                 worker did not record; null for the epoch
+     */
+    static ObjectNode sample(SampleRow row, RunManifest manifest, String scorer, java.time.Instant runStart) {
         ObjectNode sample = JSON.objectNode();
         sample.put("id", row.vignetteId());
         sample.put("epoch", epoch(row));
@@ -76,11 +88,18 @@ final class InspectSamples {
         ArrayNode messages = input.deepCopy();
         ObjectNode output = JSON.objectNode();
         output.put("model", row.apiModel() == null ? row.model() : row.apiModel());
+        InspectTranscript transcript = InspectTranscript.of(row, output.get("model").asText(), runStart);
+        if (transcript != null) {
+            // The whole chat: the model's turns with their tool calls, and the tools' messages.
+            transcript.appendMessages(messages);
+        }
         ArrayNode choices = output.putArray("choices");
         if (!row.failed() && response != null) {
             ObjectNode answer = message("assistant", response, "generate");
             answer.put("model", output.get("model").asText());
-            messages.add(answer);
+            if (transcript == null) {
+                messages.add(answer);
+            }
             ObjectNode choice = choices.addObject();
             choice.set("message", answer.deepCopy());
             choice.put("stop_reason", stopReason(row.finishReason()));
@@ -113,7 +132,11 @@ final class InspectSamples {
         }
         sample.set("metadata", metadata(row, lls));
         sample.putObject("store");
-        sample.putArray("events");
+        if (transcript != null) {
+            sample.set("events", transcript.events(input));
+        } else {
+            sample.putArray("events");
+        }
         ObjectNode modelUsage = sample.putObject("model_usage");
         if (usage != null) {
             modelUsage.set(row.model(), usage.deepCopy());
@@ -257,6 +280,11 @@ final class InspectSamples {
             for (int i = 0; i < lls.loglikelihoods().size(); i++) {
                 resps.addArray().add(lls.loglikelihoods().get(i)).add(lls.greedy().get(i));
             }
+        }
+        String limit = dev.panoptes.control.Transcripts.limit(row.transcript());
+        if (limit != null) {
+            // The limit a sandboxed sample met (turns, tokens, time): its outcome, scored as it stands.
+            panoptes.put("limit", limit);
         }
         if (row.cached()) {
             // Served by the response cache: the answer of an earlier run, no model call in this one.

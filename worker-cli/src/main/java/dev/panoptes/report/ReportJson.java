@@ -3,6 +3,9 @@ package dev.panoptes.report;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.StreamWriteFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.Transcripts;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.GroupMean;
@@ -33,6 +36,7 @@ final class ReportJson {
     private static final JsonFactory JSON = JsonFactory.builder()
             .disable(StreamWriteFeature.AUTO_CLOSE_TARGET)
             .build();
+    private static final ObjectMapper TREES = new ObjectMapper(JSON);
 
     private ReportJson() {
     }
@@ -97,6 +101,25 @@ final class ReportJson {
                     }
                     g.writeString(groupBy == null ? "" : RunStats.groupOf(sample, groupBy));
                     grouped++;
+                }
+            }
+            g.writeEndArray();
+            // Each sample's transcript (a sandboxed sample's turns, tool calls and outputs), parallel
+            // to samples: null for one without. Re-read and written as JSON, never spliced in as text.
+            g.writeArrayFieldStart("sampleTranscripts");
+            int transcribed = 0;
+            for (RunData run : runs) {
+                for (SampleRow sample : run.samples()) {
+                    if (transcribed == embedded) {
+                        break;
+                    }
+                    JsonNode transcript = sample.hasTranscript() ? Transcripts.tree(sample.transcript()) : null;
+                    if (transcript == null || !transcript.isObject()) {
+                        g.writeNull();
+                    } else {
+                        TREES.writeTree(g, transcript);
+                    }
+                    transcribed++;
                 }
             }
             g.writeEndArray();

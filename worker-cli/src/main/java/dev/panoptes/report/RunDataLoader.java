@@ -187,7 +187,7 @@ public final class RunDataLoader {
                 metadata(c.metadataJson()), r.workerId(), record.model(), record.latencyMs(),
                 record.usage() == null ? null : record.usage().promptTokens(),
                 record.usage() == null ? null : record.usage().completionTokens(), record.finishReason(),
-                record.error(), r.cachedFrom());
+                record.error(), r.cachedFrom(), record.transcript());
     }
 
     private static Map<String, Object> metadata(String json) {

@@ -37,12 +37,15 @@ import java.util.Objects;
  *                         as wrong (score 0) in the main figures, whatever its stored score
  * @param cachedFrom       for an answer served from the response cache (no model call), the run whose
  *                         answer it copies; null for an answer a model gave
+ * @param transcript       for a vignette run in a sandbox, what happened there as the worker wrote it
+ *                         (JSON, see {@code dev.panoptes.control.Transcripts}): model turns, tool calls,
+ *                         outputs, exit status, durations, tokens; null for any other answer
  */
 public record SampleRow(String runId, String model, int epoch, String vignetteId, String jobId,
                         String prompt, String expected, String response, Double score, String explanation,
                         Map<String, Object> metadata, String workerId, String apiModel, Long latencyMs,
                         Long promptTokens, Long completionTokens, String finishReason, String error,
-                        String cachedFrom) {
+                        String cachedFrom, String transcript) {
     /** @throws NullPointerException when runId, model or vignetteId is null */
     public SampleRow {
         Objects.requireNonNull(runId, "runId");
@@ -51,13 +54,22 @@ public record SampleRow(String runId, String model, int epoch, String vignetteId
         metadata = copyWithoutNulls(metadata);
     }
 
+    /** A sample without a transcript (not run in a sandbox). */
+    public SampleRow(String runId, String model, int epoch, String vignetteId, String jobId, String prompt,
+                     String expected, String response, Double score, String explanation, Map<String, Object> metadata,
+                     String workerId, String apiModel, Long latencyMs, Long promptTokens, Long completionTokens,
+                     String finishReason, String error, String cachedFrom) {
+        this(runId, model, epoch, vignetteId, jobId, prompt, expected, response, score, explanation, metadata,
+                workerId, apiModel, latencyMs, promptTokens, completionTokens, finishReason, error, cachedFrom, null);
+    }
+
     /** A sample a model gave (not served from the cache). */
     public SampleRow(String runId, String model, int epoch, String vignetteId, String jobId, String prompt,
                      String expected, String response, Double score, String explanation, Map<String, Object> metadata,
                      String workerId, String apiModel, Long latencyMs, Long promptTokens, Long completionTokens,
                      String finishReason, String error) {
         this(runId, model, epoch, vignetteId, jobId, prompt, expected, response, score, explanation, metadata,
-                workerId, apiModel, latencyMs, promptTokens, completionTokens, finishReason, error, null);
+                workerId, apiModel, latencyMs, promptTokens, completionTokens, finishReason, error, null, null);
     }
 
     /** A sample that is an answer (no error). */
@@ -66,7 +78,7 @@ public record SampleRow(String runId, String model, int epoch, String vignetteId
                      String workerId, String apiModel, Long latencyMs, Long promptTokens, Long completionTokens,
                      String finishReason) {
         this(runId, model, epoch, vignetteId, jobId, prompt, expected, response, score, explanation, metadata,
-                workerId, apiModel, latencyMs, promptTokens, completionTokens, finishReason, null, null);
+                workerId, apiModel, latencyMs, promptTokens, completionTokens, finishReason, null, null, null);
     }
 
     /** True when this answer was served from the response cache (see {@link #cachedFrom()}). */
@@ -84,6 +96,11 @@ public record SampleRow(String runId, String model, int epoch, String vignetteId
             return Usage.ZERO;
         }
         return new Usage(promptTokens == null ? 0 : promptTokens, completionTokens == null ? 0 : completionTokens);
+    }
+
+    /** True when this sample has a transcript (see {@link #transcript()}). */
+    public boolean hasTranscript() {
+        return transcript != null && !transcript.isEmpty();
     }
 
     /** True when the model API gave no answer for this vignette (see {@link #error()}). */

@@ -1,6 +1,7 @@
 // Builds the samples table from the embedded JSON, filters it (text, wrong only, model, group)
-// and sorts it by a clicked header. Sample text is untrusted: it only ever goes into
-// textContent or a title, never into innerHTML.
+// and sorts it by a clicked header; a sample with a transcript (a sandboxed sample's model turns,
+// tool calls and outputs) expands to it below its row. Sample text is untrusted: it only ever
+// goes into textContent or a title, never into innerHTML.
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('panoptes-data').textContent);
@@ -16,7 +17,174 @@
   var model = document.getElementById('sample-model');
   var group = document.getElementById('sample-group');
   var count = document.getElementById('sample-count');
+  var transcripts = data.sampleTranscripts || [];
+  var VIGNETTE = columns.indexOf('vignette');
   var rows = [];
+
+  function el(tag, className, text) {
+    var e = document.createElement(tag);
+    if (className) {
+      e.className = className;
+    }
+    if (text !== undefined && text !== null) {
+      e.textContent = String(text);
+    }
+    return e;
+  }
+
+  function plural(n, one) {
+    return n + ' ' + one + (n === 1 ? '' : 's');
+  }
+
+  // A tool call's arguments as the model sent them: each field of a JSON object on its own
+  // (a command or code shown as text, not as an escaped JSON string), anything else as sent.
+  function argumentsText(text) {
+    var parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      return text;
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      return text;
+    }
+    return Object.keys(parsed).map(function (key) {
+      var value = parsed[key];
+      return key + ': ' + (typeof value === 'string' ? value : JSON.stringify(value));
+    }).join('\n');
+  }
+
+  // Exit status, duration and the marks of a command's result, as one line.
+  function resultMeta(e) {
+    var parts = [];
+    if (e.exitStatus !== undefined && e.exitStatus !== null) {
+      parts.push('exit ' + e.exitStatus);
+    }
+    if (e.durationMs !== undefined && e.durationMs !== null) {
+      parts.push(e.durationMs + ' ms');
+    }
+    if (e.truncated) {
+      parts.push('output truncated');
+    }
+    if (e.timedOut) {
+      parts.push('timed out');
+    }
+    return parts;
+  }
+
+  function meta(li, parts) {
+    if (parts.length > 0) {
+      li.appendChild(el('span', 'event-meta', ' (' + parts.join(', ') + ')'));
+    }
+  }
+
+  function output(li, className, text) {
+    var pre = el('pre', className, text === '' ? '(no output)' : text);
+    if (text === '') {
+      pre.classList.add('empty');
+    }
+    li.appendChild(pre);
+  }
+
+  function renderEvent(e) {
+    var li = el('li', 'event');
+    li.setAttribute('data-type', e.type);
+    if (e.type === 'model') {
+      li.appendChild(el('span', 'event-title', 'Model turn ' + e.turn));
+      var parts = [];
+      if (e.promptTokens !== undefined) {
+        parts.push(e.promptTokens + ' prompt + ' + e.completionTokens + ' completion tokens');
+      }
+      if (e.durationMs !== undefined) {
+        parts.push(e.durationMs + ' ms');
+      }
+      if (e.finishReason) {
+        parts.push('finish: ' + e.finishReason);
+      }
+      meta(li, parts);
+      if (e.text) {
+        li.appendChild(el('pre', 'model-text', e.text));
+      }
+      (e.toolCalls || []).forEach(function (call) {
+        var div = el('div', 'model-call', 'calls ');
+        div.appendChild(el('code', 'tool-name', call.name));
+        div.appendChild(document.createTextNode(' (' + call.id + ')'));
+        li.appendChild(div);
+      });
+    } else if (e.type === 'tool') {
+      li.appendChild(el('span', 'event-title', 'Tool '));
+      li.appendChild(el('code', 'tool-name', e.name));
+      li.appendChild(document.createTextNode(' (' + e.id + ')'));
+      meta(li, resultMeta(e));
+      li.appendChild(el('pre', 'tool-arguments', argumentsText(e.arguments || '')));
+      if (e.error) {
+        li.appendChild(el('div', 'tool-error', 'error: ' + e.error));
+      }
+      if (e.sandboxFailure) {
+        li.appendChild(el('div', 'tool-error', 'sandbox: ' + e.sandboxFailure));
+      }
+      output(li, 'tool-output', e.output === undefined || e.output === null ? '' : e.output);
+    } else {
+      // setup, and any kind of event a newer worker writes: its command and result.
+      li.appendChild(el('span', 'event-title', (e.type === 'setup' ? 'Setup ' : e.type + ' ')));
+      if (e.command) {
+        li.appendChild(el('code', 'event-command', e.command));
+      }
+      meta(li, resultMeta(e));
+      if (e.sandboxFailure) {
+        li.appendChild(el('div', 'tool-error', 'sandbox: ' + e.sandboxFailure));
+      }
+      if (e.output !== undefined) {
+        output(li, 'event-output', e.output);
+      }
+    }
+    return li;
+  }
+
+  function renderTranscript(t) {
+    var box = el('div', 'transcript');
+    var summary = [];
+    if (typeof t.turns === 'number') {
+      summary.push(plural(t.turns, 'model turn'));
+    }
+    if (typeof t.tokens === 'number') {
+      summary.push(plural(t.tokens, 'token'));
+    }
+    summary.push(t.limit ? 'stopped by its ' + t.limit + ' limit' : 'no limit met');
+    box.appendChild(el('p', 'transcript-summary', summary.join(', ') + '.'));
+    var list = el('ol', 'transcript-events');
+    (t.events || []).forEach(function (e) {
+      list.appendChild(renderEvent(e));
+    });
+    if (t.check) {
+      var li = el('li', 'event');
+      li.setAttribute('data-type', 'check');
+      li.appendChild(el('span', 'event-title', 'Check '));
+      li.appendChild(el('code', 'event-command', t.check.command));
+      meta(li, [t.check.passed ? 'passed' : 'failed'].concat(resultMeta(t.check)));
+      output(li, 'event-output', t.check.output || '');
+      list.appendChild(li);
+    }
+    box.appendChild(list);
+    return box;
+  }
+
+  // Opens or closes a sample's transcript, in a row of its own under the sample's.
+  function toggleTranscript(r, button) {
+    if (!r.detail) {
+      r.detail = el('tr', 'transcript-row');
+      var td = el('td');
+      td.colSpan = columns.length;
+      td.appendChild(renderTranscript(r.transcript));
+      r.detail.appendChild(td);
+      r.tr.parentNode.insertBefore(r.detail, r.tr.nextSibling);
+    }
+    r.open = !r.open;
+    r.detail.hidden = !r.open || r.tr.hidden;
+    button.setAttribute('aria-expanded', r.open ? 'true' : 'false');
+    button.textContent = r.open ? 'hide transcript' : 'transcript';
+  }
+
   var fragment = document.createDocumentFragment();
   data.samples.forEach(function (sample, index) {
     var tr = document.createElement('tr');
@@ -39,14 +207,29 @@
       tr.appendChild(td);
     });
     var score = sample[SCORE] === '' ? NaN : parseFloat(sample[SCORE]);
-    rows.push({
+    var row = {
       tr: tr,
       cells: sample,
       index: index,
       haystack: sample.join('\u0000').toLowerCase(),
       wrong: !isNaN(score) && score < 1,
-      group: data.sampleGroups ? data.sampleGroups[index] : ''
-    });
+      group: data.sampleGroups ? data.sampleGroups[index] : '',
+      transcript: transcripts[index] || null,
+      detail: null,
+      open: false
+    };
+    if (row.transcript && VIGNETTE >= 0) {
+      var button = el('button', 'transcript-toggle', 'transcript');
+      button.type = 'button';
+      button.setAttribute('aria-expanded', 'false');
+      button.title = 'Show the model turns, tool calls and outputs of this sample';
+      button.addEventListener('click', function () {
+        toggleTranscript(row, button);
+      });
+      tr.cells[VIGNETTE].appendChild(button);
+      tr.classList.add('has-transcript');
+    }
+    rows.push(row);
     fragment.appendChild(tr);
   });
   body.appendChild(fragment);
@@ -65,6 +248,9 @@
           && (onlyModel === '' || r.cells[MODEL] === onlyModel)
           && (onlyGroup === '' || r.group === onlyGroup);
       r.tr.hidden = !match;
+      if (r.detail) {
+        r.detail.hidden = !match || !r.open;
+      }
       if (match) {
         shown++;
       }
@@ -99,6 +285,9 @@
     var sorted = document.createDocumentFragment();
     ordered.forEach(function (r) {
       sorted.appendChild(r.tr);
+      if (r.detail) {
+        sorted.appendChild(r.detail);
+      }
     });
     body.appendChild(sorted);
     rows = ordered.map(function (r, i) {

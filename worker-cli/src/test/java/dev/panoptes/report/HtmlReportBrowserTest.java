@@ -287,6 +287,103 @@ class HtmlReportBrowserTest {
                 + " the run: 0.0200 of 0.0200 USD spent; 2 jobs not run. Incomplete: 13 of 12 answers stored");
     }
 
+    @Test
+    @Timeout(value = CHROMIUM_TIMEOUT_S, unit = TimeUnit.SECONDS)
+    void aSampleOfAnAgentRunExpandsToItsTranscriptToolCallsOutputsExitStatusDurationsAndTokens() throws Exception {
+        Path db = AgentRun.evalInto(dir);
+        Path report = dir.resolve("agent.html");
+        AgentRun.cli("report", "--db", db.toString(), "--out", report.toString());
+
+        browser.open(report.toUri().toString());
+        String rowOf = "Array.from(document.querySelectorAll('#sample-rows tr.sample')).filter(function (r) {"
+                + " return r.cells[3].firstChild.textContent === '" + AgentRun.PYTHON_TASK + "'; })[0]";
+        JsonNode before = browser.evaluate("(function () { var tr = " + rowOf + ";"
+                + " return {buttons: document.querySelectorAll('button.transcript-toggle').length,"
+                + "  open: document.querySelectorAll('tr.transcript-row:not([hidden])').length,"
+                + "  expanded: tr.querySelector('button.transcript-toggle').getAttribute('aria-expanded')}; })()");
+        assertThat(before.get("buttons").asInt()).as("every sample of the agent suite has a transcript").isEqualTo(8);
+        assertThat(before.get("open").asInt()).as("transcripts start closed").isZero();
+        assertThat(before.get("expanded").asText()).isEqualTo("false");
+
+        browser.evaluate("(function () { var tr = " + rowOf + "; tr.querySelector('button.transcript-toggle').click();"
+                + " return true; })()");
+        JsonNode shown = browser.evaluate("(function () { var tr = " + rowOf + "; var d = tr.nextElementSibling;"
+                + " var box = d.getBoundingClientRect();"
+                + " function texts(sel) { return Array.from(d.querySelectorAll(sel)).map(function (e) {"
+                + "  return e.textContent; }); }"
+                + " return {detail: d.className, hidden: d.hidden, height: box.height,"
+                + "  summary: d.querySelector('.transcript-summary').textContent,"
+                + "  types: Array.from(d.querySelectorAll('li.event')).map(function (li) { return li.dataset.type; }),"
+                + "  tools: Array.from(d.querySelectorAll('li.event[data-type=tool]')).map(function (li) {"
+                + "   return {name: li.querySelector('.tool-name').textContent,"
+                + "    arguments: li.querySelector('.tool-arguments').textContent,"
+                + "    output: li.querySelector('.tool-output').textContent,"
+                + "    meta: (li.querySelector('.event-meta') || {textContent: ''}).textContent}; }),"
+                + "  models: texts('li.event[data-type=model] .event-meta'),"
+                + "  check: texts('li.event[data-type=check]'),"
+                + "  expanded: tr.querySelector('button.transcript-toggle').getAttribute('aria-expanded')}; })()");
+        assertThat(shown.get("detail").asText()).isEqualTo("transcript-row");
+        assertThat(shown.get("hidden").asBoolean()).isFalse();
+        assertThat(shown.get("height").asDouble()).as("the transcript is on screen").isPositive();
+        assertThat(shown.get("expanded").asText()).isEqualTo("true");
+        assertThat(shown.get("summary").asText()).matches("2 model turns, \\d+ tokens, no limit met\\.");
+        assertThat(shown.get("types")).extracting(JsonNode::asText)
+                .containsExactly("model", "tool", "model", "tool");
+        JsonNode python = shown.get("tools").get(0);
+        assertThat(python.get("name").asText()).isEqualTo("python");
+        assertThat(python.get("arguments").asText()).isEqualTo("code: " + AgentRun.PYTHON_CODE);
+        assertThat(python.get("output").asText()).isEqualTo(AgentRun.PYTHON_OUTPUT + "\n");
+        assertThat(python.get("meta").asText()).matches(" \\(exit 0, \\d+ ms\\)");
+        assertThat(shown.get("tools").get(1).get("name").asText()).isEqualTo("submit");
+        assertThat(shown.get("models")).allSatisfy(m -> assertThat(m.asText())
+                .matches(" \\(\\d+ prompt \\+ \\d+ completion tokens, \\d+ ms, finish: \\w+\\)"));
+        assertThat(shown.get("check")).as("this task is scored by its expected answer, not a check").isEmpty();
+
+        // Sorting keeps the transcript under its sample; clicking again closes it.
+        browser.click("table.samples th[data-column='3']");
+        browser.click("table.samples th[data-column='3']");
+        JsonNode after = browser.evaluate("(function () { var tr = " + rowOf + "; var d = tr.nextElementSibling;"
+                + " var first = document.querySelector('#sample-rows tr.sample');"
+                + " tr.querySelector('button.transcript-toggle').click();"
+                + " return {under: d.className, firstIs: first.cells[3].firstChild.textContent, closed: d.hidden}; })()");
+        assertThat(after.get("firstIs").asText()).as("sorted descending by vignette").isEqualTo("agent-08-setup");
+        assertThat(after.get("under").asText()).isEqualTo("transcript-row");
+        assertThat(after.get("closed").asBoolean()).isTrue();
+    }
+
+    @Test
+    @Timeout(value = CHROMIUM_TIMEOUT_S, unit = TimeUnit.SECONDS)
+    void aTranscriptsCommandsAndOutputsAreShownAsTextNeverRunAsMarkup() throws Exception {
+        String hostile = "</script><script>document.title='pwned'</script><img src=x onerror=\"document.title='img'\">";
+        String transcript = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(Map.of(
+                "turns", 1, "tokens", 9, "events", List.of(
+                        Map.of("type", "model", "turn", 1, "text", hostile, "toolCalls", List.of()),
+                        Map.of("type", "tool", "id", "c1", "name", "bash", "arguments",
+                                new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(
+                                        Map.of("cmd", "echo '" + hostile + "'")),
+                                "output", hostile + "\u2028<!--", "exitStatus", 0, "durationMs", 3))));
+        SampleRow sample = new SampleRow(ReportFixtures.RUN, "m-a", 0, "v1", "j1", "p", "e", "r", 0.0, null, Map.of(),
+                "w", "m-a", 3L, 5L, 4L, "stop", null, null, transcript);
+        RunInfo info = ReportFixtures.run().info();
+        Path report = dir.resolve("hostile.html");
+        HtmlReport.write(List.of(new RunData(new RunInfo(info.runId(), info.suite(), info.models(), info.scorer(), 1,
+                info.startedAt(), 1), List.of(sample), List.of(), List.of())), report, null);
+
+        browser.open(report.toUri().toString());
+        JsonNode page = browser.evaluate("(function () { document.querySelector('button.transcript-toggle').click();"
+                + " var d = document.querySelector('tr.transcript-row');"
+                + " return {title: document.title, images: document.images.length,"
+                + "  scripts: document.scripts.length, text: d.querySelector('pre.model-text').textContent,"
+                + "  arguments: d.querySelector('pre.tool-arguments').textContent,"
+                + "  output: d.querySelector('pre.tool-output').textContent}; })()");
+        assertThat(page.get("title").asText()).isEqualTo(TITLE);
+        assertThat(page.get("images").asInt()).isZero();
+        assertThat(page.get("scripts").asInt()).as("the data block and the page's script").isEqualTo(2);
+        assertThat(page.get("text").asText()).isEqualTo(hostile);
+        assertThat(page.get("arguments").asText()).isEqualTo("cmd: echo '" + hostile + "'");
+        assertThat(page.get("output").asText()).isEqualTo(hostile + "\u2028<!--");
+    }
+
     /** The text of one column in the rows the filters leave visible, top to bottom. */
     private static List<String> visibleColumn(DevToolsPage page, int column) throws Exception {
         JsonNode cells = page.evaluate("Array.from(document.querySelectorAll('#sample-rows tr.sample'))"

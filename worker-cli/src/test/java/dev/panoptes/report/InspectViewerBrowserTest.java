@@ -130,6 +130,54 @@ class InspectViewerBrowserTest {
         }
     }
 
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void anExportedAgentRunShowsItsToolCallsAndOutputsInTheSamplesMessagesAndTranscript() throws Exception {
+        String chromium = chromium();
+        assertThat(chromium).as("no 'chromium' on the PATH nor at /usr/bin/chromium: install Debian's package"
+                + " (sudo apt-get install -y chromium; bash .ci/test, the README's test command, does this)")
+                .isNotNull();
+        assertThat(VIEWER.resolve("dist/viewer.js")).as("the Inspect viewer page is not built: Maven builds it"
+                + " before the tests with " + VIEWER.resolve("build.sh") + ", which needs node and npm").isRegularFile();
+        // As a user: eval of the shipped agent suite against the stub, then export --format inspect.
+        Path db = AgentRun.evalInto(dir);
+        Path logs = dir.resolve("logs");
+        AgentRun.cli("export", "--db", db.toString(), "--format", "inspect", "--out", logs.toString());
+        String file;
+        try (var listed = Files.list(logs)) {
+            file = listed.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".json")
+                    && !n.equals(InspectLog.LISTING)).findFirst().orElseThrow();
+        }
+
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
+        server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
+        server.start();
+        try (DevToolsPage page = DevToolsPage.start(chromium, Files.createDirectories(dir.resolve("profile")))) {
+            String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
+            page.open(base + "#/logs/" + file);
+            JsonNode listed = page.awaitPromise(untilShown(List.of("agent", "8 Samples", AgentRun.PYTHON_TASK)));
+            assertThat(listed.get("found").asBoolean()).as("the viewer lists the agent log; it shows:%n%s",
+                    listed.get("text").asText()).isTrue();
+
+            // The sample's messages: the python call with its code, the tool's output, then submit.
+            String sample = "/logs/" + file + "/samples/sample/" + AgentRun.PYTHON_TASK + "/1/";
+            JsonNode messages = route(page, base, sample + "messages", List.of("Sample " + AgentRun.PYTHON_TASK,
+                    AgentRun.PYTHON_CODE, AgentRun.PYTHON_OUTPUT, "submit"));
+            assertThat(messages.get("found").asBoolean()).as("the viewer shows the tool call in the messages; it"
+                    + " shows:%n%s", messages.get("text").asText()).isTrue();
+
+            // The transcript: the model events and the tool events, the python call's code and output.
+            JsonNode transcript = route(page, base, sample + "transcript", List.of(AgentRun.PYTHON_CODE,
+                    AgentRun.PYTHON_OUTPUT, "python"));
+            assertThat(transcript.get("found").asBoolean()).as("the viewer shows the tool call in the transcript;"
+                    + " it shows:%n%s", transcript.get("text").asText()).isTrue();
+            page.screenshot(Files.createDirectories(Path.of("target")).resolve("inspect-viewer-agent.png"));
+        } finally {
+            server.stop(0);
+        }
+    }
+
     /**
      * A run of model m-e asking three vignettes in three epochs, stored as a run stores them
      * (epochs 0, 1, 2); q2 is answered wrong, wrong, then right.

@@ -34,8 +34,8 @@ final class OutcomeRows {
     /** Stores one answer unless it is there; parameters as {@link #bindRecord} sets them. */
     static final String INSERT_RECORD = "INSERT INTO panoptes_records (job_id, vignette_id, response, model, "
             + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, "
-            + "epoch, prompt, expected, metadata, error, request_key, cached_from) "
-            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
+            + "epoch, prompt, expected, metadata, error, request_key, cached_from, transcript) "
+            + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
     static final String CLEAR_FAILURE = "DELETE FROM panoptes_failures WHERE job_id = ?";
     private static final String UPSERT_FAILURE = "INSERT INTO panoptes_failures (job_id, reason, attempts, failed_at, "
             + "run_id, run_model) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET reason = excluded.reason, "
@@ -76,6 +76,7 @@ final class OutcomeRows {
         insert.setString(17, r.error());
         insert.setString(18, job == null || v == null ? null : RequestKey.stored(job, v));
         insert.setString(19, cachedFrom);
+        insert.setString(20, r.transcript());
     }
 
     /** Who stored a vignette's record and when, or null when it is not stored. */

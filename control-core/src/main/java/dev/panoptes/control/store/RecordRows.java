@@ -26,16 +26,16 @@ final class RecordRows {
     static final String SELECT = "SELECT r.job_id, r.vignette_id, r.response, r.model, r.finish_reason, "
             + "r.latency_ms, r.prompt_tokens, r.completion_tokens, r.worker_id, r.stored_at, r.run_id, r.run_model, "
             + "r.epoch, r.prompt, r.expected, r.metadata, s.scorer, s.score, s.explanation, r.error, "
-            + "r.cached_from FROM panoptes_records r";
+            + "r.cached_from, r.transcript FROM panoptes_records r";
 
     /**
      * {@link #SELECT} without the texts: the response reads as empty, and the prompt, the expected
-     * answer and the score's explanation as null. What a run's figures need (counts, scores,
+     * answer, the score's explanation and the transcript as null. What a run's figures need (counts, scores,
      * tokens, latencies, metadata), without reading the bulk of each row.
      */
     static final String SELECT_FIGURES = SELECT.replace("r.response,", "'' AS response,")
             .replace("r.prompt,", "NULL AS prompt,").replace("r.expected,", "NULL AS expected,")
-            .replace("s.explanation,", "NULL AS explanation,");
+            .replace("s.explanation,", "NULL AS explanation,").replace("r.transcript", "NULL AS transcript");
 
     private RecordRows() {
     }
@@ -85,7 +85,7 @@ final class RecordRows {
         Usage usage = prompt == null && completion == null ? null
                 : new Usage(prompt == null ? 0 : prompt, completion == null ? 0 : completion);
         ResponseRecord record = new ResponseRecord(rs.getString(2), rs.getString(3), rs.getString(4),
-                rs.getString(5), getLong(rs, 6), usage, rs.getString(20));
+                rs.getString(5), getLong(rs, 6), usage, rs.getString(20), rs.getString(22));
         RecordContext context = new RecordContext(rs.getString(11), rs.getString(12), rs.getInt(13),
                 rs.getString(14), rs.getString(15), rs.getString(16));
         String scorer = rs.getString(17);

@@ -30,6 +30,12 @@ import java.util.List;
  * for an answer served from the cache, the run whose answer it copies ({@code cached_from}). Records
  * of older versions keep both null: they are never served from the cache.
  *
+ * <p>Version 5 keeps with each record of a vignette run in a sandbox its transcript
+ * ({@code transcript}, the JSON {@link dev.panoptes.control.Transcripts} reads: every model turn,
+ * tool call, output as shown, exit status, duration and tokens); null for any other answer and for
+ * the records of older versions. It is a column of the record, so the one insert that stores an
+ * answer stores its transcript: a redelivered sample stores neither twice.
+ *
  * <p>Any version: {@code panoptes_sittings} keeps each start of a run (run, number from 1, start,
  * end and answers stored when the coordinator noted its end), created when missing; runs noted
  * before it existed have no sittings. {@code panoptes_stops} keeps what stopped a sitting (run,
@@ -37,7 +43,7 @@ import java.util.List;
  */
 final class StoreSchema {
     /** The schema version this code writes and reads. */
-    static final int VERSION = 4;
+    static final int VERSION = 5;
 
     /** The columns version 2 added to the records, in the order it added them. */
     private static final List<String> RECORD_COLUMNS_V2 = List.of(
@@ -49,6 +55,8 @@ final class StoreSchema {
             "error TEXT");
     /** The record columns version 4 added: the request's key, and the run a cached answer copies. */
     private static final List<String> RECORD_COLUMNS_V4 = List.of("request_key TEXT", "cached_from TEXT");
+    /** The record column version 5 added: a sandboxed sample's transcript. */
+    private static final String RECORD_COLUMN_V5 = "transcript TEXT";
     private static final List<String> FAILURE_COLUMNS_V2 = List.of("run_id TEXT", "run_model TEXT");
     private static final List<String> RUN_COLUMNS_V3 = List.of(
             "manifest TEXT", "tool_version TEXT", "suite_sha256 TEXT", "finished_at BIGINT");
@@ -80,7 +88,7 @@ final class StoreSchema {
                     + "model TEXT, finish_reason TEXT, latency_ms BIGINT, prompt_tokens BIGINT, "
                     + "completion_tokens BIGINT, worker_id TEXT NOT NULL, stored_at BIGINT NOT NULL, "
                     + (version == null ? String.join(", ", RECORD_COLUMNS_V3) + ", "
-                            + String.join(", ", RECORD_COLUMNS_V4) + ", " : "")
+                            + String.join(", ", RECORD_COLUMNS_V4) + ", " + RECORD_COLUMN_V5 + ", " : "")
                     + "PRIMARY KEY (job_id, vignette_id))");
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_failures ("
                     + "job_id VARCHAR(256) NOT NULL PRIMARY KEY, reason TEXT NOT NULL, attempts INTEGER NOT NULL, "
@@ -129,6 +137,9 @@ final class StoreSchema {
                 for (String column : RECORD_COLUMNS_V4) {
                     s.execute("ALTER TABLE panoptes_records ADD COLUMN " + column);
                 }
+            }
+            if (version != null && version < 5) {
+                s.execute("ALTER TABLE panoptes_records ADD COLUMN " + RECORD_COLUMN_V5);
             }
             s.execute("CREATE INDEX IF NOT EXISTS panoptes_records_request_key ON panoptes_records (request_key)");
             if (version == null) {

@@ -210,6 +210,17 @@ class PostgresResultStoreTest {
     }
 
     @Test
+    void aVersion4DatabaseIsUpgradedItsRecordsKeptWithoutTranscripts() throws Exception {
+        JdbcResultStoreV5Test.checkUpgradeFromVersion4(db::execute, db::open);
+        assertThat(schemaVersions()).containsExactly(JdbcResultStore.SCHEMA_VERSION);
+    }
+
+    @Test
+    void aTranscriptIsStoredOnceWithItsAnswerHoweverOftenTheSampleIsDelivered() {
+        JdbcResultStoreV5Test.checkTranscriptStoredOnce(db::open);
+    }
+
+    @Test
     void aVersion2DatabaseIsUpgradedKeepingRecordsRunsAndFailuresItsScoresBecomingScoring1() throws Exception {
         ScoringsContract.writeVersion2(db::execute);
         ScoringsContract.checkUpgradedVersion2(db::open);

@@ -85,6 +85,9 @@ public final class SandboxedSample {
         long start = System.nanoTime();
         Transcript transcript = new Transcript();
         transcript.start(v.turns());
+        if (task.hasTools()) {
+            transcript.tools(task.tools());
+        }
         try (Sandbox sandbox = sandboxes.open()) {
             seed(v, task, sandbox, transcript);
             ModelResponse answer = task.hasTools()

@@ -8,16 +8,18 @@ import dev.panoptes.control.ChatMessage;
 import dev.panoptes.control.Usage;
 import dev.panoptes.eval.ModelResponse;
 import dev.panoptes.eval.ToolCall;
+import dev.panoptes.eval.http.ToolDefinitions;
 import dev.panoptes.eval.sandbox.CommandResult;
 
+import java.time.Instant;
 import java.util.List;
 
 /**
  * What happened in one sample's sandbox, built as it happens and written as the JSON
  * {@link dev.panoptes.control.Transcripts} documents: the chat (messages in OpenAI's shape, tool
  * calls and tool messages included), the events (setup commands, model turns, tool calls with
- * their output as the model saw it, exit status and duration), the limit met, and the check's
- * verdict. One sample's thread builds it; not thread-safe.
+ * their output as the model saw it, exit status and duration, each with the time it completed),
+ * the tools offered, the limit met, and the check's verdict. One sample's thread builds it; not thread-safe.
  */
 final class Transcript {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -37,9 +39,15 @@ final class Transcript {
         }
     }
 
+    /** The tools the model is offered, as the chat requests define them (OpenAI's shape). */
+    void tools(List<String> names) {
+        root.set("tools", ToolDefinitions.of(JSON, names));
+    }
+
     /** A setup command and what it did. */
     void setup(String command, CommandResult r) {
-        ObjectNode e = events.addObject().put("type", "setup").put("command", command);
+        ObjectNode e = events.addObject().put("type", "setup").put("command", command)
+                .put("completedAt", Instant.now().toString());
         result(e, r, r.output());
     }
 
@@ -53,7 +61,7 @@ final class Transcript {
             usageSeen = true;
         }
         ObjectNode e = events.addObject().put("type", "model").put("turn", turns).put("text", r.text())
-                .put("durationMs", r.latencyMs());
+                .put("durationMs", r.latencyMs()).put("completedAt", Instant.now().toString());
         if (r.finishReason() != null) {
             e.put("finishReason", r.finishReason());
         }
@@ -81,7 +89,7 @@ final class Transcript {
      */
     JsonNode tool(ToolCall call, CommandResult r, String shown, String error) {
         ObjectNode e = events.addObject().put("type", "tool").put("id", call.id()).put("name", call.name())
-                .put("arguments", call.arguments());
+                .put("arguments", call.arguments()).put("completedAt", Instant.now().toString());
         if (r != null) {
             result(e, r, shown);
         } else {

@@ -8,14 +8,19 @@ import java.util.List;
 
 /**
  * The {@code tools} of a chat request in OpenAI's function-calling shape, for the built-in tools:
- * {@code bash} and {@code python} take the code to run, {@code submit} the final answer. Stateless.
+ * {@code bash} and {@code python} take the code to run, {@code submit} the final answer; also kept
+ * in a sample's transcript, as the tools the model was offered. Stateless.
  */
-final class ToolDefinitions {
+public final class ToolDefinitions {
     private ToolDefinitions() {
     }
 
-    /** The definitions of the named tools, in the order given. */
-    static ArrayNode of(ObjectMapper mapper, List<String> tools) {
+    /**
+     * The definitions of the named tools, in the order given.
+     *
+     * @throws IllegalArgumentException when a name is not a built-in tool's
+     */
+    public static ArrayNode of(ObjectMapper mapper, List<String> tools) {
         ArrayNode out = mapper.createArrayNode();
         for (String tool : tools) {
             switch (tool) {
