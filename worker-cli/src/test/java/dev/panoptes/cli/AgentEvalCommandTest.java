@@ -47,7 +47,10 @@ class AgentEvalCommandTest {
             assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
             // Every task takes the script's commands, one model turn each, then an answer.
             assertThat(stub.requestCount() - before).as("model turns").isGreaterThanOrEqualTo(8 * 2 + 1);
+            // Scored by each task's check in its sandbox (or the two computing tasks' own numeric
+            // scorer), whatever the run's text scorer (exact), which scored nothing.
             assertThat(out.toString()).contains("8 of 8 stored, 0 missing")
+                    .contains("accuracy (check and numeric, scoring 1)").doesNotContain("exact")
                     .contains(model + ": 1.000 (95% CI");
             try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve(model + ".db"))) {
                 assertThat(store.recordCount()).isEqualTo(8);
@@ -65,7 +68,7 @@ class AgentEvalCommandTest {
 
         assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
         String summary = out.toString();
-        assertThat(summary).contains("60 of 60 stored")
+        assertThat(summary).contains("60 of 60 stored").contains("accuracy (check, scoring 1)")
                 .contains("pass@k over epochs, unbiased estimator of Chen et al. (2021), 95% CI: Wilson over problems");
         Matcher m = Pattern.compile(StubModelServer.MODEL + ": pass@1 ([0-9.]+) \\(95% CI ([0-9.]+)-([0-9.]+)\\),"
                 + " pass@5 ([0-9.]+) \\(95% CI ([0-9.]+)-([0-9.]+)\\), 12 problems").matcher(summary);
