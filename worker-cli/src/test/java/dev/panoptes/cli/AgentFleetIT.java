@@ -84,7 +84,7 @@ class AgentFleetIT {
         assertThat(printed).contains("Run complete")
                 .contains("answers:     " + TASKS * EPOCHS + " of " + TASKS * EPOCHS + " stored, 0 missing")
                 .containsPattern("redelivered: [1-9]\\d* jobs?;")
-                .contains(MODEL + ": 1.000 (95% CI")
+                .contains("accuracy (check and numeric, scoring 1)").contains(MODEL + ": 1.000 (95% CI")
                 .containsPattern(MODEL + ": pass@1 1\\.000 \\(95% CI [0-9.]+-1\\.000\\), pass@2 1\\.000 \\(95% CI"
                         + " [0-9.]+-1\\.000\\), " + TASKS + " problems");
         List<StoredRecord> records = records(db);
@@ -109,7 +109,9 @@ class AgentFleetIT {
 
         jars.assertExitCode(coordinator, 0);
         assertThat(jars.log(bare)).contains("worker=bare - cannot run sandboxes, so runs no sandboxed command:"
-                + " bubblewrap (bwrap) is not installed or not on PATH");
+                + " bubblewrap (bwrap) is not installed or not on PATH")
+                .contains("this worker's own failure: check its settings (its model API, its sandboxes)")
+                .doesNotContain("check its model API settings");
         assertThat(model.requestCount()).as("model turns").isGreaterThanOrEqualTo(TASKS * EPOCHS * 2L);
         String printed = jars.log(coordinator);
         assertThat(printed).contains("Run complete")
