@@ -10,6 +10,8 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -55,6 +57,36 @@ class AgentEvalCommandTest {
             try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve(model + ".db"))) {
                 assertThat(store.recordCount()).isEqualTo(8);
             }
+        }
+    }
+
+    @Test
+    void rescoringKeepsTheVerdictsOfTheSandboxChecksAndRescoresOnlyTheOtherAnswers() throws Exception {
+        Path db = dir.resolve("agent.db");
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = WorkerMain.run(new String[] {"eval", "--suite", AGENT.toString(), "--model", StubModelServer.MODEL,
+                "--model-api", stub.baseUrl().toString(), "--db", db.toString(), "--sandboxes", "2", "--no-progress"},
+                new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+        assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
+
+        out.getBuffer().setLength(0);
+        exit = WorkerMain.run(new String[] {"rescore", "--db", db.toString(), "--scorer", "includes"},
+                new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+
+        assertThat(exit).as("console:%n%s%nout:%n%s", err, out).isZero();
+        // Six tasks are checked by a command in their sandbox; two (computing) by their answer.
+        assertThat(out.toString()).contains("scoring 2 made with includes: 8 answers scored again")
+                .contains("6 answers scored by a sandbox check keep the check's verdict: a check ran in the"
+                        + " sample's sandbox, which is gone, so it cannot run again; to check anew, run the suite"
+                        + " again")
+                .contains("accuracy (includes and check, scoring 2)")
+                .contains(StubModelServer.MODEL + ": 1.000 (95% CI 0.676-1.000, SE 0.000, n=8)");
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            List<String> scorers = new ArrayList<>();
+            store.forEachRecord(r -> scorers.add(r.score().scorer() + " " + r.score().score()));
+            assertThat(scorers).containsOnly("check 1.0", "includes 1.0").filteredOn(s -> s.startsWith("check"))
+                    .hasSize(6);
         }
     }
 
