@@ -28,7 +28,8 @@ import java.util.concurrent.Callable;
             RateLimitCommand.class,
             ModelClientCommand.class,
             JfrCommand.class,
-            SuiteCommand.class
+            SuiteCommand.class,
+            SandboxCommand.class
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:measured", "1:the measurement failed (the message says why)", "2:invalid command line"})
