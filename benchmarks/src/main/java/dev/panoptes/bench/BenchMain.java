@@ -30,7 +30,8 @@ import java.util.concurrent.Callable;
             ModelClientCommand.class,
             JfrCommand.class,
             SuiteCommand.class,
-            FleetCommand.class
+            FleetCommand.class,
+            SandboxCommand.class
         },
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:measured", "1:the measurement failed (the message says why)", "2:invalid command line"})

@@ -13,6 +13,7 @@ import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerFaultException;
+import dev.panoptes.eval.agent.SandboxSetupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -238,15 +239,23 @@ public final class EvalJobRunner implements JobRunner, AsyncJobRunner {
     }
 
     /**
-     * The failed answer of a vignette whose request the model API refused for what it holds:
-     * the client's message, which names the status, the API's message and the endpoint.
+     * The failed answer of a vignette whose request the model API refused for what it holds
+     * (the client's message, which names the status, the API's message and the endpoint), or
+     * whose sandbox setup failed ({@link SandboxSetupException}: the command, its exit status and
+     * output).
      */
     static ResponseRecord failedAnswer(String where, Vignette v, EvalSpec spec, long startNanos,
                                                ControlException e) {
         long latencyMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
         String error = e.getMessage() == null || e.getMessage().isBlank() ? e.toString() : e.getMessage();
-        log.warn("{}: the model API refused this vignette, stored as a failed answer, the job goes on: {}", where,
-                error);
+        if (e instanceof SandboxSetupException) {
+            // The vignette's own files or setup commands: they would fail so on any worker.
+            log.warn("{}: its sandbox setup failed (as it would on any worker), stored as a failed answer, the job"
+                    + " goes on: {}", where, error);
+        } else {
+            log.warn("{}: the model API refused this vignette, stored as a failed answer, the job goes on: {}", where,
+                    error);
+        }
         return ResponseRecord.failed(v.id(), spec.params().model(), latencyMs, error);
     }
 

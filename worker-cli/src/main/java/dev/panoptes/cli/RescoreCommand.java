@@ -4,6 +4,7 @@ import dev.panoptes.control.Plural;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.store.JdbcResultStore;
+import dev.panoptes.control.store.ScoreEntry;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.coordinator.RunLocks;
@@ -24,7 +25,8 @@ import java.util.concurrent.Callable;
  * {@code java -jar worker.jar rescore --db FILE --scorer SCORER}: scores the stored answers again
  * with another scorer, without calling any model, into a new scoring of each run (the earlier
  * ones are kept), and prints which scoring it made and the new accuracy per model (and per group
- * with {@code --group-by}). For a user who fixes a regex or picks a fairer scorer after the fleet
+ * with {@code --group-by}). An answer a sandbox check scored keeps its verdict
+ * ({@link RunScoring#checkVerdict}). For a user who fixes a regex or picks a fairer scorer after the fleet
  * has run.
  */
 @Command(name = "rescore",
@@ -35,6 +37,8 @@ import java.util.concurrent.Callable;
                 + " are kept, and report and results show the latest unless --scoring says otherwise.",
             "A model-graded scorer (judge:MODEL) needs the fleet: run the coordinator with --scorer judge:MODEL"
                     + " instead.",
+            "An answer scored by its vignette's sandbox check keeps the check's verdict: the check ran in the"
+                    + " sample's sandbox, which is gone; run the suite again to check anew.",
             "A run a coordinator is running is not rescored (on SQLite: no run while a coordinator uses the"
                     + " database), since the answers it stores meanwhile would be left out of the scoring."},
         exitCodeListHeading = "%nExit codes:%n",
@@ -79,11 +83,18 @@ final class RescoreCommand extends StoredRunsCommand implements Callable<Integer
                 }
                 Scoring before = data.scoring();
                 Scoring made;
+                int[] checked = {0};
                 // A coordinator running the run stores answers meanwhile: a scoring made now would
                 // leave them unscored. Refused while a coordinator holds it, as runs delete is.
                 try (RunLocks.Hold hold = RunLocks.exclusive(target, id, "rescore it")) {
-                    made = store.rescore(id, scorer,
-                            r -> scoring.score(scorer, r.context().expected(), r.record().response()));
+                    made = store.rescore(id, scorer, r -> {
+                        ScoreEntry verdict = RunScoring.checkVerdict(r);
+                        if (verdict != null) {
+                            checked[0]++;
+                            return verdict;
+                        }
+                        return scoring.score(scorer, r.context().expected(), r.record().response());
+                    });
                 }
                 RunData rescored = RunDataLoader.load(store, id, made.number());
                 RunStats stats = RunStats.of(rescored, RunStats.groupByOf(rescored, groupBy));
@@ -91,6 +102,11 @@ final class RescoreCommand extends StoredRunsCommand implements Callable<Integer
                         Plural.of(data.samples().size(), "answer"),
                         before == null ? "" : "; scoring " + before.number() + " (" + before.scorer()
                                 + ") is kept: --scoring " + before.number() + " shows it");
+                if (checked[0] > 0) {
+                    out.printf("  %s scored by a sandbox check %s the check's verdict: a check ran in the"
+                            + " sample's sandbox, which is gone, so it cannot run again; to check anew, run the"
+                            + " suite again%n", Plural.of(checked[0], "answer"), checked[0] == 1 ? "keeps" : "keep");
+                }
                 StringBuilder lines = new StringBuilder();
                 RunSummary.renderAccuracy(lines, stats);
                 out.print(lines);

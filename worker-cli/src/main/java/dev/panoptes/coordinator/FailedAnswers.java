@@ -11,7 +11,8 @@ import java.util.Map;
 
 /**
  * The failed answers of a run, per model: vignettes whose request the model API refused for what
- * they hold (docs/OPERATIONS.md, "Failed answers"), stored as records with an error instead of
+ * they hold (docs/OPERATIONS.md, "Failed answers"), or whose sandbox setup failed (their files or
+ * setup commands, which fail so on any worker), stored as records with an error instead of
  * failing their jobs. What the summary counts, and what {@code --max-error-rate} weighs against
  * the answers stored.
  *

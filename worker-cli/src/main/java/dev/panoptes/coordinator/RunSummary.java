@@ -176,8 +176,11 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
      * the scorer and the scoring they come from.
      */
     public static void renderAccuracy(StringBuilder sb, RunStats stats) {
-        // Multiple-choice vignettes are scored acc whatever the run's text scorer (RunScoring.specFor).
-        String runScorer = !stats.choiceMetrics().isEmpty() && !Scorers.isLoglikelihood(stats.info().scorer())
+        // What scored the answers: a vignette's sandbox check, or its own scorer, overrides the
+        // run's (RunScoring.specFor); when that is not known, multiple-choice vignettes are scored
+        // acc whatever the run's text scorer.
+        String runScorer = !stats.scorers().isEmpty() ? String.join(" and ", stats.scorers())
+                : !stats.choiceMetrics().isEmpty() && !Scorers.isLoglikelihood(stats.info().scorer())
                 ? "acc" : stats.info().scorer();
         String scorer = runScorer == null ? "" : " (" + runScorer
                 + (stats.info().scoring() == null ? "" : ", scoring " + stats.info().scoring().number()) + ")";

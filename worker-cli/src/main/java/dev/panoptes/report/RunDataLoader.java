@@ -16,6 +16,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.Consumer;
 
 /**
@@ -121,6 +122,9 @@ public final class RunDataLoader {
             }
         }
         List<SampleRow> samples = new ArrayList<>();
+        // The scorers that scored the answers: a vignette's sandbox check or its own scorer
+        // overrides the run's, and the accuracy heading names what scored, not what was asked.
+        Set<String> scorers = new TreeSet<>();
         if (NO_RUN.equals(runId)) {
             store.forEachRecord(null, r -> {
                 if (r.context().runId() == null) {
@@ -128,7 +132,12 @@ public final class RunDataLoader {
                 }
             });
         } else {
-            Consumer<StoredRecord> add = r -> samples.add(sample(runId, r, figuresOnly));
+            Consumer<StoredRecord> add = r -> {
+                samples.add(sample(runId, r, figuresOnly));
+                if (r.score() != null && r.score().score() != null && r.score().scorer() != null) {
+                    scorers.add(r.score().scorer());
+                }
+            };
             if (figuresOnly) {
                 store.forEachRecordWithoutTexts(runId, number, add);
             } else {
@@ -154,7 +163,12 @@ public final class RunDataLoader {
                 ? new RunInfo(runId, null, List.of(), scorer, 1, null, 0, null, null, shown, scorings)
                 : new RunInfo(runId, entry.suite(), entry.models(), scorer, entry.epochs(), entry.startedAt(),
                         entry.vignettes(), entry.manifest(), entry.finishedAt(), shown, scorings, entry.sittings());
-        return new RunData(info, samples, failures, events);
+        List<String> scoredBy = new ArrayList<>();
+        if (scorers.remove(scorer)) {
+            scoredBy.add(scorer);
+        }
+        scoredBy.addAll(scorers);
+        return new RunData(info, samples, failures, events, scoredBy);
     }
 
     /** "it has scorings 1 (exact, run, ...), 2 (...)", or "it has none", for messages. */

@@ -59,6 +59,7 @@ public final class RunStats {
     private final CacheHits cacheHits;
     private final ChoiceMetrics choiceMetrics;
     private PassAtKFigures passAtK = new PassAtKFigures(java.util.Map.of());
+    private List<String> scorers = List.of();
 
     private RunStats(RunInfo info, String groupBy, List<ModelStats> models, List<WorkerStats> workers,
                      List<Comparison> comparison, CacheHits cacheHits, ChoiceMetrics choiceMetrics) {
@@ -121,7 +122,16 @@ public final class RunStats {
                 new CacheHits(cached, sources, new Usage(cachedPrompt, cachedCompletion)),
                 ChoiceMetrics.of(data, modelNames, key));
         stats.passAtK = PassAtKFigures.of(data, modelNames);
+        stats.scorers = data.scorers();
         return stats;
+    }
+
+    /**
+     * The scorers that gave the scores, the run's own first ({@link RunData#scorers()}); empty
+     * when not known.
+     */
+    public List<String> scorers() {
+        return scorers;
     }
 
     /** pass@k per model over the run's epochs; empty for a run of one epoch or of partial scores. */

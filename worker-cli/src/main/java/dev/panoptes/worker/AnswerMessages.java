@@ -78,7 +78,7 @@ final class AnswerMessages {
             case JOB:
                 return "the job's own failure, not retryable";
             case WORKER:
-                return "this worker's own failure: check its model API settings";
+                return "this worker's own failure: check its settings (its model API, its sandboxes), as the message says";
             default:
                 return "retryable";
         }

@@ -10,6 +10,8 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -47,11 +49,44 @@ class AgentEvalCommandTest {
             assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
             // Every task takes the script's commands, one model turn each, then an answer.
             assertThat(stub.requestCount() - before).as("model turns").isGreaterThanOrEqualTo(8 * 2 + 1);
+            // Scored by each task's check in its sandbox (or the two computing tasks' own numeric
+            // scorer), whatever the run's text scorer (exact), which scored nothing.
             assertThat(out.toString()).contains("8 of 8 stored, 0 missing")
+                    .contains("accuracy (check and numeric, scoring 1)").doesNotContain("exact")
                     .contains(model + ": 1.000 (95% CI");
             try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve(model + ".db"))) {
                 assertThat(store.recordCount()).isEqualTo(8);
             }
+        }
+    }
+
+    @Test
+    void rescoringKeepsTheVerdictsOfTheSandboxChecksAndRescoresOnlyTheOtherAnswers() throws Exception {
+        Path db = dir.resolve("agent.db");
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = WorkerMain.run(new String[] {"eval", "--suite", AGENT.toString(), "--model", StubModelServer.MODEL,
+                "--model-api", stub.baseUrl().toString(), "--db", db.toString(), "--sandboxes", "2", "--no-progress"},
+                new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+        assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
+
+        out.getBuffer().setLength(0);
+        exit = WorkerMain.run(new String[] {"rescore", "--db", db.toString(), "--scorer", "includes"},
+                new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+
+        assertThat(exit).as("console:%n%s%nout:%n%s", err, out).isZero();
+        // Six tasks are checked by a command in their sandbox; two (computing) by their answer.
+        assertThat(out.toString()).contains("scoring 2 made with includes: 8 answers scored again")
+                .contains("6 answers scored by a sandbox check keep the check's verdict: a check ran in the"
+                        + " sample's sandbox, which is gone, so it cannot run again; to check anew, run the suite"
+                        + " again")
+                .contains("accuracy (includes and check, scoring 2)")
+                .contains(StubModelServer.MODEL + ": 1.000 (95% CI 0.676-1.000, SE 0.000, n=8)");
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            List<String> scorers = new ArrayList<>();
+            store.forEachRecord(r -> scorers.add(r.score().scorer() + " " + r.score().score()));
+            assertThat(scorers).containsOnly("check 1.0", "includes 1.0").filteredOn(s -> s.startsWith("check"))
+                    .hasSize(6);
         }
     }
 
@@ -65,7 +100,7 @@ class AgentEvalCommandTest {
 
         assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
         String summary = out.toString();
-        assertThat(summary).contains("60 of 60 stored")
+        assertThat(summary).contains("60 of 60 stored").contains("accuracy (check, scoring 1)")
                 .contains("pass@k over epochs, unbiased estimator of Chen et al. (2021), 95% CI: Wilson over problems");
         Matcher m = Pattern.compile(StubModelServer.MODEL + ": pass@1 ([0-9.]+) \\(95% CI ([0-9.]+)-([0-9.]+)\\),"
                 + " pass@5 ([0-9.]+) \\(95% CI ([0-9.]+)-([0-9.]+)\\), 12 problems").matcher(summary);

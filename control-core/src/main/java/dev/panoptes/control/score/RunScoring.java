@@ -5,6 +5,7 @@ import dev.panoptes.control.Transcripts;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.RecordScoring;
 import dev.panoptes.control.store.ScoreEntry;
+import dev.panoptes.control.store.StoredRecord;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -95,6 +96,22 @@ public final class RunScoring implements RecordScoring {
         String limit = Transcripts.limit(record.transcript());
         return new ScoreEntry(CHECK, passed ? 1.0 : 0.0, Transcripts.checkSummary(record.transcript())
                 + (limit == null ? "" : " (the sample met its " + limit + " limit)"));
+    }
+
+    /**
+     * The sandbox check's verdict on a stored answer, for a rescoring: the score the latest
+     * scoring holds when a check gave it, else the verdict in the answer's transcript. A check
+     * cannot be run again afterwards (it ran in the sample's sandbox, after the trajectory that
+     * left the work folder as the check found it, and that sandbox is gone), so another scorer
+     * never replaces it.
+     *
+     * @return the check's entry; null when no check scored this answer
+     */
+    public static ScoreEntry checkVerdict(StoredRecord stored) {
+        if (stored.score() != null && CHECK.equals(stored.score().scorer())) {
+            return stored.score();
+        }
+        return Transcripts.checkPassed(stored.record().transcript()) == null ? null : checked(stored.record());
     }
 
     /**

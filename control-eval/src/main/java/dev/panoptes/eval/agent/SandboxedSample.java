@@ -38,8 +38,8 @@ import java.util.regex.Pattern;
  * <p>Who fails: a tool that errors is part of the transcript and the model sees the error; a
  * sample that meets a limit ends with its answer so far and the limit in its transcript (the
  * vignette's outcome); a setup command that fails is the vignette's own failure
- * ({@link JobFailedException}: the same files fail anywhere); a sandbox that cannot be built is
- * this worker's ({@link dev.panoptes.eval.sandbox.SandboxUnavailableException}); a failing model
+ * ({@link SandboxSetupException}, a {@link JobFailedException}: the same files fail anywhere);
+ * a sandbox that cannot be built is this worker's ({@link dev.panoptes.eval.sandbox.SandboxUnavailableException}); a failing model
  * call fails as {@link ModelClient#complete} does.
  *
  * <p>Blocking: runs on the calling thread, which must not be a selector thread. Thread-safe; one
@@ -72,7 +72,8 @@ public final class SandboxedSample {
      *         its latency, and its transcript
      * @throws dev.panoptes.eval.sandbox.SandboxUnavailableException when this worker cannot build
      *                                                             a sandbox (its fault)
-     * @throws JobFailedException when a setup command of the vignette fails
+     * @throws SandboxSetupException when a file or setup command of the vignette fails (its
+     *                               failure: the same would fail on any worker)
      * @throws InterruptedException when the thread is interrupted; the sandbox is closed
      */
     public ModelResponse run(Vignette v, SpecParams params) throws InterruptedException {
@@ -106,7 +107,7 @@ public final class SandboxedSample {
         for (var f : task.files().entrySet()) {
             CommandResult r = sandbox.writeFile(f.getKey(), f.getValue().getBytes(StandardCharsets.UTF_8));
             if (!r.succeeded()) {
-                throw new JobFailedException("vignette '" + v.id() + "': cannot write its file '" + f.getKey()
+                throw new SandboxSetupException("vignette '" + v.id() + "': cannot write its file '" + f.getKey()
                         + "' into the sandbox: exit status " + r.exitStatus() + ", " + r.output().strip()
                         + (r.failure() == null ? "" : " (" + r.failure() + ")"));
             }
@@ -115,7 +116,7 @@ public final class SandboxedSample {
             CommandResult r = sandbox.run(command);
             transcript.setup(command, r);
             if (!r.succeeded()) {
-                throw new JobFailedException("vignette '" + v.id() + "': its setup command '" + command
+                throw new SandboxSetupException("vignette '" + v.id() + "': its setup command '" + command
                         + "' failed with exit status " + r.exitStatus() + (r.timedOut() ? " (timed out)" : "")
                         + ": " + CommandResult.cut(r.output(), 512).strip() + "; fix the suite's sandbox.setup");
             }
