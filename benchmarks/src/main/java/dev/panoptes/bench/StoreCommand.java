@@ -55,6 +55,10 @@ final class StoreCommand extends BenchCommand {
             + " bursts; 0 submits as fast as the writer accepts (default: ${DEFAULT-VALUE}).", defaultValue = "20000")
     int rate;
 
+    @Option(names = "--linger-ms", description = "With --writer: how long the oldest answer waits for others to"
+            + " share its commit; default the writer's own.")
+    Double lingerMs;
+
     StoreCommand() {
         super(3);
     }
@@ -93,6 +97,10 @@ final class StoreCommand extends BenchCommand {
         return 0;
     }
 
+    private double linger() {
+        return lingerMs != null ? lingerMs : StoreThreadBench.defaultLingerMillis();
+    }
+
     /** The store thread's CPU per answer: {@link StoreThreadBench}, a warm-up round then the measured ones. */
     private int measureWriter(Report report) throws Exception {
         if (jobSizes.stream().anyMatch(n -> n < 1) || rate < 0) {
@@ -111,7 +119,7 @@ final class StoreCommand extends BenchCommand {
                             ? JdbcResultStore.openSqlite(dir.resolve(round + ".db"))
                             : JdbcResultStore.openPostgres(postgres, null, null)).withScoring(new RunScoring("exact"))) {
                         StoreThreadBench.Result res = StoreThreadBench.round(store, r == 0 ? Math.min(outcomes, 20_000)
-                                : outcomes, jobSize, rate, round);
+                                : outcomes, jobSize, rate, round, (long) (linger() * 1e6));
                         report.progress(String.format(Locale.ROOT, "store thread, job size %d, %s: %.2f us CPU per"
                                 + " answer, %,.0f answers/s, %.1f answers per commit [load %.2f]", jobSize,
                                 r == 0 ? "warm-up" : "round " + r, res.storeThreadMicrosPerAnswer(),
@@ -138,7 +146,8 @@ final class StoreCommand extends BenchCommand {
         report.line("");
         report.line("### The store thread on " + (postgres == null ? "SQLite" : "PostgreSQL") + " (" + runs()
                 + " rounds of " + outcomes + " answers after a warm-up round, submitted at "
-                + (rate == 0 ? "the writer's pace" : rate + " answers/s") + ", exact-match scoring; median (min-max))");
+                + (rate == 0 ? "the writer's pace" : rate + " answers/s") + ", linger " + linger()
+                + " ms, exact-match scoring; median (min-max))");
         report.line("");
         report.line("Machine: " + Machine.describe() + ".");
         report.line("");

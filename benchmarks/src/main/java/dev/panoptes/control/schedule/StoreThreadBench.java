@@ -48,6 +48,11 @@ public final class StoreThreadBench {
     private StoreThreadBench() {
     }
 
+    /** The writer's own linger for a batch ({@link StoreWriter#LINGER_NANOS}), in milliseconds. */
+    public static double defaultLingerMillis() {
+        return StoreWriter.LINGER_NANOS / 1e6;
+    }
+
     /**
      * Stores {@code answers} answers in jobs of {@code jobSize} vignettes through a new writer on
      * {@code store} (already scored with the run's scoring), submitting at {@code ratePerSecond}
@@ -58,6 +63,12 @@ public final class StoreThreadBench {
      */
     public static Result round(JdbcResultStore store, int answers, int jobSize, int ratePerSecond, String tag)
             throws InterruptedException {
+        return round(store, answers, jobSize, ratePerSecond, tag, StoreWriter.LINGER_NANOS);
+    }
+
+    /** As {@link #round(JdbcResultStore, int, int, int, String)}, the writer lingering {@code lingerNanos} for a batch. */
+    public static Result round(JdbcResultStore store, int answers, int jobSize, int ratePerSecond, String tag,
+                               long lingerNanos) throws InterruptedException {
         int jobs = Math.max(1, answers / jobSize);
         List<StoreWriter.RecordWrite> writes = new ArrayList<>(jobs);
         Random random = new Random(7);
@@ -121,7 +132,7 @@ public final class StoreThreadBench {
             public void lost(Throwable error, Duration outage, int held, boolean permanent) {
                 throw new IllegalStateException("the writer gave up: " + error, error);
             }
-        });
+        }, false, lingerNanos);
         long expected = (long) jobs * jobSize;
         long t0 = System.nanoTime();
         long jobsPerSecond = ratePerSecond <= 0 ? 0 : Math.max(1, ratePerSecond / jobSize);
