@@ -419,7 +419,7 @@ public final class JdbcResultStore implements ResultStore {
         db.write("add a scoring of run " + runId, () -> {
             made[0] = ScoreTables.create(db.connection(), runId, scorer, origin, clock.instant());
             ScoreTables.insertAll(db.connection(), made[0].number(), records, r -> FailedAnswers.score(r.record(), scorer,
-                    r.context().expected(), () -> StoreScoring.guarded(scorer, "job " + r.jobId() + ", vignette "
+                    r.context().expected(), () -> StoreScoring.guarded(scorer, () -> "job " + r.jobId() + ", vignette "
                             + r.record().vignetteId(), () -> scoreOf.apply(r))));
         });
         outcomes.scoringMade(runId, made[0].number());

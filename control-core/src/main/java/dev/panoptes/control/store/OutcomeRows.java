@@ -126,13 +126,22 @@ final class OutcomeRows {
 
     /**
      * The records sorted by vignette id: two stores writing the same job on PostgreSQL then lock
-     * its rows in the same order, and so wait for each other instead of deadlocking.
+     * its rows in the same order, and so wait for each other instead of deadlocking. The list
+     * itself when it is in that order already (one record, say), as it is not changed.
      */
     static List<ResponseRecord> inKeyOrder(List<ResponseRecord> records) {
-        List<ResponseRecord> sorted = new ArrayList<>(records);
-        sorted.sort(Comparator.comparing(ResponseRecord::vignetteId, Comparator.nullsFirst(Comparator.naturalOrder())));
-        return sorted;
+        for (int i = 1; i < records.size(); i++) {
+            if (KEY_ORDER.compare(records.get(i - 1), records.get(i)) > 0) {
+                List<ResponseRecord> sorted = new ArrayList<>(records);
+                sorted.sort(KEY_ORDER);
+                return sorted;
+            }
+        }
+        return records;
     }
+
+    private static final Comparator<ResponseRecord> KEY_ORDER =
+            Comparator.comparing(ResponseRecord::vignetteId, Comparator.nullsFirst(Comparator.naturalOrder()));
 
     static Map<String, Vignette> vignettesById(Job job) {
         Map<String, Vignette> byId = new HashMap<>();
@@ -140,6 +149,33 @@ final class OutcomeRows {
             byId.put(v.id(), v);
         }
         return byId;
+    }
+
+    /**
+     * The vignette of the job each record answers, in the records' order; null where the record
+     * answers none of them, and all null without a job. A job's records mostly come in the order
+     * of its vignettes, so each is looked for at its own position first; a map of the job's
+     * vignettes is made only for a record not found there.
+     */
+    static Vignette[] vignettesOf(Job job, List<ResponseRecord> records) {
+        Vignette[] found = new Vignette[records.size()];
+        if (job == null) {
+            return found;
+        }
+        List<Vignette> vignettes = job.spec().vignettes();
+        Map<String, Vignette> byId = null;
+        for (int i = 0; i < found.length; i++) {
+            String id = records.get(i).vignetteId();
+            if (i < vignettes.size() && vignettes.get(i).id().equals(id)) {
+                found[i] = vignettes.get(i);
+            } else {
+                if (byId == null) {
+                    byId = vignettesById(job);
+                }
+                found[i] = byId.get(id);
+            }
+        }
+        return found;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.panoptes.control.store;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.ResultStore.Receipt;
 
 import java.sql.PreparedStatement;
@@ -81,16 +82,23 @@ final class OutcomeWriter {
 
     /**
      * One outcome to store: as the arguments of {@link #store(Job, JobOutcome, String, RecordScoring, Map)},
-     * with its answers' scores, made before the transaction ({@link StoreScoring#scoresOf}).
+     * with its records in key order ({@link OutcomeRows#inKeyOrder}), the vignette each answers and
+     * each one's score, made before the transaction ({@link StoreScoring#scoresOf}): what the write
+     * needs per row, found once.
      *
-     * @param scores the score of each scored answer, by vignette id
+     * @param rows      the outcome's records in key order
+     * @param vignettes the vignette of each row, or null where unknown (no job, or not the job's)
+     * @param scores    the score of each row whose answer is scored, null where not; null for none
      */
     record Pending(Job job, JobOutcome outcome, String workerId, Map<String, String> cachedFrom,
-                   Map<String, ScoreEntry> scores) {
+                   List<ResponseRecord> rows, Vignette[] vignettes, ScoreEntry[] scores) {
         /** The outcome with its answers scored by {@code scorer}, on the calling thread. */
         static Pending scored(Job job, JobOutcome outcome, String workerId, Map<String, String> cachedFrom,
                               RecordScoring scorer) {
-            return new Pending(job, outcome, workerId, cachedFrom, StoreScoring.scoresOf(job, outcome, scorer));
+            List<ResponseRecord> rows = OutcomeRows.inKeyOrder(outcome.records());
+            Vignette[] vignettes = OutcomeRows.vignettesOf(job, rows);
+            return new Pending(job, outcome, workerId, cachedFrom, rows, vignettes,
+                    StoreScoring.scoresOf(job, rows, vignettes, scorer));
         }
     }
 
@@ -114,48 +122,57 @@ final class OutcomeWriter {
         Map<String, Integer> scoringsMade = new HashMap<>(2);
         boolean committing = false;
         try {
-            List<ResponseRecord> rows = new ArrayList<>();
-            int[] firstRow = new int[pending.size() + 1];
-            for (int p = 0; p < pending.size(); p++) {
-                Pending o = pending.get(p);
-                firstRow[p] = rows.size();
-                Map<String, dev.panoptes.control.Vignette> vignettes = o.job() == null ? Map.of() : OutcomeRows.vignettesById(o.job());
-                for (ResponseRecord r : OutcomeRows.inKeyOrder(o.outcome().records())) {
-                    OutcomeRows.bindRecord(insert, o.outcome().jobId().value(), r, o.workerId(), now, o.job(),
-                            vignettes.get(r.vignetteId()), o.cachedFrom().get(r.vignetteId()));
+            int rowCount = 0;
+            for (Pending o : pending) {
+                String jobId = o.outcome().jobId().value();
+                List<ResponseRecord> rows = o.rows();
+                for (int i = 0; i < rows.size(); i++) {
+                    ResponseRecord r = rows.get(i);
+                    OutcomeRows.bindRecord(insert, jobId, r, o.workerId(), now, o.job(), o.vignettes()[i],
+                            o.cachedFrom().isEmpty() ? null : o.cachedFrom().get(r.vignetteId()));
                     insert.addBatch();
-                    rows.add(r);
                 }
+                rowCount += rows.size();
             }
-            firstRow[pending.size()] = rows.size();
-            int[] inserted = rows.isEmpty() ? new int[0] : insert.executeBatch();
+            int[] inserted = rowCount == 0 ? new int[0] : insert.executeBatch();
             // A driver may not say what a row of a batch did: pgjdbc with reWriteBatchedInserts
             // answers SUCCESS_NO_INFO for each. Such a row is this write's when the record there
             // carries this write's stamp (its worker and time), as after a commit in doubt.
             Map<String, OutcomeRows.Stamp> stamps = anyUnknown(inserted)
                     ? OutcomeRows.stamps(db.connection(), jobIdsOf(pending)) : Map.of();
-            Set<String> seen = new HashSet<>();
+            // Only a stamp or a doubt can make a row that inserted nothing this write's: without
+            // either, a row is stored exactly when its insert counted 1 (a copy of it earlier in
+            // this batch would have taken it, and made this insert count 0), so the copies need
+            // not be tracked.
+            Set<String> seen = stamps.isEmpty() && recordsInDoubt.isEmpty() ? null : new HashSet<>();
             List<Receipt> receipts = new ArrayList<>(pending.size());
             int scores = 0;
+            int row = 0;
             for (int p = 0; p < pending.size(); p++) {
                 Pending o = pending.get(p);
                 String jobId = o.outcome().jobId().value();
-                List<OutcomeRows.Stamp> doubts = recordsInDoubt.get(jobId);
-                boolean scored = o.job() != null && scorer != RecordScoring.NONE;
+                List<OutcomeRows.Stamp> doubts = seen == null ? null : recordsInDoubt.get(jobId);
+                boolean scored = o.job() != null && scorer != RecordScoring.NONE && o.scores() != null;
                 int scoringNumber = scored ? scoringOf(o.job().runId(), scorer, now, scoringsMade) : 0;
-                OutcomeRows.Stamp ours = new OutcomeRows.Stamp(o.workerId(), now);
+                OutcomeRows.Stamp ours = seen == null ? null : new OutcomeRows.Stamp(o.workerId(), now);
                 int stored = 0;
                 int dup = 0;
-                for (int row = firstRow[p]; row < firstRow[p + 1]; row++) {
-                    ResponseRecord r = rows.get(row);
-                    String key = jobId + '\u0000' + r.vignetteId();
-                    // A copy earlier in this list took the row: this one is a duplicate, whatever a doubt says.
-                    boolean first = seen.add(key);
-                    if (first && (insertedHere(inserted[row], ours, stamps.get(key))
-                            || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts))) {
+                List<ResponseRecord> rows = o.rows();
+                for (int i = 0; i < rows.size(); i++, row++) {
+                    ResponseRecord r = rows.get(i);
+                    boolean here;
+                    if (seen == null) {
+                        here = inserted[row] == 1;
+                    } else {
+                        String key = jobId + '\u0000' + r.vignetteId();
+                        // A copy earlier in this list took the row: this one is a duplicate, whatever a doubt says.
+                        here = seen.add(key) && (insertedHere(inserted[row], ours, stamps.get(key))
+                                || doubts != null && leftByDoubt(jobId, r.vignetteId(), doubts));
+                    }
+                    if (here) {
                         stored++;
-                        ScoreEntry score = o.scores().get(r.vignetteId());
-                        if (scored && score != null) {
+                        ScoreEntry score = scored ? o.scores()[i] : null;
+                        if (score != null) {
                             ScoreTables.setKey(db.insertScore(), jobId, r.vignetteId(), scoringNumber);
                             ScoreTables.setScore(db.insertScore(), 4, score);
                             db.insertScore().addBatch();

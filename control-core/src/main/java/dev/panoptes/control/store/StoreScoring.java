@@ -1,14 +1,12 @@
 package dev.panoptes.control.store;
 
 import dev.panoptes.control.Job;
-import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Vignette;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.util.HashMap;
-import java.util.Map;
+import java.util.List;
 import java.util.function.Supplier;
 
 /**
@@ -33,27 +31,29 @@ final class StoreScoring {
     }
 
     /**
-     * The score of each answer of an outcome to a vignette of its job that is scored (failed
-     * answers by {@link FailedAnswers}' rule, the others by {@code scorer}), by vignette id; the
-     * first answer of a vignette given twice. Empty without a job or a scorer.
+     * The score of each answer to a vignette of its job that is scored (failed answers by
+     * {@link FailedAnswers}' rule, the others by {@code scorer}), in the order of {@code rows},
+     * null where an answer is not scored; a vignette given twice is scored at its first answer
+     * only. Null (nothing scored) without a job or a scorer.
+     *
+     * @param rows      an outcome's records in key order ({@link OutcomeRows#inKeyOrder}), so
+     *                  that the answers of one vignette are next to each other
+     * @param vignettes the vignette of each row, null where it has none ({@link OutcomeRows#vignettesOf})
      */
-    static Map<String, ScoreEntry> scoresOf(Job job, JobOutcome outcome, RecordScoring scorer) {
+    static ScoreEntry[] scoresOf(Job job, List<ResponseRecord> rows, Vignette[] vignettes, RecordScoring scorer) {
         if (job == null || scorer == RecordScoring.NONE) {
-            return Map.of();
+            return null;
         }
-        Map<String, Vignette> vignettes = OutcomeRows.vignettesById(job);
-        Map<String, ScoreEntry> scores = new HashMap<>();
-        for (ResponseRecord r : outcome.records()) {
-            Vignette v = vignettes.get(r.vignetteId());
-            if (v == null || scores.containsKey(r.vignetteId())) {
+        ScoreEntry[] scores = new ScoreEntry[rows.size()];
+        for (int i = 0; i < scores.length; i++) {
+            ResponseRecord r = rows.get(i);
+            Vignette v = vignettes[i];
+            if (v == null || i > 0 && rows.get(i - 1).vignetteId().equals(r.vignetteId())) {
                 continue;
             }
             String spec = v.scorer() != null ? v.scorer() : scorer.spec();
-            ScoreEntry score = FailedAnswers.score(r, spec, v.expected(),
-                    () -> guarded(spec, "job " + job.id() + ", vignette " + r.vignetteId(), () -> scorer.score(v, r)));
-            if (score != null) {
-                scores.put(r.vignetteId(), score);
-            }
+            scores[i] = FailedAnswers.score(r, spec, v.expected(),
+                    () -> guarded(spec, () -> "job " + job.id() + ", vignette " + r.vignetteId(), () -> scorer.score(v, r)));
         }
         return scores;
     }
@@ -62,10 +62,10 @@ final class StoreScoring {
      * What {@code scoring} gives, or, when it throws, an unscored entry under {@code spec} with
      * the reason.
      *
-     * @param what the answer, for the log
+     * @param what the answer, for the log (made only when the scorer fails)
      * @throws VirtualMachineError when the virtual machine fails (but not for a stack overflow)
      */
-    static ScoreEntry guarded(String spec, String what, Supplier<ScoreEntry> scoring) {
+    static ScoreEntry guarded(String spec, Supplier<String> what, Supplier<ScoreEntry> scoring) {
         try {
             return scoring.get();
         } catch (Throwable t) {
@@ -73,8 +73,9 @@ final class StoreScoring {
                 throw (VirtualMachineError) t;
             }
             String reason = "the scorer failed: " + t;
-            log.warn("scoring the answer of {} failed, so it is stored unscored: {}", what, t.toString());
-            log.debug("the scorer's failure on the answer of {}", what, t);
+            String answer = what.get();
+            log.warn("scoring the answer of {} failed, so it is stored unscored: {}", answer, t.toString());
+            log.debug("the scorer's failure on the answer of {}", answer, t);
             return new ScoreEntry(spec == null || spec.isEmpty() ? OutcomeWriter.UNNAMED_SCORER : spec, null,
                     NOT_SCORED + reason);
         }

@@ -3,6 +3,8 @@ package dev.panoptes.control.store;
 import dev.panoptes.control.EvalSpec;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
+import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.TestJobs;
 import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.ResultStore.Answer;
@@ -194,6 +196,31 @@ class JdbcResultStoreBatchTest {
             List<StoredRecord> records = new ArrayList<>();
             store.forEachRecord(records::add);
             assertThat(records).hasSize(5).allSatisfy(r -> assertThat(r.score()).isNotNull());
+        }
+    }
+
+    @Test
+    void eachRecordKeepsItsOwnVignettesContextAndScoreWhateverTheOrderOfTheAnswers() {
+        Job job = new Job(JobId.of("o"), new EvalSpec("suite", List.of(new Vignette("v1", "one?", "1", Map.of()),
+                new Vignette("v2", "two?", "2", Map.of()), new Vignette("v3", "three?", "3", Map.of()))), "run-o", 0);
+        // Out of the job's order, one vignette answered twice, one answer to a vignette the job has not.
+        JobOutcome outcome = new JobOutcome(job.id(), List.of(new ResponseRecord("v3", "3"),
+                new ResponseRecord("v1", "wrong"), new ResponseRecord("zz", "9"), new ResponseRecord("v1", "1"),
+                new ResponseRecord("v2", "2")));
+        try (JdbcResultStore store = open()) {
+            store.withScoring((v, r) -> new ScoreEntry("exact", r.response().equals(v.expected()) ? 1.0 : 0.0,
+                    "against " + v.expected()));
+            List<Written> done = new ArrayList<>();
+            store.recordAll(List.of(new Answer(job, outcome, "w1")), done);
+
+            assertThat(done).extracting(Written::receipt).containsExactly(new Receipt(4, 1));
+            List<StoredRecord> records = new ArrayList<>();
+            store.forEachRecord(records::add);
+            assertThat(records).extracting(r -> r.record().vignetteId() + " " + r.record().response() + " "
+                    + r.context().prompt() + " " + r.context().expected() + " "
+                    + (r.score() == null ? "unscored" : r.score().score() + " " + r.score().explanation()))
+                    .containsExactlyInAnyOrder("v1 wrong one? 1 0.0 against 1", "v2 2 two? 2 1.0 against 2",
+                            "v3 3 three? 3 1.0 against 3", "zz 9 null null unscored");
         }
     }
 }
