@@ -1,5 +1,7 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.HandOffBatch;
+
 import dev.panoptes.control.JobOutcome;
 
 import java.util.ArrayList;
@@ -91,14 +93,24 @@ final class PassCompletions {
         return taken;
     }
 
+    /**
+     * Completes the futures inside one {@link HandOffBatch}: what their callbacks hand to another
+     * thread (the scheduler's events, its next dispatches) reaches that thread with one wake-up
+     * for the whole batch.
+     */
     private static void completeAll(List<Completion> taken) {
-        for (int i = 0; i < taken.size(); i++) {
-            Completion c = taken.get(i);
-            if (c.failure() != null) {
-                c.future().completeExceptionally(c.failure());
-            } else {
-                c.future().complete(c.outcome());
+        HandOffBatch batch = HandOffBatch.open();
+        try {
+            for (int i = 0; i < taken.size(); i++) {
+                Completion c = taken.get(i);
+                if (c.failure() != null) {
+                    c.future().completeExceptionally(c.failure());
+                } else {
+                    c.future().complete(c.outcome());
+                }
             }
+        } finally {
+            batch.close();
         }
     }
 }
