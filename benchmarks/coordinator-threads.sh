@@ -9,6 +9,8 @@
 # Usage: benchmarks/coordinator-threads.sh ROUNDS BUILD_DIR... (each BUILD_DIR holds worker-cli/target/worker.jar)
 #   N=100000 C=64 LAT=20 FROM=20000 TO=85000 benchmarks/coordinator-threads.sh 3 /tmp/base /work/wt-x
 # Take the CPU lock around it on a shared machine: flock /tmp/panoptes-cpu.lock benchmarks/coordinator-threads.sh ...
+# COORD_JAVA_OPTS goes to the coordinator's JVM only, e.g. a profiler: COORD_JAVA_OPTS="-agentpath:/tmp/ap/linux-x64/
+# libasyncProfiler.so=start,event=cpu,interval=1ms,threads,collapsed,file=/tmp/coord.collapsed"
 set -u
 rounds=$1; shift
 N=${N:-100000}; C=${C:-64}; LAT=${LAT:-20}; FROM=${FROM:-20000}; TO=${TO:-85000}
@@ -45,7 +47,7 @@ except Exception: print(0)" "$1"; }
 for r in $(seq "$rounds"); do
   for b in "$@"; do
     rm -f p.db*; cport=$(port)
-    java -jar "$b/worker-cli/target/worker.jar" coordinator --listen 127.0.0.1:$cport --suite suite.jsonl --db p.db \
+    java ${COORD_JAVA_OPTS:-} -jar "$b/worker-cli/target/worker.jar" coordinator --listen 127.0.0.1:$cport --suite suite.jsonl --db p.db \
       --model stub-arithmetic --scorer exact --job-size 1 > coord.log 2>&1 & co=$!
     java -jar "$b/worker-cli/target/worker.jar" --coordinator 127.0.0.1:$cport --model-api http://127.0.0.1:$sport/v1 \
       --capacity $C > worker.log 2>&1 & wo=$!
