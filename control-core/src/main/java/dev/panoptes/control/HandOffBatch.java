@@ -38,8 +38,13 @@ public final class HandOffBatch implements AutoCloseable {
 
     private static final ThreadLocal<HandOffBatch> CURRENT = ThreadLocal.withInitial(HandOffBatch::new);
 
+    /** Levels of nesting a thread may open. */
+    private static final int MAX_DEPTH = 63;
+
     // ---- the owning thread only (the batch is thread-local)
     private int depth;
+    /** Bit i set: the level opened at depth i holds wake-ups back too ({@link #open()}). */
+    private long holdsWakes;
     private final List<Receiver<Object>> receivers = new ArrayList<>(4);
     private final List<List<Object>> items = new ArrayList<>(4);
     private final List<Runnable> wakes = new ArrayList<>(4);
@@ -52,7 +57,27 @@ public final class HandOffBatch implements AutoCloseable {
      * matching {@link #close()} is delivered then. Close it in a {@code finally}.
      */
     public static HandOffBatch open() {
+        return open(true);
+    }
+
+    /**
+     * Opens a batch that holds back items only: a {@link #deferWake} inside it (unless an outer
+     * level holds wake-ups) wakes at once. For a thread whose callbacks may dispatch work to
+     * another thread that should start on it while this one goes on (completion threads), yet
+     * whose events for one receiver belong together.
+     */
+    public static HandOffBatch openForItems() {
+        return open(false);
+    }
+
+    private static HandOffBatch open(boolean wakes) {
         HandOffBatch batch = CURRENT.get();
+        if (batch.depth == MAX_DEPTH) {
+            throw new IllegalStateException("hand-off batches nested more than " + MAX_DEPTH + " deep");
+        }
+        if (wakes) {
+            batch.holdsWakes |= 1L << batch.depth;
+        }
         batch.depth++;
         return batch;
     }
@@ -70,7 +95,9 @@ public final class HandOffBatch implements AutoCloseable {
         if (CURRENT.get() != this || depth == 0) {
             throw new IllegalStateException("a hand-off batch closed on a thread that has none open");
         }
-        if (--depth == 0) {
+        depth--;
+        holdsWakes &= ~(1L << depth);
+        if (depth == 0) {
             deliver();
         }
     }
@@ -103,11 +130,11 @@ public final class HandOffBatch implements AutoCloseable {
      * Holds {@code wake} back until the open batch closes, running it once however often it is
      * deferred (the same object).
      *
-     * @return false when no batch is open on this thread: the caller wakes now
+     * @return false when no batch that holds wake-ups is open on this thread: the caller wakes now
      */
     public static boolean deferWake(Runnable wake) {
         HandOffBatch batch = CURRENT.get();
-        if (batch.depth == 0) {
+        if (batch.holdsWakes == 0) {
             return false;
         }
         List<Runnable> ws = batch.wakes;

@@ -45,6 +45,28 @@ class HandOffBatchTest {
     }
 
     @Test
+    void aBatchForItemsHoldsItemsButWakesAtOnceUnlessAnOuterLevelHoldsWakes() {
+        List<String> log = new ArrayList<>();
+        HandOffBatch items = HandOffBatch.openForItems();
+        HandOffBatch.send(receiver, "a");
+        assertThat(HandOffBatch.deferWake(() -> log.add("wake"))).as("wakes at once").isFalse();
+        items.close();
+        assertThat(deliveries).containsExactly(List.of("a"));
+
+        HandOffBatch outer = HandOffBatch.open();
+        HandOffBatch inner = HandOffBatch.openForItems();
+        assertThat(HandOffBatch.deferWake(() -> log.add("held"))).as("the outer level holds it").isTrue();
+        inner.close();
+        assertThat(HandOffBatch.deferWake(() -> log.add("held too"))).isTrue();
+        assertThat(log).isEmpty();
+        outer.close();
+        assertThat(log).containsExactly("held", "held too");
+        HandOffBatch after = HandOffBatch.openForItems();
+        assertThat(HandOffBatch.deferWake(() -> { })).as("nothing left holding wakes").isFalse();
+        after.close();
+    }
+
+    @Test
     void flushDeliversWhatIsHeldAndLeavesTheBatchOpen() {
         HandOffBatch batch = HandOffBatch.open();
         try {
@@ -72,6 +94,20 @@ class HandOffBatchTest {
         assertThat(deliveries).containsExactly(List.of("b"));
         assertThat(log).containsExactly("wake");
         assertThat(HandOffBatch.isOpen()).isFalse();
+    }
+
+    @Test
+    void whenTwoReceiversThrowTheFirstFailureCarriesTheSecond() {
+        HandOffBatch batch = HandOffBatch.open();
+        HandOffBatch.send(items -> {
+            throw new IllegalStateException("first");
+        }, "a");
+        HandOffBatch.send(items -> {
+            throw new IllegalArgumentException("second");
+        }, "b");
+        assertThatThrownBy(batch::close).hasMessage("first")
+                .satisfies(e -> assertThat(e.getSuppressed()).singleElement()
+                        .isInstanceOf(IllegalArgumentException.class));
     }
 
     @Test
