@@ -2,6 +2,7 @@ package dev.panoptes.remote;
 
 import dev.panoptes.control.ControlException;
 import dev.panoptes.control.DispatchRefusedException;
+import dev.panoptes.control.HandOffBatch;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobId;
@@ -128,7 +129,12 @@ final class JobAssignments {
             }
         } else {
             try {
-                table.put(dispatch);
+                if (!table.offer(dispatch)) {
+                    // About to wait for the selector thread to make room: a wake-up this thread's
+                    // batch holds back must go now, or the wait could be for a loop asleep.
+                    HandOffBatch.flush();
+                    table.put(dispatch);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 reply.settle();

@@ -1,5 +1,7 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.HandOffBatch;
+
 import dev.panoptes.control.JobOutcome;
 
 import java.util.ArrayList;
@@ -91,14 +93,26 @@ final class PassCompletions {
         return taken;
     }
 
+    /**
+     * Completes the futures inside one {@link HandOffBatch} that holds items only: what their
+     * callbacks send to one receiver (the scheduler's events) reaches it together, with one
+     * wake-up for the whole batch. A callback that dispatches the next job still wakes its
+     * selector at once (measured: holding those wakes to the end of the batch cost the dispatch
+     * benchmark throughput at K=256, the selector idling while the completion thread finished).
+     */
     private static void completeAll(List<Completion> taken) {
-        for (int i = 0; i < taken.size(); i++) {
-            Completion c = taken.get(i);
-            if (c.failure() != null) {
-                c.future().completeExceptionally(c.failure());
-            } else {
-                c.future().complete(c.outcome());
+        HandOffBatch batch = HandOffBatch.openForItems();
+        try {
+            for (int i = 0; i < taken.size(); i++) {
+                Completion c = taken.get(i);
+                if (c.failure() != null) {
+                    c.future().completeExceptionally(c.failure());
+                } else {
+                    c.future().complete(c.outcome());
+                }
             }
+        } finally {
+            batch.close();
         }
     }
 }

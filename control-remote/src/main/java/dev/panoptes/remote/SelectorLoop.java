@@ -1,6 +1,7 @@
 package dev.panoptes.remote;
 
 import dev.panoptes.control.Plural;
+import dev.panoptes.control.HandOffBatch;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.WorkerException;
 import org.slf4j.Logger;
@@ -80,6 +81,8 @@ final class SelectorLoop implements Runnable {
     private final Queue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** True while the loop is awake or a wakeup is already on its way: no need to wake it (again). */
     private final AtomicBoolean wakeupPending = new AtomicBoolean(true);
+    /** {@link #wakeup()} as one object, so that a batch holding it back runs it once. */
+    private final Runnable wake = this::wakeup;
     private volatile boolean stopping;
     private volatile Thread owner;
 
@@ -148,10 +151,16 @@ final class SelectorLoop implements Runnable {
         }
     }
 
-    /** An actor has new dispatches queued; called once per flip of its signal flag. */
+    /**
+     * An actor has new dispatches queued; called once per flip of its signal flag. Inside a
+     * {@link HandOffBatch} (the scheduler's round of dispatches) the selector is woken once when
+     * the batch closes, however many of this loop's actors were signalled.
+     */
     void signal(ConnectionActor actor) {
         ready.add(actor);
-        wakeup();
+        if (!HandOffBatch.deferWake(wake)) {
+            wakeup();
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.panoptes.control.schedule;
 import dev.panoptes.control.Plural;
 import dev.panoptes.control.AttemptTimeoutException;
 import dev.panoptes.control.ControlException;
+import dev.panoptes.control.HandOffBatch;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
@@ -59,6 +60,12 @@ final class SchedulerRun {
     /** True while a wakeup is queued and not yet run. Any thread. */
     private final AtomicBoolean wakeQueued = new AtomicBoolean();
     private final Runnable wake = this::queueWake;
+    /**
+     * Where answers enter {@link #events}: the answers a worker's thread completes in one
+     * {@link HandOffBatch} (a selector pass's) become one event, so this thread wakes once for
+     * them. Any thread.
+     */
+    private final HandOffBatch.Receiver<Runnable> answers = this::postAll;
     private final WaitingJobs waiting = new WaitingJobs();
     private final Dispatcher dispatcher;
     private final RunLedger ledger;
@@ -80,7 +87,7 @@ final class SchedulerRun {
         this.quarantine = new Quarantine(options);
         this.workerWait = new WorkerWait(options);
         this.dispatcher = new Dispatcher(options, quarantine, clock,
-                (attempt, outcome, error) -> events.add(() -> onAnswer(attempt, outcome, error)));
+                (attempt, outcome, error) -> HandOffBatch.send(answers, () -> onAnswer(attempt, outcome, error)));
         this.ledger = new RunLedger(store, options, quarantine, events);
         this.retries = new Retries(options, quarantine, waiting, clock, ledger::fail);
     }
@@ -97,15 +104,21 @@ final class SchedulerRun {
                             + Plural.of(ledger.outstanding(), "job") + " not done");
                 }
                 long now = clock.getAsLong();
-                if (advance(now)) {
+                if (advanceInBatch(now)) {
                     continue;
                 }
                 if (giveUpWithoutWorkers(now)) {
                     break;
                 }
+                // Nothing held back here: the batch closed before this thread waits.
                 Runnable event = events.poll(waitNanos(now), TimeUnit.NANOSECONDS);
                 if (event != null) {
-                    event.run();
+                    HandOffBatch round = HandOffBatch.open();
+                    try {
+                        event.run();
+                    } finally {
+                        round.close();
+                    }
                 }
             }
         } finally {
@@ -126,7 +139,7 @@ final class SchedulerRun {
         }
         long now = clock.getAsLong();
         do {
-            while ((advance(now) || !events.isEmpty()) && ledger.outstanding() > 0) {
+            while ((advanceInBatch(now) || !events.isEmpty()) && ledger.outstanding() > 0) {
                 // Again at the same instant: an answer handled may free a slot for a ready job.
             }
         } while (ledger.outstanding() > 0 && ledger.writeQueuedHere());
@@ -219,6 +232,34 @@ final class SchedulerRun {
         dispatcher.expireDeadlines(now);
         releaseQuarantines(now);
         return dispatchReady() > 0 || ledger.outstanding() == 0;
+    }
+
+    /**
+     * {@link #advance} with what it hands to other threads (jobs to a selector loop, writes to the
+     * store's writer) held in one {@link HandOffBatch}: each of those threads is woken once for
+     * the whole round, not once per job.
+     */
+    private boolean advanceInBatch(long now) {
+        HandOffBatch round = HandOffBatch.open();
+        try {
+            return advance(now);
+        } finally {
+            round.close();
+        }
+    }
+
+    /** Queues the answers one batch of a worker's thread completed as one event. Any thread. */
+    private void postAll(List<Runnable> answered) {
+        if (answered.size() == 1) {
+            events.add(answered.get(0));
+            return;
+        }
+        Runnable[] all = answered.toArray(new Runnable[0]);
+        events.add(() -> {
+            for (Runnable r : all) {
+                r.run();
+            }
+        });
     }
 
     /**
