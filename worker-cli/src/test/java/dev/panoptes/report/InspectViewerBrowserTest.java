@@ -169,7 +169,7 @@ class InspectViewerBrowserTest {
 
             // The transcript: the model events and the tool events, the python call's code and output.
             JsonNode transcript = route(page, base, sample + "transcript", List.of(AgentRun.PYTHON_CODE,
-                    AgentRun.PYTHON_OUTPUT, "python"));
+                    AgentRun.PYTHON_OUTPUT, "TOOL: PYTHON", "MODEL CALL: STUB-ARITHMETIC"));
             assertThat(transcript.get("found").asBoolean()).as("the viewer shows the tool call in the transcript;"
                     + " it shows:%n%s", transcript.get("text").asText()).isTrue();
             page.screenshot(Files.createDirectories(Path.of("target")).resolve("inspect-viewer-agent.png"));
@@ -220,6 +220,9 @@ class InspectViewerBrowserTest {
         if (shown.get("found").asBoolean()) {
             return shown;
         }
+        // Via a blank page: a navigation to the same page with another fragment stays in the
+        // document (no load event, nothing reloaded).
+        page.open("about:blank");
         page.open(base + "#" + route);
         return page.awaitPromise(untilShown(needles));
     }
