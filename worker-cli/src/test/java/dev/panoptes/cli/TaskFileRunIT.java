@@ -23,7 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code coordinator --task FILE.yaml} with two workers, the built {@code worker.jar} as real
  * processes over loopback against stub model APIs: the shipped lm-eval task runs across the
- * fleet and the summary gives acc and acc_norm with their intervals. Runs in Maven's
+ * fleet and the summary gives acc and acc_norm with their intervals; the shipped group file runs
+ * as one run with each task's figures. Runs in Maven's
  * integration-test phase, after {@code package}.
  */
 @Timeout(120)
@@ -68,6 +69,30 @@ class TaskFileRunIT {
             store.forEachRecord(records::add);
             assertThat(records).hasSize(40);
             assertThat(records).allSatisfy(r -> assertThat(r.record().response()).startsWith("{\"resps\":"));
+        }
+    }
+
+    @Test
+    void theShippedGroupRunsAcrossTwoWorkersAsOneRunWithPerTaskFigures() throws Exception {
+        StubModelServer one = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMillis(5), 32));
+        StubModelServer two = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMillis(5), 32));
+        Path db = dir.resolve("group.db");
+        Path group = Path.of("..", "evals", "basic-skills-group.yaml").toAbsolutePath().normalize();
+        Process coordinator = jars.start("coordinator", "--task", group.toString(), "--model", MODEL, "--db",
+                db.toString(), "--listen", "127.0.0.1:0", "--job-size", "4", "--heartbeat-interval", "1s",
+                "--wait-for-workers", "2m");
+        String address = jars.awaitListening(coordinator);
+        startWorker(address, "w1", one.baseUrl().toString());
+        startWorker(address, "w2", two.baseUrl().toString());
+
+        jars.assertExitCode(coordinator, 0);
+        String printed = jars.log(coordinator);
+        assertThat(printed).contains("Run complete").contains("answers:     64 of 64 stored, 0 missing")
+                .containsPattern("task=arithmetic_mc: 0\\.\\d+ \\(95% CI [^\\n]*n=40\\)")
+                .containsPattern("task=units_mc: [01]\\.\\d+ \\(95% CI [^\\n]*n=24\\)")
+                .contains("mean of the 2 task groups, each counted once");
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            assertThat(store.recordCount()).isEqualTo(64);
         }
     }
 
