@@ -29,15 +29,15 @@ public final class AsyncProfile {
 
     /**
      * Starts sampling {@code pid}'s CPU per thread, loading the agent into the running JVM with
-     * {@code jcmd JVMTI.agent_load}. @throws IllegalStateException when it fails
+     * {@code jcmd JVMTI.agent_load} (its options quoted, or jcmd reads their '=' as its own). @throws IllegalStateException when it fails
      */
     public static void start(Path library, long pid) {
-        Jcmd.run(pid, "JVMTI.agent_load", library.toAbsolutePath().toString(), "start,event=cpu,interval=1ms,threads");
+        Jcmd.run(pid, "JVMTI.agent_load", library.toAbsolutePath().toString(), "\"start,event=cpu,interval=1ms,threads\"");
     }
 
     /** Stops and writes the collapsed stacks to {@code out}. @throws IllegalStateException when it fails */
     public static void stop(Path library, long pid, Path out) {
-        Jcmd.run(pid, "JVMTI.agent_load", library.toAbsolutePath().toString(), "stop,file=" + out + ",collapsed");
+        Jcmd.run(pid, "JVMTI.agent_load", library.toAbsolutePath().toString(), "\"stop,file=" + out + ",collapsed\"");
     }
 
     /**
