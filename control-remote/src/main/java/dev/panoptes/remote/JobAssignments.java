@@ -6,7 +6,6 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
-import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.wire.Message;
 import org.slf4j.Logger;
@@ -227,7 +226,8 @@ final class JobAssignments {
         } catch (IllegalArgumentException e) {
             log.warn("worker={} job={} - the worker's result does not answer the job: {}; failing it retryably",
                     workerId(), outcome.jobId(), e.getMessage());
-            loop.fail(d.reply(), failures.wrongResult(d.job().id(), e));
+            // Its records' calls were paid for, though none of them is stored.
+            loop.fail(d.reply(), failures.wrongResult(d.job().id(), e).addSpent(outcome.spent()));
             return;
         }
         if (log.isDebugEnabled()) {
@@ -265,7 +265,7 @@ final class JobAssignments {
             if (cancelled != null) {
                 log.debug("worker={} job={} - {} for a job the coordinator cancelled: its slot is free again",
                         workerId(), id, what);
-                Usage spent = answer instanceof JobOutcome outcome ? spentBy(outcome)
+                Usage spent = answer instanceof JobOutcome outcome ? outcome.spent()
                         : ((Message.Failed) answer).spent();
                 if (spent != null && spent.totalTokens() > 0) {
                     context.events.onLateSpent(owner.worker(), cancelled.job(), spent);
@@ -276,17 +276,6 @@ final class JobAssignments {
             }
         }
         return d;
-    }
-
-    /** What the model calls behind an outcome's records reported; records without usage count 0. */
-    private static Usage spentBy(JobOutcome outcome) {
-        Usage all = Usage.ZERO;
-        for (ResponseRecord r : outcome.records()) {
-            if (r.usage() != null) {
-                all = all.plus(r.usage());
-            }
-        }
-        return all;
     }
 
         private void onCancel(DispatchFuture future) {

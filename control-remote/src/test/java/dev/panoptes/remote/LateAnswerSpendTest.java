@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * An answer that reaches the coordinator after its attempt timed out is not stored, but its model
  * calls were paid for: the scheduler's listener is told what it spent
  * ({@link ProgressListener#onAttemptSpent}), which is what the budget and the summary's "not
- * stored" line count.
+ * stored" line count. So is one that comes in time but does not answer its job.
  */
 class LateAnswerSpendTest {
     private final List<AutoCloseable> toClose = new ArrayList<>();
@@ -82,6 +82,40 @@ class LateAnswerSpendTest {
         // The late answer freed the only slot before the second attempt could be sent, so its
         // spend was queued before the answer that ended the run.
         assertThat(spent).containsExactly(new Usage(200, 20));
+    }
+
+    @Test
+    void whatAResultThatDoesNotAnswerItsJobSpentReachesTheSchedulersListener() throws Exception {
+        TestCoordinator coordinator = closeLater(TestCoordinator.start());
+        FakeWorker worker = closeLater(FakeWorker.register(coordinator.address(), "wrong", 1));
+        Set<String> seen = ConcurrentHashMap.newKeySet();
+        worker.serve((w, job) -> {
+            if (seen.add(job.id().value())) {
+                // The first attempt answers one vignette twice: not an answer to the job, but paid for.
+                JobOutcome right = withUsage(job, new Usage(100, 10));
+                List<ResponseRecord> records = new ArrayList<>(right.records());
+                records.add(records.get(0));
+                w.answer(new JobOutcome(job.id(), records));
+            } else {
+                w.answer(job);
+            }
+        });
+        coordinator.awaitWorker("wrong");
+        Job job = TestJobs.job("twice", "one", "two");
+        List<Usage> spent = new CopyOnWriteArrayList<>();
+
+        RunReport report = new Scheduler(coordinator.pool, new InMemoryResultStore(), SchedulerOptions.defaults()
+                .withRetryBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
+                .withWaitForWorkers(Duration.ofSeconds(10))
+                .withListener(new ProgressListener() {
+                    @Override
+                    public void onAttemptSpent(Job j, WorkerHandle w, Usage usage) {
+                        spent.add(usage);
+                    }
+                })).run(List.of(job));
+
+        assertThat(report.allCompleted()).as("%s", report).isTrue();
+        assertThat(spent).containsExactly(new Usage(300, 30));
     }
 
     private static JobOutcome withUsage(Job job, Usage each) {

@@ -301,7 +301,9 @@ final class SchedulerRun {
             try {
                 outcome.requireAnswers(state.job);
             } catch (IllegalArgumentException e) {
-                error = new WorkerException("worker " + worker.id() + " gave a wrong answer: " + e.getMessage());
+                // Its records' calls were paid for, though none of them is stored.
+                error = new WorkerException("worker " + worker.id() + " gave a wrong answer: " + e.getMessage())
+                        .addSpent(outcome.spent());
             }
         }
         options.gate().release(worker, error == null);
