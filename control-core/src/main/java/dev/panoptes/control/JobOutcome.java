@@ -18,6 +18,20 @@ public record JobOutcome(JobId jobId, List<ResponseRecord> records) {
     }
 
     /**
+     * What the model calls behind its records reported, all records together; a record without
+     * usage counts as zero. Paid for whether or not the outcome is stored.
+     */
+    public Usage spent() {
+        Usage all = Usage.ZERO;
+        for (ResponseRecord r : records) {
+            if (r.usage() != null) {
+                all = all.plus(r.usage());
+            }
+        }
+        return all;
+    }
+
+    /**
      * Checks that this outcome answers {@code job} exactly: same id, and exactly one record per
      * vignette of its spec.
      *

@@ -33,6 +33,7 @@ public class WorkerSet implements WorkerSource {
      */
     private volatile List<WorkerHandle> snapshot = List.of();
     private final List<Runnable> listeners = new CopyOnWriteArrayList<>();
+    private final List<LateSpendListener> lateSpendListeners = new CopyOnWriteArrayList<>();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
 
     /** Adds a worker; adding the same handle twice has no effect. @return true when added */
@@ -131,6 +132,34 @@ public class WorkerSet implements WorkerSource {
     @Override
     public void removeListener(Runnable onChange) {
         listeners.remove(onChange);
+    }
+
+    @Override
+    public void addLateSpendListener(LateSpendListener listener) {
+        lateSpendListeners.add(listener);
+    }
+
+    @Override
+    public void removeLateSpendListener(LateSpendListener listener) {
+        lateSpendListeners.remove(listener);
+    }
+
+    /**
+     * An answer for {@code job} came from {@code worker} after its attempt had ended, having spent
+     * {@code usage}: tells the late-spend listeners, on the calling thread. Nothing when the usage
+     * is null or zero. Any thread; a listener that throws is logged.
+     */
+    public void spentLate(Job job, WorkerHandle worker, Usage usage) {
+        if (usage == null || usage.totalTokens() <= 0) {
+            return;
+        }
+        for (LateSpendListener listener : lateSpendListeners) {
+            try {
+                listener.spentLate(job, worker, usage);
+            } catch (RuntimeException e) {
+                log.warn("worker={} job={} - a late-spend listener failed; carrying on", worker.id(), job.id(), e);
+            }
+        }
     }
 
     private void fireChanged() {

@@ -33,4 +33,29 @@ public interface WorkerSource {
     default Throwable failure() {
         return null;
     }
+
+    /**
+     * Registers a callback told what an answer spent when it reached the source after its attempt
+     * had ended (the attempt timed out, or was cancelled): tokens paid for whose answer will never
+     * be stored. It runs on whichever thread received the answer (a selector thread, for remote
+     * workers) and must return quickly, without blocking. Sources that never see late answers
+     * keep this default.
+     */
+    default void addLateSpendListener(LateSpendListener listener) {
+    }
+
+    /** Removes a callback added by {@link #addLateSpendListener}; unknown callbacks are ignored. */
+    default void removeLateSpendListener(LateSpendListener listener) {
+    }
+
+    /** Told of an answer that came after its attempt had ended, and what its model calls spent. */
+    @FunctionalInterface
+    interface LateSpendListener {
+        /**
+         * @param job    the job the answer was for
+         * @param worker the worker that answered it
+         * @param usage  what the answer's model calls reported, more than zero tokens
+         */
+        void spentLate(Job job, WorkerHandle worker, Usage usage);
+    }
 }

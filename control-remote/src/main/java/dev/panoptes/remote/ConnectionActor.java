@@ -105,7 +105,12 @@ final class ConnectionActor {
         return assignments.enqueue(job);
     }
 
-    /** True until the connection closes (a draining worker is still open). */
+    /** The worker, once registered; null during the handshake. Any thread. */
+    RemoteWorker worker() {
+        return worker;
+    }
+
+        /** True until the connection closes (a draining worker is still open). */
     boolean isOpen() {
         return closeCause.get() == null;
     }

@@ -7,6 +7,7 @@ import dev.panoptes.control.Job;
 import dev.panoptes.control.JobFailedException;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.wire.Message;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -222,7 +223,7 @@ final class JobAssignments {
 
     /** A {@code result}: completes the job it answers, in whatever order answers come. */
     void onResult(JobOutcome outcome) {
-        Dispatch d = answered(outcome.jobId(), "result");
+        Dispatch d = answered(outcome.jobId(), "result", outcome);
         if (d == null) {
             return;
         }
@@ -231,7 +232,8 @@ final class JobAssignments {
         } catch (IllegalArgumentException e) {
             log.warn("worker={} job={} - the worker's result does not answer the job: {}; failing it retryably",
                     workerId(), outcome.jobId(), e.getMessage());
-            loop.fail(d.reply(), failures.wrongResult(d.job().id(), e));
+            // Its records' calls were paid for, though none of them is stored.
+            loop.fail(d.reply(), failures.wrongResult(d.job().id(), e).addSpent(outcome.spent()));
             return;
         }
         if (log.isDebugEnabled()) {
@@ -243,7 +245,7 @@ final class JobAssignments {
 
     /** A {@code failed}: fails the job with the exception of its scope. */
     void onFailed(Message.Failed failed) {
-        Dispatch d = answered(failed.jobId(), "failed frame");
+        Dispatch d = answered(failed.jobId(), "failed frame", failed);
         if (d == null) {
             return;
         }
@@ -255,14 +257,25 @@ final class JobAssignments {
         loop.fail(d.reply(), error);
     }
 
-    /** The pending dispatch an answer is for, or null (logged) when there is none. */
-    private Dispatch answered(JobId id, String what) {
-        boolean wasCancelled = jobs.isCancelled(id);
+    /**
+     * The pending dispatch an answer is for, or null (logged) when there is none. An answer to a
+     * job the coordinator cancelled (its attempt timed out, say) is not used, but what its model
+     * calls spent is reported ({@link ServerContext.Events#onLateSpent}): paid for all the same.
+     *
+     * @param answer the {@link JobOutcome} or {@link Message.Failed} that answers it
+     */
+    private Dispatch answered(JobId id, String what, Object answer) {
+        Dispatch cancelled = jobs.cancelledDispatch(id);
         Dispatch d = jobs.answered(id);
         if (d == null) {
-            if (wasCancelled) {
+            if (cancelled != null) {
                 log.debug("worker={} job={} - {} for a job the coordinator cancelled: its slot is free again",
                         workerId(), id, what);
+                Usage spent = answer instanceof JobOutcome outcome ? outcome.spent()
+                        : ((Message.Failed) answer).spent();
+                if (spent != null && spent.totalTokens() > 0) {
+                    context.events.onLateSpent(owner.worker(), cancelled.job(), spent);
+                }
             } else {
                 log.info("worker={} job={} - ignoring a {} for a job not outstanding on this connection"
                         + " (late or duplicate answer)", workerId(), id, what);
@@ -271,7 +284,7 @@ final class JobAssignments {
         return d;
     }
 
-    private void onCancel(DispatchFuture future) {
+        private void onCancel(DispatchFuture future) {
         assert loop.isOwnerThread();
         if (!owner.isRegistered()) {
             return;

@@ -268,10 +268,17 @@ final class PendingJobs {
         return null;
     }
 
-    /** True when {@code id} was cancelled here, or its cancel is pending, and the worker has not answered it yet. */
-    boolean isCancelled(JobId id) {
+    /**
+     * The dispatch of {@code id} when it was cancelled here, or its cancel is pending, and the
+     * worker has not answered it yet; else null. Its answer, when it comes, is a late one.
+     */
+    Dispatch cancelledDispatch(JobId id) {
+        Cancelled c = cancelled.get(id);
+        if (c != null) {
+            return c.dispatch();
+        }
         Dispatch d = pending.get(id);
-        return cancelled.containsKey(id) || d != null && d.reply().cancelClaimed();
+        return d != null && d.reply().cancelClaimed() ? d : null;
     }
 
     /**

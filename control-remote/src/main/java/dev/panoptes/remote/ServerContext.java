@@ -2,6 +2,7 @@ package dev.panoptes.remote;
 
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobFailedException;
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.wire.FrameEncoder;
 import dev.panoptes.control.wire.Message;
 import dev.panoptes.control.wire.MessageCodec;
@@ -40,6 +41,13 @@ final class ServerContext {
 
         /** The worker's model API answered {@code count} requests with HTTP 429 since it last said so. */
         default void onThrottled(RemoteWorker worker, long count) {
+        }
+
+        /**
+         * An answer for {@code job} came after its attempt had ended (timed out, cancelled): its
+         * model calls spent {@code usage}, which no stored record will show. Must not block.
+         */
+        default void onLateSpent(RemoteWorker worker, Job job, Usage usage) {
         }
     }
 

@@ -1,5 +1,8 @@
 package dev.panoptes.remote;
 
+import dev.panoptes.control.Job;
+import dev.panoptes.control.Usage;
+
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -101,7 +104,14 @@ final class ServerEvents implements ServerContext.Events {
         }
     }
 
-    /** The server failed as a whole: tells the listener. Any thread. */
+    @Override
+    public void onLateSpent(RemoteWorker worker, Job job, Usage usage) {
+        // Straight to the pool's late-spend listeners (a scheduler queues it as an event): the
+        // server listener has no use for it, and the selector thread does not wait for it.
+        pool.spentLate(job, worker, usage);
+    }
+
+        /** The server failed as a whole: tells the listener. Any thread. */
     void failed(Throwable cause) {
         tell(() -> listener.onFailed(cause), "onFailed", "-");
     }

@@ -3,6 +3,8 @@ package dev.panoptes.worker;
 import dev.panoptes.control.ControlException;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.JobOutcome;
+import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.wire.Message;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,8 +45,10 @@ final class AnswerMessages {
         }
         Throwable cause = unwrap(error);
         if (job.cancelledByCoordinator) {
+            // Its calls that answered before the cancel were paid for: the coordinator counts them.
             return Message.Failed.of(job.id, "job " + job.id + " was stopped on worker " + workerId
-                    + ": the coordinator cancelled it", FailureScope.TRANSIENT);
+                    + ": the coordinator cancelled it", FailureScope.TRANSIENT)
+                    .withSpent(cause instanceof ControlException ce ? ce.spent() : null);
         }
         if (cause instanceof ControlException ce) {
             // What the job's answered calls cost goes with it: paid for, and not stored.
@@ -55,12 +59,31 @@ final class AnswerMessages {
                 + messageOf(cause), FailureScope.TRANSIENT);
     }
 
-    /** The answer sent instead of one whose frame is too large to send: the job's own failure. */
-    Message tooLarge(HeldJob job, long frameBytes, long sendLimit) {
+    /**
+     * The answer sent instead of {@code answer}, whose frame is too large to send: the job's own
+     * failure, carrying what the answer's model calls spent (paid for, and not stored).
+     */
+    Message tooLarge(HeldJob job, Message answer, long frameBytes, long sendLimit) {
         return Message.Failed.of(job.id, "the answer of worker " + workerId + " to job " + job.id
                 + " cannot be sent: its frame of " + frameBytes + " bytes exceeds the frame limit of "
                 + sendLimit + " bytes; raise --max-frame-bytes on both sides (the coordinator and its"
-                + " workers), or lower --max-tokens or --job-size", FailureScope.JOB);
+                + " workers), or lower --max-tokens or --job-size", FailureScope.JOB).withSpent(spentBy(answer));
+    }
+
+    /** What the model calls behind an answer reported: a result's records' usage, a failure's spent. */
+    private static Usage spentBy(Message answer) {
+        if (answer instanceof Message.Failed failed) {
+            return failed.spent();
+        }
+        Usage all = Usage.ZERO;
+        if (answer instanceof Message.Result result) {
+            for (ResponseRecord r : result.outcome().records()) {
+                if (r.usage() != null) {
+                    all = all.plus(r.usage());
+                }
+            }
+        }
+        return all;
     }
 
     /** Logs an answer as it is sent: a failure as a warning with its scope, a result at debug. */

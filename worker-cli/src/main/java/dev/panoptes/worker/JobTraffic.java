@@ -124,7 +124,7 @@ final class JobTraffic {
         Message message = messages.answerFor(job, a.outcome(), a.error());
         int frameBytes = transport.encode(message);
         if (frameBytes > transport.sendLimit()) {
-            message = messages.tooLarge(job, frameBytes, transport.sendLimit());
+            message = messages.tooLarge(job, message, frameBytes, transport.sendLimit());
             transport.encode(message);
         }
         answered.incrementAndGet();

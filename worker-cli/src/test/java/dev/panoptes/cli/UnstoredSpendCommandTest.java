@@ -114,22 +114,55 @@ class UnstoredSpendCommandTest {
     void aRemoteWorkersFailedFrameCarriesWhatTheJobSpentToTheCoordinatorsSummary() throws Exception {
         Path suite = suiteFailingAt(7);
         Path json = dir.resolve("summary.json");
+        String out = runRemotely(suite, json, "2");
+        assertThat(out).contains("not stored:  660 tokens (600 prompt + 60 completion), 0.6600 USD, spent by the calls"
+                + " of 2 attempts that failed after them");
+        JsonNode summary = EvalRun.summary(json);
+        assertThat(summary.get("budget").get("spentUsd").asDouble()).isCloseTo(1.10, within(1e-9));
+    }
+
+    @Test
+    void anAnswerTooLargeToSendStillCountsWhatItsCallsSpent() throws Exception {
+        // The second job's last answer is some 70,000 bytes, past the worker's 64 KiB frame limit:
+        // the worker sends the job's failure instead, and its four answered calls are paid for.
+        StringBuilder lines = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            lines.append("{\"id\":\"v").append(i).append("\",\"prompt\":\"What is ").append(i).append(" + 1?")
+                    .append(i == 7 ? " HUGE" : "").append("\",\"expected\":\"").append(i + 1).append("\"}\n");
+        }
+        Path suite = Files.writeString(dir.resolve("suite.jsonl"), lines);
+        Path json = dir.resolve("summary.json");
+        String out = runRemotely(suite, json, "1", "--max-frame-bytes", "65536");
+        assertThat(out).contains("answers:     4 of 8 stored")
+                .contains("not stored:  440 tokens (400 prompt + 40 completion), 0.4400 USD, spent by the calls"
+                        + " of 1 attempt that failed after them");
+        JsonNode summary = EvalRun.summary(json);
+        assertThat(summary.get("budget").get("spentUsd").asDouble()).isCloseTo(0.88, within(1e-9));
+    }
+
+    /**
+     * Runs {@code suite} with the coordinator command and one worker (given {@code workerArgs}) on
+     * the scripted API; the run ends incomplete. @return the coordinator's standard output
+     */
+    private String runRemotely(Path suite, Path json, String maxAttempts, String... workerArgs) throws Exception {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         Future<Integer> coordinator = threads.submit(() -> WorkerMain.run(new String[] {"coordinator", "--listen",
                 "127.0.0.1:0", "--suite", suite.toString(), "--model", "m", "--db", dir.resolve("fleet.db").toString(),
-                "--scorer", "numeric", "--job-size", "4", "--max-attempts", "2", "--price", "m=1000/1000",
+                "--scorer", "numeric", "--job-size", "4", "--max-attempts", maxAttempts, "--price", "m=1000/1000",
                 "--max-cost", "100", "--summary-json", json.toString(), "--no-progress"},
                 new PrintWriter(out, true), new PrintWriter(err, true), Map.of()));
         await().atMost(Duration.ofSeconds(30)).until(() -> LISTENING.matcher(err.toString()).find() || coordinator.isDone());
         Matcher listening = LISTENING.matcher(err.toString());
         assertThat(listening.find()).as(err.toString()).isTrue();
         AtomicReference<WorkerSettings> parsed = new AtomicReference<>();
+        List<String> args = new ArrayList<>(List.of("--coordinator", "127.0.0.1:" + listening.group(1),
+                "--model-api", api.baseUrl(), "--model", "m", "--requests", "1"));
+        args.addAll(List.of(workerArgs));
         int parsedExit = WorkerMain.newCommandLine(Map.of(), settings -> {
             parsed.set(settings);
             return 0;
-        }).execute("--coordinator", "127.0.0.1:" + listening.group(1), "--model-api",
-                api.baseUrl(), "--model", "m", "--requests", "1");
+        }).execute(args.toArray(String[]::new));
         assertThat(parsedExit).isZero();
         WorkerSettings settings = parsed.get();
 
@@ -144,11 +177,8 @@ class UnstoredSpendCommandTest {
             assertThat(coordinator.get(120, TimeUnit.SECONDS)).as("the coordinator's console:%n%s", err)
                     .isEqualTo(CoordinatorRun.EXIT_INCOMPLETE);
         }
-        assertThat(out.toString()).as(err.toString())
-                .contains("not stored:  660 tokens (600 prompt + 60 completion), 0.6600 USD, spent by the calls of"
-                        + " 2 attempts that failed after them");
-        JsonNode summary = EvalRun.summary(json);
-        assertThat(summary.get("budget").get("spentUsd").asDouble()).isCloseTo(1.10, within(1e-9));
+        assertThat(out.toString()).as(err.toString()).contains("not stored:");
+        return out.toString();
     }
 
     /** Eight vignettes, the one at {@code failing} answered 503 every time. */
@@ -170,7 +200,10 @@ class UnstoredSpendCommandTest {
         return args.toArray(String[]::new);
     }
 
-    /** 100 prompt and 10 completion tokens an answer; a prompt holding UNAVAILABLE is answered 503, always. */
+    /**
+     * 100 prompt and 10 completion tokens an answer; a prompt holding UNAVAILABLE is answered 503,
+     * always; one holding HUGE with 70,000 characters.
+     */
     private void complete(HttpExchange exchange) throws IOException {
         String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
         if (body.contains("UNAVAILABLE")) {
@@ -181,8 +214,9 @@ class UnstoredSpendCommandTest {
             return;
         }
         answered.incrementAndGet();
+        String content = body.contains("HUGE") ? "1".repeat(70_000) : "1";
         ScriptedModelApi.send(exchange, 200, "{\"id\":\"c\",\"object\":\"chat.completion\",\"model\":\"m\",\"choices\":[{\"index\":0,"
-                + "\"message\":{\"role\":\"assistant\",\"content\":\"1\"},\"finish_reason\":\"stop\"}],"
+                + "\"message\":{\"role\":\"assistant\",\"content\":\"" + content + "\"},\"finish_reason\":\"stop\"}],"
                 + "\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":10,\"total_tokens\":110}}");
     }
 }

@@ -114,8 +114,10 @@ public interface ProgressListener {
     /**
      * An attempt of the job failed after some of its model calls had answered: {@code usage} is
      * what those calls reported, tokens paid for answers that will not be stored. Called before
-     * the failure's {@link #onRetry} or {@link #onFailed}. Calls the attempt cancelled (a deadline
-     * passed, the job ended) reported nothing and are not in it.
+     * the failure's {@link #onRetry} or {@link #onFailed}; or, for an answer that reached the
+     * coordinator after its attempt had timed out or been cancelled, when that answer came (after
+     * the attempt's failure, and only while the run lasts). Calls the attempt cancelled (a
+     * deadline passed, the job ended) and that reported nothing are not in it.
      *
      * @param usage more than zero tokens
      */

@@ -9,6 +9,7 @@ import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
 import dev.panoptes.control.WorkerException;
 import dev.panoptes.control.WorkerHandle;
+import dev.panoptes.control.Usage;
 import dev.panoptes.control.WorkerSource;
 import dev.panoptes.control.WorkerSourceFailedException;
 import dev.panoptes.control.store.ResultStore;
@@ -52,7 +53,8 @@ final class SchedulerRun {
     /**
      * What happened on other threads, for this one to act on. Unbounded in type but bounded in
      * use: at most one answer per attempt in flight (each attempt's future completes once), one
-     * wakeup for source changes however many come ({@link #wakeQueued}), and from the store's
+     * wakeup for source changes however many come ({@link #wakeQueued}), at most one late answer's
+     * spend per attempt that ended before its answer came ({@link #lateSpend}), and from the store's
      * writer at most two per write waiting (see {@link StoreWriter}), of which there are at most
      * {@link SchedulerOptions.StoreRetry#maxHeld()} plus the attempts in flight.
      */
@@ -66,6 +68,11 @@ final class SchedulerRun {
      * them. Any thread.
      */
     private final HandOffBatch.Receiver<Runnable> answers = this::postAll;
+    /**
+     * An answer reached the source after its attempt had ended (timed out, cancelled): what it
+     * spent is told to the listener on this thread, like a failed attempt's. Any thread.
+     */
+    private final WorkerSource.LateSpendListener lateSpend = this::queueLateSpend;
     private final WaitingJobs waiting = new WaitingJobs();
     private final Dispatcher dispatcher;
     private final RunLedger ledger;
@@ -177,11 +184,13 @@ final class SchedulerRun {
                 toRun);
         listener.onStart(toRun, skipped);
         source.addListener(wake);
+        source.addLateSpendListener(lateSpend);
     }
 
     /** Stops listening to the source. */
     void end() {
         source.removeListener(wake);
+        source.removeLateSpendListener(lateSpend);
     }
 
     /** What the run did, so far or in the end. */
@@ -274,6 +283,11 @@ final class SchedulerRun {
         }
     }
 
+    /** See {@link #lateSpend}. Any thread. */
+    private void queueLateSpend(Job job, WorkerHandle worker, Usage usage) {
+        events.add(() -> listener.onAttemptSpent(job, worker, usage));
+    }
+
     private void runEvents() {
         Runnable event;
         while ((event = events.poll()) != null) {
@@ -328,7 +342,9 @@ final class SchedulerRun {
             try {
                 outcome.requireAnswers(state.job);
             } catch (IllegalArgumentException e) {
-                error = new WorkerException("worker " + worker.id() + " gave a wrong answer: " + e.getMessage());
+                // Its records' calls were paid for, though none of them is stored.
+                error = new WorkerException("worker " + worker.id() + " gave a wrong answer: " + e.getMessage())
+                        .addSpent(outcome.spent());
             }
         }
         options.gate().release(worker, error == null);
