@@ -1,18 +1,14 @@
 package dev.panoptes.cli;
 
-import dev.panoptes.demo.StubModelServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -34,15 +30,15 @@ class LoglikelihoodCacheTest {
     @Test
     void aMultipleChoiceTasksAnswersAreCachedAndASecondRunAsksNothing() {
         Path db = dir.resolve("t.db");
-        Result first = eval("--task", TASK.toString(), "--db", db.toString());
-        assertThat(first.exit).as(first.err).isZero();
-        assertThat(first.err).doesNotContain("no --temperature")
+        EvalRun first = stub.eval("--task", TASK.toString(), "--db", db.toString());
+        assertThat(first.exit()).as(first.err()).isZero();
+        assertThat(first.err()).doesNotContain("no --temperature")
                 .contains("response cache: none of the 40 requests was answered before");
 
         long before = stub.requestCount();
-        Result second = eval("--task", TASK.toString(), "--db", db.toString(), "--run-label", "again");
-        assertThat(second.exit).as(second.err).isZero();
-        assertThat(second.err).contains("response cache: 40 answers served from the database");
+        EvalRun second = stub.eval("--task", TASK.toString(), "--db", db.toString(), "--run-label", "again");
+        assertThat(second.exit()).as(second.err()).isZero();
+        assertThat(second.err()).contains("response cache: 40 answers served from the database");
         assertThat(stub.requestCount() - before).as("no log-likelihood request the second time").isLessThanOrEqualTo(1);
     }
 
@@ -55,28 +51,12 @@ class LoglikelihoodCacheTest {
                     + "\", \"" + (i + 2) + "\"], \"expected\": \"0\"}");
         }
         Files.write(suite, lines);
-        Result r = eval("--suite", suite.toString(), "--db", dir.resolve("s.db").toString());
+        EvalRun r = stub.eval("--suite", suite.toString(), "--db", dir.resolve("s.db").toString());
 
-        assertThat(r.exit).as(r.err).isZero();
-        assertThat(r.err).doesNotContain("the model API's default (1 for OpenAI-compatible APIs) samples")
+        assertThat(r.exit()).as(r.err()).isZero();
+        assertThat(r.err()).doesNotContain("the model API's default (1 for OpenAI-compatible APIs) samples")
                 .contains("response cache: off: log-likelihood (multiple-choice) answers do not depend on the"
                         + " temperature (they are asked at 0), but the cache keys every request by the run's (none"
                         + " given); run with --temperature 0 to cache them");
-    }
-
-    private Result eval(String... args) {
-        String[] all = new String[args.length + 4];
-        all[0] = "eval";
-        System.arraycopy(args, 0, all, 1, args.length);
-        all[args.length + 1] = "--model";
-        all[args.length + 2] = StubModelServer.MODEL;
-        all[args.length + 3] = "--model-api=" + stub.baseUrl();
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = WorkerMain.run(all, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
-        return new Result(exit, out.toString(), err.toString());
-    }
-
-    private record Result(int exit, String out, String err) {
     }
 }

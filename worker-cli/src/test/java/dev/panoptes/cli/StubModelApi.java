@@ -40,6 +40,20 @@ final class StubModelApi implements BeforeEachCallback, AfterEachCallback {
         return server.baseUrl();
     }
 
+    /**
+     * Runs {@code eval ARGS --model <the stub's model> --model-api <this API>} in process, as a
+     * user types it against this stub.
+     */
+    EvalRun eval(String... args) {
+        String[] all = new String[args.length + 4];
+        all[0] = "eval";
+        System.arraycopy(args, 0, all, 1, args.length);
+        all[args.length + 1] = "--model";
+        all[args.length + 2] = StubModelServer.MODEL;
+        all[args.length + 3] = "--model-api=" + baseUrl();
+        return EvalRun.of(all);
+    }
+
     /** The completions the API has answered in this test so far. */
     long requestCount() {
         return server.requestCount();

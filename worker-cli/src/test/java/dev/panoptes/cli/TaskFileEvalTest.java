@@ -6,12 +6,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -32,12 +29,12 @@ class TaskFileEvalTest {
 
     @Test
     void theShippedTaskPrintsAccAndAccNormWithIntervalsOneRequestPerDocument() throws Exception {
-        Result r = eval("--task", TASK.toString(), "--db", dir.resolve("t.db").toString());
+        EvalRun r = stub.eval("--task", TASK.toString(), "--db", dir.resolve("t.db").toString());
 
-        assertThat(r.exit).as("console:%n%s%nsummary:%n%s", r.err, r.out).isZero();
-        assertThat(r.out).containsPattern("accuracy \\(acc, scoring 1\\)[^\\n]*95% CI: Wilson")
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
+        assertThat(r.out()).containsPattern("accuracy \\(acc, scoring 1\\)[^\\n]*95% CI: Wilson")
                 .containsPattern("acc_norm [^\\n]*\\n\\s+" + StubModelServer.MODEL + ": 0\\.\\d+ \\(95% CI 0\\.\\d+-[01]\\.\\d+");
-        assertThat(r.err).contains("arithmetic-task.yaml: 40 vignettes");
+        assertThat(r.err()).contains("arithmetic-task.yaml: 40 vignettes");
         // The capability check, then one request per document (its choices as one list of prompts).
         assertThat(stub.requestCount()).isEqualTo(40 + 1);
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("t.db"))) {
@@ -50,11 +47,11 @@ class TaskFileEvalTest {
         Path arc = Path.of("..", "control-core", "src", "test", "resources", "lm-eval", "arc_easy.yaml")
                 .toAbsolutePath().normalize();
         Path docs = arc.resolveSibling("arc_easy_test.jsonl");
-        Result r = eval("--task", arc.toString(), "--dataset-file", docs.toString(), "--db",
+        EvalRun r = stub.eval("--task", arc.toString(), "--dataset-file", docs.toString(), "--db",
                 dir.resolve("arc.db").toString());
 
-        assertThat(r.exit).as("console:%n%s%nsummary:%n%s", r.err, r.out).isZero();
-        assertThat(r.out).contains("accuracy (acc").contains("acc_norm").contains("4 of 4 stored");
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
+        assertThat(r.out()).contains("accuracy (acc").contains("acc_norm").contains("4 of 4 stored");
     }
 
     @Test
@@ -67,13 +64,13 @@ class TaskFileEvalTest {
                 "  max_gen_toks: 16", "filter_list:", "  - name: num", "    filter:", "      - function: regex",
                 "        regex_pattern: \"(-?[0-9]+)\"", "      - function: take_first", "metric_list:",
                 "  - metric: exact_match", ""));
-        Result r = eval("--task", task.toString(), "--db", dir.resolve("g.db").toString());
+        EvalRun r = stub.eval("--task", task.toString(), "--db", dir.resolve("g.db").toString());
 
-        assertThat(r.exit).as("console:%n%s%nsummary:%n%s", r.err, r.out).isZero();
-        assertThat(r.out).contains("accuracy (exact_match:{\"regex\":{\"regex_pattern\":\"(-?[0-9]+)\"}}, scoring 1)")
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
+        assertThat(r.out()).contains("accuracy (exact_match:{\"regex\":{\"regex_pattern\":\"(-?[0-9]+)\"}}, scoring 1)")
                 .contains("40 of 40 stored");
         // The stub answers most arithmetic right: the filter's number, compared as lm-eval compares.
-        assertThat(r.out).containsPattern(StubModelServer.MODEL + ": 0\\.[6-9]\\d* \\(95% CI");
+        assertThat(r.out()).containsPattern(StubModelServer.MODEL + ": 0\\.[6-9]\\d* \\(95% CI");
     }
 
     @Test
@@ -82,10 +79,10 @@ class TaskFileEvalTest {
         Files.writeString(task, String.join("\n", "task: hooked", "dataset_path: some/hub_dataset",
                 "test_split: test", "output_type: multiple_choice", "doc_to_text: !function utils.doc_to_text",
                 "doc_to_target: label", "doc_to_choice: choices", "process_docs: !function utils.process_docs", ""));
-        Result r = eval("--task", task.toString(), "--db", dir.resolve("h.db").toString());
+        EvalRun r = stub.eval("--task", task.toString(), "--db", dir.resolve("h.db").toString());
 
-        assertThat(r.exit).isEqualTo(2);
-        assertThat(r.err).contains(task + " line 5: doc_to_text is tagged !function")
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains(task + " line 5: doc_to_text is tagged !function")
                 .contains("Panoptes runs no Python")
                 .contains(task + " line 8: process_docs is not supported")
                 .contains("give that file with --dataset-file");
@@ -97,27 +94,11 @@ class TaskFileEvalTest {
     void aHubDatasetWithoutALocalFileIsRefusedSayingToGiveOne() throws Exception {
         Path arc = Path.of("..", "control-core", "src", "test", "resources", "lm-eval", "arc_easy.yaml")
                 .toAbsolutePath().normalize();
-        Result r = eval("--task", arc.toString(), "--db", dir.resolve("a.db").toString());
+        EvalRun r = stub.eval("--task", arc.toString(), "--db", dir.resolve("a.db").toString());
 
-        assertThat(r.exit).isEqualTo(2);
-        assertThat(r.err).contains("arc_easy.yaml line 4: dataset_path 'allenai/ai2_arc' is a Hugging Face hub"
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains("arc_easy.yaml line 4: dataset_path 'allenai/ai2_arc' is a Hugging Face hub"
                 + " dataset").contains("--dataset-file FILE");
         assertThat(stub.requestCount()).isZero();
-    }
-
-    private Result eval(String... args) {
-        String[] all = new String[args.length + 4];
-        all[0] = "eval";
-        System.arraycopy(args, 0, all, 1, args.length);
-        all[args.length + 1] = "--model";
-        all[args.length + 2] = StubModelServer.MODEL;
-        all[args.length + 3] = "--model-api=" + stub.baseUrl();
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = WorkerMain.run(all, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
-        return new Result(exit, out.toString(), err.toString());
-    }
-
-    private record Result(int exit, String out, String err) {
     }
 }

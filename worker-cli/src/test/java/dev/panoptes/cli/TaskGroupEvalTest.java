@@ -6,12 +6,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -35,12 +32,12 @@ class TaskGroupEvalTest {
 
     @Test
     void theShippedGroupRunsAsOneRunWithPerTaskAndAggregateFigures() throws Exception {
-        Result group = eval("--task", GROUP.toString(), "--db", dir.resolve("g.db").toString());
+        EvalRun group = stub.eval("--task", GROUP.toString(), "--db", dir.resolve("g.db").toString());
 
-        assertThat(group.exit).as("console:%n%s%nsummary:%n%s", group.err, group.out).isZero();
-        assertThat(group.err).contains("group basic_skills: arithmetic_mc (40 documents), units_mc (24 documents)")
+        assertThat(group.exit()).as("console:%n%s%nsummary:%n%s", group.err(), group.out()).isZero();
+        assertThat(group.err()).contains("group basic_skills: arithmetic_mc (40 documents), units_mc (24 documents)")
                 .contains("group basic_skills aggregates acc as lm-eval does, weighted by size");
-        assertThat(group.out).contains("answers:     64 of 64 stored").contains("accuracy (acc, scoring 1)")
+        assertThat(group.out()).contains("answers:     64 of 64 stored").contains("accuracy (acc, scoring 1)")
                 .containsPattern("task=arithmetic_mc: 0\\.\\d+ \\(95% CI [^\\n]*n=40\\)")
                 .containsPattern("task=units_mc: [01]\\.\\d+ \\(95% CI [^\\n]*n=24\\)")
                 .containsPattern("mean of the 2 task groups, each counted once [^\\n]*: [01]\\.\\d+ \\(95% CI");
@@ -52,20 +49,20 @@ class TaskGroupEvalTest {
 
         // Each task's figure in the group is the figure of that task run alone; the aggregates are
         // the mean over all 64 documents (by size) and the mean of the two tasks' figures.
-        String arithmeticAlone = eval("--task", EVALS.resolve("arithmetic-task.yaml").toString(), "--db",
-                dir.resolve("a.db").toString()).out;
-        String unitsAlone = eval("--task", EVALS.resolve("units-task.yaml").toString(), "--db",
-                dir.resolve("u.db").toString()).out;
+        String arithmeticAlone = stub.eval("--task", EVALS.resolve("arithmetic-task.yaml").toString(), "--db",
+                dir.resolve("a.db").toString()).out();
+        String unitsAlone = stub.eval("--task", EVALS.resolve("units-task.yaml").toString(), "--db",
+                dir.resolve("u.db").toString()).out();
         double arithmetic = accuracy(arithmeticAlone);
         double units = accuracy(unitsAlone);
-        assertThat(figure(group.out, "task=arithmetic_mc: ")).isEqualTo(arithmetic);
-        assertThat(figure(group.out, "task=units_mc: ")).isEqualTo(units);
-        assertThat(accuracy(group.out)).isCloseTo((arithmetic * 40 + units * 24) / 64, org.assertj.core.data.Offset
+        assertThat(figure(group.out(), "task=arithmetic_mc: ")).isEqualTo(arithmetic);
+        assertThat(figure(group.out(), "task=units_mc: ")).isEqualTo(units);
+        assertThat(accuracy(group.out())).isCloseTo((arithmetic * 40 + units * 24) / 64, org.assertj.core.data.Offset
                 .offset(0.001));
-        assertThat(figure(group.out, "each counted once (unweighted mean over groups, SE sqrt(sum SE^2)/k): "))
+        assertThat(figure(group.out(), "each counted once (unweighted mean over groups, SE sqrt(sum SE^2)/k): "))
                 .isCloseTo((arithmetic + units) / 2, org.assertj.core.data.Offset.offset(0.001));
         // acc_norm likewise, per task and each task counted once (the shipped group's acc_norm aggregate).
-        String norm = group.out.substring(group.out.indexOf("  acc_norm "));
+        String norm = group.out().substring(group.out().indexOf("  acc_norm "));
         assertThat(norm).containsPattern("task=arithmetic_mc: 0\\.\\d+ \\(95% CI [^\\n]*n=40\\)")
                 .containsPattern("task=units_mc: [01]\\.\\d+ \\(95% CI [^\\n]*n=24\\)");
         double arithmeticNorm = figure(arithmeticAlone.substring(arithmeticAlone.indexOf("  acc_norm ")), "MODEL: ");
@@ -92,10 +89,10 @@ class TaskGroupEvalTest {
                 "    aggregation: mean",
                 "group_config_version: 2",
                 ""));
-        Result r = eval("--task", group.toString(), "--db", dir.resolve("m.db").toString());
+        EvalRun r = stub.eval("--task", group.toString(), "--db", dir.resolve("m.db").toString());
 
-        assertThat(r.exit).isEqualTo(2);
-        assertThat(r.err).contains(group + " line 9: aggregate_metric_list[0].aggregation is tagged !function")
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains(group + " line 9: aggregate_metric_list[0].aggregation is tagged !function")
                 .contains(group + " line 12: 'group_config_version' is not a field of an lm-eval group file")
                 .contains(group + " line 2, entry 2: an inline task configuration")
                 .contains("list that file here")
@@ -115,10 +112,10 @@ class TaskGroupEvalTest {
         Path group = dir.resolve("g.yaml");
         Files.writeString(group, "group: g\ntask:\n  - " + EVALS.resolve("arithmetic-task.yaml") + "\n  - "
                 + norm.getFileName() + "\n");
-        Result r = eval("--task", group.toString(), "--db", dir.resolve("d.db").toString());
+        EvalRun r = stub.eval("--task", group.toString(), "--db", dir.resolve("d.db").toString());
 
-        assertThat(r.exit).isEqualTo(2);
-        assertThat(r.err).contains(group + " line 2: task units_norm differs from arithmetic_mc in scoring acc_norm"
+        assertThat(r.exit()).isEqualTo(2);
+        assertThat(r.err()).contains(group + " line 2: task units_norm differs from arithmetic_mc in scoring acc_norm"
                 + " (arithmetic_mc: acc)").contains("run the tasks that differ as a group of their own");
         assertThat(stub.requestCount()).isZero();
     }
@@ -135,21 +132,5 @@ class TaskGroupEvalTest {
         Matcher m = Pattern.compile(Pattern.quote(label) + "([01]\\.\\d+)").matcher(summary);
         assertThat(m.find()).as("%s in%n%s", label, summary).isTrue();
         return Double.parseDouble(m.group(1));
-    }
-
-    private Result eval(String... args) {
-        String[] all = new String[args.length + 4];
-        all[0] = "eval";
-        System.arraycopy(args, 0, all, 1, args.length);
-        all[args.length + 1] = "--model";
-        all[args.length + 2] = StubModelServer.MODEL;
-        all[args.length + 3] = "--model-api=" + stub.baseUrl();
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = WorkerMain.run(all, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
-        return new Result(exit, out.toString(), err.toString());
-    }
-
-    private record Result(int exit, String out, String err) {
     }
 }
