@@ -53,6 +53,11 @@ class ModelTest {
                 .hasMessageContaining("unknown vignette 'zz'");
         assertThatThrownBy(() -> TestJobs.echo(TestJobs.job("other", "a", "b")).requireAnswers(job))
                 .hasMessageContaining("does not answer job j");
+        // Out of the spec's order is still a complete answer; out of order with one twice is not.
+        JobOutcome swapped = new JobOutcome(job.id(), List.of(new ResponseRecord("v1", "y"), new ResponseRecord("v0", "x")));
+        assertThat(swapped.requireAnswers(job)).isSameAs(swapped);
+        assertThatThrownBy(() -> new JobOutcome(job.id(), List.of(new ResponseRecord("v1", "y"),
+                new ResponseRecord("v1", "x"))).requireAnswers(job)).hasMessageContaining("vignette 'v1' more than once");
     }
 
     @Test

@@ -3,8 +3,10 @@ package dev.panoptes.control.schedule;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.Set;
 
@@ -18,21 +20,41 @@ import java.util.Set;
 final class WaitingJobs {
     private final ArrayDeque<JobState> ready = new ArrayDeque<>();
     private final PriorityQueue<JobState> delayed = new PriorityQueue<>((a, b) -> Long.compare(a.dueNanos, b.dueNanos));
+    /**
+     * How many waiting jobs (ready or held back) ask for each model, null for "any"; a model leaves
+     * when its count reaches 0. Kept on every add and take so {@link #wantedModels()} costs the
+     * number of models, not of jobs: it runs whenever nothing is in flight, with up to the whole
+     * unsent suite waiting.
+     */
+    private final Map<String, int[]> perModel = new LinkedHashMap<>();
 
     /** Queues the job behind the ready ones. */
     void add(JobState state) {
         ready.add(state);
+        count(state, 1);
     }
 
     /** Queues the job ahead of the ready ones: it goes next. */
     void addFirst(JobState state) {
         ready.addFirst(state);
+        count(state, 1);
     }
 
     /** Holds the job back until {@code dueNanos} (the run's clock). */
     void delay(JobState state, long dueNanos) {
         state.dueNanos = dueNanos;
         delayed.add(state);
+        count(state, 1);
+    }
+
+    private void count(JobState state, int delta) {
+        String model = state.job.model();
+        int[] n = perModel.get(model);
+        if (n == null) {
+            perModel.put(model, new int[] {delta});
+        } else if ((n[0] += delta) == 0) {
+            perModel.remove(model);
+        }
     }
 
     /** Makes every held-back job that is due by {@code now} ready, behind those ready already. */
@@ -59,7 +81,27 @@ final class WaitingJobs {
 
     /** The ready jobs in sending order; {@link Iterator#remove()} takes the one sent. */
     Iterator<JobState> ready() {
-        return ready.iterator();
+        Iterator<JobState> it = ready.iterator();
+        return new Iterator<>() {
+            private JobState last;
+
+            @Override
+            public boolean hasNext() {
+                return it.hasNext();
+            }
+
+            @Override
+            public JobState next() {
+                last = it.next();
+                return last;
+            }
+
+            @Override
+            public void remove() {
+                it.remove();
+                count(last, -1);
+            }
+        };
     }
 
     /** Takes every waiting job out, ready ones first. */
@@ -68,18 +110,12 @@ final class WaitingJobs {
         all.addAll(delayed);
         ready.clear();
         delayed.clear();
+        perModel.clear();
         return all;
     }
 
     /** The models the waiting jobs ask for (null among them for "any"). */
     Set<String> wantedModels() {
-        Set<String> models = new LinkedHashSet<>();
-        for (JobState state : ready) {
-            models.add(state.job.model());
-        }
-        for (JobState state : delayed) {
-            models.add(state.job.model());
-        }
-        return models;
+        return new LinkedHashSet<>(perModel.keySet());
     }
 }
