@@ -51,6 +51,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * One run of the {@code coordinator} command: load and plan the suite, open the store, listen
@@ -149,6 +150,8 @@ public final class CoordinatorRun {
     private boolean retryFailed;
     /** The one worker in this process, instead of a worker server; null for a fleet. */
     private WorkerHandle inProcessWorker;
+    /** Why the in-process worker refuses jobs for good, or null while it does not (see {@link SoleWorkerQuarantine}). */
+    private Supplier<String> inProcessRefusal = () -> null;
     /** Asked before any model is, once the cache has served; null to ask the models without asking it. */
     private ModelGate modelGate;
 
@@ -259,6 +262,17 @@ public final class CoordinatorRun {
         this.inProcessWorker = Objects.requireNonNull(worker, "worker");
         this.maxFrameBytes = Integer.MAX_VALUE;
         return this;
+    }
+
+    /**
+     * As {@link #withInProcessWorker(WorkerHandle)}, with what says the worker refuses jobs for
+     * good (null while it does not): no other worker can connect, so once it is quarantined and
+     * refuses for good, or is quarantined again after its probation, the run stops keeping what was
+     * stored and returns {@link #EXIT_MODEL_API_UNUSABLE} instead of waiting for a worker.
+     */
+    public CoordinatorRun withInProcessWorker(WorkerHandle worker, Supplier<String> refusesForGood) {
+        this.inProcessRefusal = Objects.requireNonNull(refusesForGood, "refusesForGood");
+        return withInProcessWorker(worker);
     }
 
 
@@ -512,7 +526,9 @@ public final class CoordinatorRun {
                     .withMaxAttempts(settings.maxAttempts())
                     .withWaitForWorkers(settings.waitForWorkers())
                     .withJobTimeout(settings.jobTimeout())
-                    .withListener(fanOut(progress, fleet, address, events, unstored))
+                    .withListener(inProcessWorker == null ? fanOut(progress, fleet, address, events, unstored)
+                            : ProgressListener.fanOut(List.of(fanOut(progress, fleet, address, events, unstored),
+                                    new SoleWorkerQuarantine(pool, inProcessWorker, inProcessRefusal))))
                     .withGate(governor == null ? DispatchGate.OPEN : governor);
             CostBudget budget = gates.budgetFor(store, plan.runId(), current.number());
             long started = System.nanoTime();
@@ -551,6 +567,16 @@ public final class CoordinatorRun {
             } catch (WorkerSourceFailedException e) {
                 if (e.getCause() instanceof StoreLock.LostException lost) {
                     return stopWithoutLock(lost, store, plan, runLock.epoch(), progress);
+                }
+                if (e.getCause() instanceof SoleWorkerQuarantinedException quarantined) {
+                    events.storeIn(store, plan.runId());
+                    store.endSitting(plan.runId());
+                    progress.message("the run stopped: " + quarantined.getMessage() + "; "
+                            + RunLines.recordsKept(store.recordCount()) + " in " + target + ". Fix the model API"
+                            + " (--model-api, --api-key, --model; a multiple-choice task needs a server that returns"
+                            + " prompt log-probabilities, such as vLLM) and run the same command again to resume;"
+                            + " exiting with code " + EXIT_MODEL_API_UNUSABLE);
+                    return EXIT_MODEL_API_UNUSABLE;
                 }
                 if (!(e.getCause() instanceof BudgetReachedException)) {
                     events.storeIn(store, plan.runId());

@@ -124,6 +124,15 @@ public final class ModelApiWorker implements AutoCloseable {
         return new ModelApiCheck(client, models).run();
     }
 
+    /**
+     * Why this worker refuses jobs for good, as its client found (a model API without prompt
+     * log-probabilities for log-likelihood jobs), or null while nothing says it cannot recover.
+     * Any thread.
+     */
+    public String refusesForGood() {
+        return client.loglikelihoodRefusal();
+    }
+
     /** The in-process worker: serves {@link #open}'s models at its capacity, on the client's threads. */
     public WorkerHandle handle() {
         return handle;

@@ -54,6 +54,11 @@ final class StubModelApi implements BeforeEachCallback, AfterEachCallback {
         return EvalRun.of(all);
     }
 
+    /** Whether the API returns prompt log-probabilities (a llama.cpp server does not); true by default. */
+    void servePromptLogprobs(boolean serve) {
+        server.servePromptLogprobs(serve);
+    }
+
     /** The completions the API has answered in this test so far. */
     long requestCount() {
         return server.requestCount();

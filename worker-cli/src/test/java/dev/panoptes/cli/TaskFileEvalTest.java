@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * {@code eval --task FILE.yaml}: an lm-eval task file run as it is against the stub model, with
@@ -40,6 +41,30 @@ class TaskFileEvalTest {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("t.db"))) {
             assertThat(store.recordCount()).isEqualTo(40);
         }
+    }
+
+    @Test
+    void aModelApiWithoutPromptLogprobsEndsTheRunWithExit8NamingTheRefusalInsteadOfWaiting() throws Exception {
+        stub.servePromptLogprobs(false);
+        Path db = dir.resolve("nolp.db");
+        // Before the fix the one worker was quarantined and the run waited for another, forever.
+        EvalRun r = assertTimeoutPreemptively(Duration.ofSeconds(60),
+                () -> stub.eval("--task", TASK.toString(), "--db", db.toString()));
+
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isEqualTo(8);
+        assertThat(r.err()).contains("does not return prompt log-probabilities")
+                .contains("no other worker can take its jobs")
+                .contains("in " + db)
+                .contains("vLLM")
+                .contains("run the same command again");
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(db)) {
+            assertThat(store.recordCount()).isZero();
+        }
+        // Resumable: the same command against a server that returns them finishes the run.
+        stub.servePromptLogprobs(true);
+        EvalRun again = stub.eval("--task", TASK.toString(), "--db", db.toString());
+        assertThat(again.exit()).as("console:%n%s%nsummary:%n%s", again.err(), again.out()).isZero();
+        assertThat(again.out()).contains("40 of 40 stored");
     }
 
     @Test

@@ -352,6 +352,24 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         return result;
     }
 
+    /**
+     * Why this client refuses every log-likelihood request for the rest of its life, or null while
+     * it does not: the capability check found the model API without prompt log-probabilities, or
+     * failed in a way that is the worker's (such a verdict is kept, never asked again). Any thread.
+     */
+    public String loglikelihoodRefusal() {
+        CompletableFuture<Void> verdict = promptLogprobs.get();
+        if (verdict == null || !verdict.isCompletedExceptionally()) {
+            return null;
+        }
+        try {
+            verdict.getNow(null);
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+            return e.getCause() instanceof WorkerFaultException fault ? fault.getMessage() : null;
+        }
+        return null;
+    }
+
     /** The capability check's verdict: made by the first caller, shared by the others. */
     private CompletableFuture<Void> promptLogprobsChecked(String callModel) {
         CompletableFuture<Void> verdict = promptLogprobs.get();

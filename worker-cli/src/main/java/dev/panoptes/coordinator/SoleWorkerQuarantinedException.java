@@ -1,0 +1,21 @@
+package dev.panoptes.coordinator;
+
+/**
+ * The run's only worker (in this process) was quarantined and cannot recover, so no job can be
+ * done: the run stops with what was stored ({@link CoordinatorRun#EXIT_MODEL_API_UNUSABLE}).
+ */
+final class SoleWorkerQuarantinedException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * @param workerId  the worker's id
+     * @param reason    its last failure, in its own words
+     * @param afterRetry true when it failed again after the scheduler's probation, false when it
+     *                  said it refuses for good
+     */
+    SoleWorkerQuarantinedException(String workerId, String reason, boolean afterRetry) {
+        super("the run's only worker (" + workerId + ") was quarantined"
+                + (afterRetry ? " again after its probation" : " and refuses these jobs for good")
+                + ", and no other worker can take its jobs under 'eval': " + reason);
+    }
+}
