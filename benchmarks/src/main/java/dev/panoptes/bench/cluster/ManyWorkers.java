@@ -88,15 +88,7 @@ public final class ManyWorkers {
                 Kv cmd = ChildIo.nextCommand(commands);
                 switch (cmd.tag()) {
                     case "connect" -> {
-                        Thread io = new Thread(() -> {
-                            try {
-                                workers.runIo();
-                            } catch (Exception | Error e) {
-                                ChildIo.die("many workers I/O", e);
-                            }
-                        }, "many-workers-io");
-                        io.setDaemon(true);
-                        io.start();
+                        ChildIo.startDaemon("many-workers-io", "many workers I/O", workers::runIo);
                     }
                     case "stats" -> ChildIo.reply("STATS", "registered", workers.registered.get(),
                             "closed", workers.closed.get(), "rejected", workers.rejected.get(),

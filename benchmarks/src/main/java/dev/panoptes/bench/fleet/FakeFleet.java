@@ -81,15 +81,7 @@ public final class FakeFleet {
                 Kv cmd = ChildIo.nextCommand(commands);
                 switch (cmd.tag()) {
                     case "connect" -> {
-                        Thread starter = new Thread(() -> {
-                            try {
-                                fleet.start();
-                            } catch (Exception | Error e) {
-                                ChildIo.die("fleet start", e);
-                            }
-                        }, "fleet-start");
-                        starter.setDaemon(true);
-                        starter.start();
+                        ChildIo.startDaemon("fleet-start", "fleet start", fleet::start);
                     }
                     case "stats" -> ChildIo.reply("STATS", "answers", fleet.answers.get(), "assigns",
                             fleet.assigns.get(), "registered", fleet.registered.get(), "closed", fleet.closed.get());
@@ -121,15 +113,7 @@ public final class FakeFleet {
         }
         for (int t = 0; t < threads; t++) {
             Loop loop = new Loop(t, t == 0 ? first : null);
-            Thread io = new Thread(() -> {
-                try {
-                    loop.run();
-                } catch (Exception | Error e) {
-                    ChildIo.die("fleet I/O", e);
-                }
-            }, "fleet-io-" + t);
-            io.setDaemon(true);
-            io.start();
+            ChildIo.startDaemon("fleet-io-" + t, "fleet I/O", loop::run);
         }
     }
 

@@ -86,6 +86,29 @@ public final class ChildIo {
         Runtime.getRuntime().halt(2);
     }
 
+    /** A child's long-running work: any failure of it ends the child through {@link #die}. */
+    @FunctionalInterface
+    public interface Work {
+        /** Runs until done or failed. */
+        void run() throws Exception;
+    }
+
+    /**
+     * Starts {@code work} on a daemon thread named {@code name}; a failure is reported to the parent
+     * as {@code what} and ends the child, so a dead thread never leaves the parent waiting.
+     */
+    public static void startDaemon(String name, String what, Work work) {
+        Thread thread = new Thread(() -> {
+            try {
+                work.run();
+            } catch (Exception | Error e) {
+                die(what, e);
+            }
+        }, name);
+        thread.setDaemon(true);
+        thread.start();
+    }
+
     /** Sets the root log level (logback) so that per-connection info lines do not cost the measurement. */
     public static void logLevel(String level) {
         org.slf4j.Logger root = org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
