@@ -560,10 +560,22 @@ public final class JdbcResultStore implements ResultStore {
      *
      * @throws StoreException when the store cannot write
      */
-    public synchronized void finishRun(String runId) {
+    public void finishRun(String runId) {
+        finishRun(runId, List.of());
+    }
+
+    /**
+     * Notes that a run ended with its summary, now, and keeps with the sitting that ends what its
+     * model calls spent on answers never stored ({@code unstored}, one entry per model), in the
+     * same transaction: as {@link #endSitting(String, List)}.
+     *
+     * @throws StoreException when the store cannot write (nothing was noted)
+     */
+    public synchronized void finishRun(String runId, List<UnstoredSpend> unstored) {
+        java.util.Objects.requireNonNull(unstored, "unstored");
         Instant now = clock.instant();
         db.write("note the end of run " + runId, () -> {
-            RunTables.endSitting(db.connection(), runId, now);
+            RunTables.endSitting(db.connection(), runId, now, unstored);
             RunTables.finishRun(db.connection(), runId, now);
         });
     }
@@ -574,9 +586,35 @@ public final class JdbcResultStore implements ResultStore {
      *
      * @throws StoreException when the store cannot write
      */
-    public synchronized void endSitting(String runId) {
+    public void endSitting(String runId) {
+        endSitting(runId, List.of());
+    }
+
+    /**
+     * As {@link #endSitting(String)}, keeping with the sitting, in the same transaction, what its
+     * model calls spent on answers never stored ({@code unstored}, one entry per model; see
+     * {@link UnstoredSpend}). A model's figures replace what was kept for it in this sitting
+     * (the coordinator's figures grow over the sitting: noting them again does not count them
+     * twice); a sitting that was ended already still gets them; entries of nothing are not kept.
+     * {@link #unstoredSpend} adds them up over the run's sittings.
+     *
+     * @throws StoreException when the store cannot write (nothing was noted)
+     */
+    public synchronized void endSitting(String runId, List<UnstoredSpend> unstored) {
+        java.util.Objects.requireNonNull(unstored, "unstored");
         Instant now = clock.instant();
-        db.write("note the end of a sitting of run " + runId, () -> RunTables.endSitting(db.connection(), runId, now));
+        db.write("note the end of a sitting of run " + runId,
+                () -> RunTables.endSitting(db.connection(), runId, now, unstored));
+    }
+
+    /**
+     * What every sitting of the run spent on answers never stored, added up per model (by model
+     * name); empty when nothing was, or for a run the store does not hold.
+     *
+     * @throws StoreException when the store cannot read
+     */
+    public synchronized List<UnstoredSpend> unstoredSpend(String runId) {
+        return db.read("the unstored spend of run " + runId, () -> RunTables.unstored(db.connection(), runId));
     }
 
     /**
@@ -598,7 +636,8 @@ public final class JdbcResultStore implements ResultStore {
 
     /**
      * Removes a run and everything stored for it (answers, scores in every scoring, scorings,
-     * failed jobs, worker events, its entry and manifest) in one transaction: after a failure
+     * failed jobs, worker events, its sittings with what stopped them and what they spent on
+     * answers never stored, its entry and manifest) in one transaction: after a failure
      * nothing is removed. Other runs are not touched. Idempotent: a run that is not there (any
      * more) removes nothing. The caller keeps a coordinator off the run meanwhile (a record
      * stored into a run while it is deleted would survive it); this store forgets what it knew of

@@ -7,7 +7,8 @@ import java.sql.SQLException;
 /**
  * What {@link JdbcResultStore#deleteRun} removed of one run: its answers, their scores in every
  * scoring, the scorings, the jobs that failed for good, the per-worker events and the run's own
- * entry (with its manifest). All zero when the store held nothing of the run, as after a second
+ * entry (with its manifest); its sittings, what stopped them and what they spent on answers never
+ * stored go too, uncounted. All zero when the store held nothing of the run, as after a second
  * delete: deleting is idempotent.
  *
  * <p>The SQL lives here too ({@link #delete}): one statement per table, in the caller's
@@ -38,6 +39,7 @@ public record RunDeletion(String runId, long records, long scores, long scorings
         long events = update(c, "DELETE FROM panoptes_worker_events WHERE run_id = ?", runId);
         update(c, "DELETE FROM panoptes_sittings WHERE run_id = ?", runId);
         update(c, "DELETE FROM panoptes_stops WHERE run_id = ?", runId);
+        update(c, "DELETE FROM panoptes_unstored WHERE run_id = ?", runId);
         long runs = update(c, "DELETE FROM panoptes_runs WHERE run_id = ?", runId);
         return new RunDeletion(runId, records, scores, scorings, failures, events, runs > 0);
     }

@@ -12,10 +12,13 @@ import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
- * The SQL of the tables that describe runs rather than answers: {@code panoptes_runs} and
+ * The SQL of the tables that describe runs rather than answers: {@code panoptes_runs},
+ * {@code panoptes_sittings}, {@code panoptes_stops}, {@code panoptes_unstored} and
  * {@code panoptes_worker_events}. Each method works in the connection's current transaction; the
  * {@link JdbcResultStore} that owns the connection commits, rolls back and names failures.
  */
@@ -63,6 +66,96 @@ final class RunTables {
 
     /**
      * Notes the end of the run's last sitting, if it is open: now, with the answers stored since
+     * it started, and keeps {@code unstored} with the run's last sitting ({@link #keepUnstored}):
+     * the one ending now, or, when it was ended already, still the sitting of the coordinator that
+     * spent it. A run without sittings keeps none. @return false when the run has no open sitting
+     */
+    static boolean endSitting(Connection c, String runId, Instant endedAt, List<UnstoredSpend> unstored)
+            throws SQLException {
+        boolean ended = endSitting(c, runId, endedAt);
+        if (!unstored.isEmpty()) {
+            Long last = lastSitting(c, runId);
+            if (last != null) {
+                keepUnstored(c, runId, last, unstored);
+            }
+        }
+        return ended;
+    }
+
+    /**
+     * Keeps what sitting {@code sitting} of the run spent on answers never stored, per model: a
+     * model's row is replaced by the one given (the coordinator's figures grow over the sitting,
+     * so noting them twice must not count them twice); models not given keep theirs, and an entry
+     * of nothing writes nothing.
+     */
+    static void keepUnstored(Connection c, String runId, long sitting, List<UnstoredSpend> unstored)
+            throws SQLException {
+        try (PreparedStatement upsert = c.prepareStatement("INSERT INTO panoptes_unstored (run_id, sitting, model, "
+                + "attempts, prompt_tokens, completion_tokens) VALUES (?, ?, ?, ?, ?, ?) "
+                + "ON CONFLICT (run_id, sitting, model) DO UPDATE SET attempts = excluded.attempts, "
+                + "prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens")) {
+            for (UnstoredSpend u : UnstoredSpend.sum(unstored)) {
+                if (u.isZero()) {
+                    continue;
+                }
+                upsert.setString(1, runId);
+                upsert.setLong(2, sitting);
+                upsert.setString(3, u.model());
+                upsert.setLong(4, u.attempts());
+                upsert.setLong(5, u.promptTokens());
+                upsert.setLong(6, u.completionTokens());
+                upsert.executeUpdate();
+            }
+        }
+    }
+
+    /** What the run's sittings spent on answers never stored, per model over all of them, by model. */
+    static List<UnstoredSpend> unstored(Connection c, String runId) throws SQLException {
+        List<UnstoredSpend> rows = new ArrayList<>();
+        try (PreparedStatement q = c.prepareStatement("SELECT model, SUM(attempts), SUM(prompt_tokens), "
+                + "SUM(completion_tokens) FROM panoptes_unstored WHERE run_id = ? GROUP BY model ORDER BY model")) {
+            q.setString(1, runId);
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(new UnstoredSpend(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)));
+                }
+            }
+        }
+        return rows;
+    }
+
+    /** Each sitting's spend on answers never stored, by sitting number, each sitting's by model. */
+    private static Map<Long, List<UnstoredSpend>> unstoredBySitting(Connection c, String runId) throws SQLException {
+        Map<Long, List<UnstoredSpend>> bySitting = new HashMap<>();
+        try (PreparedStatement q = c.prepareStatement("SELECT sitting, model, attempts, prompt_tokens, "
+                + "completion_tokens FROM panoptes_unstored WHERE run_id = ? ORDER BY sitting, model")) {
+            q.setString(1, runId);
+            try (ResultSet rs = q.executeQuery()) {
+                while (rs.next()) {
+                    bySitting.computeIfAbsent(rs.getLong(1), n -> new ArrayList<>()).add(new UnstoredSpend(
+                            rs.getString(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)));
+                }
+            }
+        }
+        return bySitting;
+    }
+
+    /** The number of the run's last sitting, or null when it has none. */
+    private static Long lastSitting(Connection c, String runId) throws SQLException {
+        try (PreparedStatement q = c.prepareStatement("SELECT MAX(number) FROM panoptes_sittings WHERE run_id = ?")) {
+            q.setString(1, runId);
+            try (ResultSet rs = q.executeQuery()) {
+                if (rs.next()) {
+                    long n = rs.getLong(1);
+                    return rs.wasNull() ? null : n;
+                }
+                return null;
+            }
+        }
+    }
+
+    /**
+     * Notes the end of the run's last sitting, if it is open: now, with the answers stored since
      * it started. @return false when the run has no open sitting
      */
     static boolean endSitting(Connection c, String runId, Instant endedAt) throws SQLException {
@@ -99,16 +192,7 @@ final class RunTables {
      * @return false when the run has no sitting
      */
     static boolean stopSitting(Connection c, String runId, RunStop stop) throws SQLException {
-        Long number = null;
-        try (PreparedStatement q = c.prepareStatement("SELECT MAX(number) FROM panoptes_sittings WHERE run_id = ?")) {
-            q.setString(1, runId);
-            try (ResultSet rs = q.executeQuery()) {
-                if (rs.next()) {
-                    long n = rs.getLong(1);
-                    number = rs.wasNull() ? null : n;
-                }
-            }
-        }
+        Long number = lastSitting(c, runId);
         if (number == null) {
             return false;
         }
@@ -151,17 +235,19 @@ final class RunTables {
                 }
             }
         }
+        Map<Long, List<UnstoredSpend>> unstored = rows.isEmpty() ? Map.of() : unstoredBySitting(c, runId);
         List<RunSitting> sittings = new ArrayList<>();
         for (int i = 0; i < rows.size(); i++) {
             long[] r = rows.get(i);
+            List<UnstoredSpend> spent = unstored.getOrDefault(r[0], List.of());
             if (r[2] >= 0) {
                 sittings.add(new RunSitting((int) r[0], Instant.ofEpochMilli(r[1]), Instant.ofEpochMilli(r[2]),
-                        Math.max(0, r[3]), true, stops.get(i)));
+                        Math.max(0, r[3]), true, stops.get(i), spent));
             } else {
                 long until = i + 1 < rows.size() ? rows.get(i + 1)[1] : Long.MAX_VALUE;
                 long[] stored = storedBetween(c, runId, r[1], until);
                 sittings.add(new RunSitting((int) r[0], Instant.ofEpochMilli(r[1]),
-                        Instant.ofEpochMilli(Math.max(r[1], stored[1])), stored[0], false, stops.get(i)));
+                        Instant.ofEpochMilli(Math.max(r[1], stored[1])), stored[0], false, stops.get(i), spent));
             }
         }
         return sittings;

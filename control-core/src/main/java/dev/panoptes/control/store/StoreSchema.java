@@ -36,6 +36,14 @@ import java.util.List;
  * the records of older versions. It is a column of the record, so the one insert that stores an
  * answer stores its transcript: a redelivered sample stores neither twice.
  *
+ * <p>Version 6 keeps what each sitting of a run spent on model calls whose answers were never
+ * stored ({@code panoptes_unstored}: run, sitting number, model, attempts, prompt and completion
+ * tokens; one row per sitting and model, see {@link UnstoredSpend}), written when the sitting ends.
+ * A version 5 database gets the table, empty: its runs' earlier sittings kept no such spend. The
+ * version is raised, although the table alone would need no upgrade, so that an older Panoptes
+ * refuses the database: it would delete a run without these rows, and a run started again under
+ * the same id would inherit them.
+ *
  * <p>Any version: {@code panoptes_sittings} keeps each start of a run (run, number from 1, start,
  * end and answers stored when the coordinator noted its end), created when missing; runs noted
  * before it existed have no sittings. {@code panoptes_stops} keeps what stopped a sitting (run,
@@ -43,7 +51,7 @@ import java.util.List;
  */
 final class StoreSchema {
     /** The schema version this code writes and reads. */
-    static final int VERSION = 5;
+    static final int VERSION = 6;
 
     /** The columns version 2 added to the records, in the order it added them. */
     private static final List<String> RECORD_COLUMNS_V2 = List.of(
@@ -120,6 +128,11 @@ final class StoreSchema {
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_stops (run_id VARCHAR(64) NOT NULL, "
                     + "sitting INTEGER NOT NULL, cause VARCHAR(16) NOT NULL, reason TEXT NOT NULL, "
                     + "PRIMARY KEY (run_id, sitting))");
+            // Version 6: each sitting's spend on answers never stored, per model.
+            s.execute("CREATE TABLE IF NOT EXISTS panoptes_unstored (run_id VARCHAR(64) NOT NULL, "
+                    + "sitting INTEGER NOT NULL, model TEXT NOT NULL, attempts BIGINT NOT NULL, "
+                    + "prompt_tokens BIGINT NOT NULL, completion_tokens BIGINT NOT NULL, "
+                    + "PRIMARY KEY (run_id, sitting, model))");
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_scorings (run_id VARCHAR(64) NOT NULL, "
                     + "number INTEGER NOT NULL, scorer TEXT NOT NULL, created_at BIGINT NOT NULL, "
                     + "origin VARCHAR(16) NOT NULL, PRIMARY KEY (run_id, number))");
@@ -141,6 +154,7 @@ final class StoreSchema {
             if (version != null && version < 5) {
                 s.execute("ALTER TABLE panoptes_records ADD COLUMN " + RECORD_COLUMN_V5);
             }
+            // Version 6 only adds panoptes_unstored, created above when missing.
             s.execute("CREATE INDEX IF NOT EXISTS panoptes_records_request_key ON panoptes_records (request_key)");
             if (version == null) {
                 s.execute("INSERT INTO panoptes_schema (version) VALUES (" + VERSION + ")");

@@ -33,7 +33,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * {@link JdbcResultStore} on a real PostgreSQL server ({@link TestPostgres}): the store's contract,
- * the v1 to v2 and v2 to v3 migrations, versioned scorings, concurrent writers and stores, rollback after an error, and credentials
+ * the migrations from every older schema version, each sitting's unstored spend, versioned scorings, concurrent writers and stores, rollback after an error, and credentials
  * that never show.
  */
 class PostgresResultStoreTest {
@@ -218,6 +218,22 @@ class PostgresResultStoreTest {
     @Test
     void aTranscriptIsStoredOnceWithItsAnswerHoweverOftenTheSampleIsDelivered() {
         JdbcResultStoreV5Test.checkTranscriptStoredOnce(db::open);
+    }
+
+    @Test
+    void aVersion5DatabaseIsUpgradedItsRunsAndAnswersKept() throws Exception {
+        JdbcResultStoreV6Test.checkUpgradeFromVersion5(db::execute, db::open);
+        assertThat(schemaVersions()).containsExactly(JdbcResultStore.SCHEMA_VERSION);
+    }
+
+    @Test
+    void eachSittingKeepsItsUnstoredSpendAndTheRunAddsThemUp() {
+        JdbcResultStoreV6Test.checkUnstoredSpendPerSittingAndInAll(db::open);
+    }
+
+    @Test
+    void deletingARunRemovesItsUnstoredSpendAndNoOthers() {
+        JdbcResultStoreV6Test.checkDeletionRemovesTheUnstoredSpend(db::open);
     }
 
     @Test
