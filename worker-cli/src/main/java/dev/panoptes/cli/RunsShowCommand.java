@@ -1,11 +1,13 @@
 package dev.panoptes.cli;
 
 import dev.panoptes.control.Usage;
+import dev.panoptes.control.cost.Prices;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RunStop;
 import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.coordinator.RunLocks;
 import dev.panoptes.coordinator.RunSummary;
+import dev.panoptes.report.NotStored;
 import dev.panoptes.report.RunCard;
 import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunDataLoader;
@@ -23,7 +25,8 @@ import java.util.concurrent.Callable;
 /**
  * {@code java -jar worker.jar runs show ID --db FILE|URL}: one run's manifest (every parameter it
  * recorded, as the report's run card shows them: {@link RunCard}) and its summary from what is
- * stored: state, answers, failed jobs, tokens, and the accuracy lines the coordinator's summary
+ * stored: state, answers, failed jobs, tokens (and those spent on answers never stored, over every
+ * sitting: {@link NotStored}), and the accuracy lines the coordinator's summary
  * prints ({@link RunSummary#renderAccuracy}, over {@link RunStats}).
  */
 @Command(name = "show",
@@ -84,6 +87,8 @@ final class RunsShowCommand extends StoredRunCommand implements Callable<Integer
         long prompt = stats.models().stream().mapToLong(RunStats.ModelStats::promptTokens).sum();
         long completion = stats.models().stream().mapToLong(RunStats.ModelStats::completionTokens).sum();
         RunSummary.renderTokens(sb, new Usage(prompt, completion), stats);
+        // Kept with each sitting: tokens paid for that no stored answer shows, so not in the line above.
+        sb.append(NotStored.of(data.info(), Prices.NONE).line());
         RunSummary.renderAccuracy(sb, stats);
         return sb.toString();
     }

@@ -545,13 +545,13 @@ public final class CoordinatorRun {
                 }
             } catch (InterruptedException e) {
                 events.storeIn(store, plan.runId());
-                store.endSitting(plan.runId());
+                store.endSitting(plan.runId(), unstored.spend());
                 progress.message("interrupted: " + RunLines.recordsKept(store.recordCount()) + " in " + target
                         + "; run the same command again to resume");
                 return EXIT_INTERRUPTED;
             } catch (ModelsRefused e) {
                 events.storeIn(store, plan.runId());
-                store.endSitting(plan.runId());
+                store.endSitting(plan.runId(), unstored.spend());
                 progress.message(e.getMessage() + "; " + RunLines.recordsKept(store.recordCount()) + " in " + target
                         + " (what the response cache served); run the same command again once the model API is up");
                 return EXIT_MODEL_API_UNUSABLE;
@@ -570,7 +570,7 @@ public final class CoordinatorRun {
                 }
                 if (e.getCause() instanceof SoleWorkerQuarantinedException quarantined) {
                     events.storeIn(store, plan.runId());
-                    store.endSitting(plan.runId());
+                    store.endSitting(plan.runId(), unstored.spend());
                     progress.message("the run stopped: " + quarantined.getMessage() + "; "
                             + RunLines.recordsKept(store.recordCount()) + " in " + target + ". Fix the model API"
                             + " (--model-api, --api-key, --model; a multiple-choice task needs a server that returns"
@@ -580,7 +580,7 @@ public final class CoordinatorRun {
                 }
                 if (!(e.getCause() instanceof BudgetReachedException)) {
                     events.storeIn(store, plan.runId());
-                    store.endSitting(plan.runId());
+                    store.endSitting(plan.runId(), unstored.spend());
                     progress.message("the run stopped: " + e.getCause().getMessage() + "; "
                             + RunLines.recordsKept(store.recordCount())
                             + " in " + target + "; run the same command again to resume");
@@ -601,7 +601,7 @@ public final class CoordinatorRun {
             String runId = plan.runId();
             int jobCount = plan.jobs().size();
             int answerCount = plan.vignetteCount();
-            store.finishRun(runId);
+            store.finishRun(runId, unstored.spend());
             // The suite and its plan are the largest thing on the heap (about twice the suite
             // file), and the summary reads every answer back: they are let go first, or a run of a
             // million vignettes under -Xmx of three times its file ran out of heap here.

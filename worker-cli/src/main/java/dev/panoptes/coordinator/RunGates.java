@@ -127,8 +127,9 @@ public final class RunGates {
     }
 
     /**
-     * The budget for the run {@code runId}, counting what the answers it stored already cost; null
-     * without one.
+     * The budget for the run {@code runId}, counting what the answers it stored already cost and
+     * what its earlier sittings spent on answers never stored ({@link JdbcResultStore#unstoredSpend});
+     * null without one.
      */
     CostBudget budgetFor(JdbcResultStore store, String runId, int scoringNumber) {
         if (maxCostUsd == null) {
@@ -136,6 +137,8 @@ public final class RunGates {
         }
         RunStats stored = RunStats.of(RunDataLoader.loadFigures(store, runId, scoringNumber), null);
         Double spent = RunCosts.of(stored, prices).totalUsd();
-        return new CostBudget(prices, maxCostUsd).alreadySpent(spent == null ? 0 : spent);
+        Double unstored = RunCosts.unstoredUsd(store.unstoredSpend(runId), prices);
+        return new CostBudget(prices, maxCostUsd).alreadySpent(spent == null ? 0 : spent)
+                .alreadySpentUnstored(unstored == null ? 0 : unstored);
     }
 }

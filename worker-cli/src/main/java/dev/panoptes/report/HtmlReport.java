@@ -156,7 +156,8 @@ public final class HtmlReport {
             ComparisonHtml.write(out, comparisons);
         }
         for (int i = 0; i < runs.size(); i++) {
-            RunSectionHtml.write(out, stats.get(i), RunCosts.of(stats.get(i), prices), runs.get(i).failures(),
+            RunSectionHtml.write(out, stats.get(i), RunCosts.of(stats.get(i), prices),
+                    NotStored.of(stats.get(i).info(), prices), runs.get(i).failures(),
                     runs.get(i).samples().stream().filter(SampleRow::failed).toList());
         }
         writeSamples(out, runs, stats, sampleKey, maxSamples);

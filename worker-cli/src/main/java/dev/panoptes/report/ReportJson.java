@@ -6,6 +6,8 @@ import com.fasterxml.jackson.core.StreamWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.Transcripts;
+import dev.panoptes.control.cost.Prices;
+import dev.panoptes.control.store.UnstoredSpend;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.GroupMean;
@@ -175,6 +177,7 @@ final class ReportJson {
         g.writeNumberField("vignettes", info.vignettes());
         g.writeStringField("groupBy", stats.groupBy());
         writeCard(g, info);
+        writeNotStored(g, NotStored.of(info, Prices.NONE));
         g.writeArrayFieldStart("modelStats");
         for (RunStats.ModelStats m : stats.models()) {
             g.writeStartObject();
@@ -224,6 +227,32 @@ final class ReportJson {
             g.writeNumberField("quarantines", w.quarantines());
             writeLong(g, "latencyP50Ms", w.latencyP50Ms());
             writeLong(g, "latencyP95Ms", w.latencyP95Ms());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+        g.writeEndObject();
+    }
+
+    /**
+     * {@code notStored}: what the run's sittings spent on answers never stored, as the coordinator's
+     * summary JSON has it (attempts, tokens) with the same per model; zeros and no models when
+     * nothing was.
+     */
+    private static void writeNotStored(JsonGenerator g, NotStored notStored) throws IOException {
+        g.writeObjectFieldStart("notStored");
+        g.writeNumberField("attempts", notStored.attempts());
+        g.writeObjectFieldStart("tokens");
+        g.writeNumberField("prompt", notStored.tokens().promptTokens());
+        g.writeNumberField("completion", notStored.tokens().completionTokens());
+        g.writeEndObject();
+        g.writeNumberField("sittings", notStored.sittings());
+        g.writeArrayFieldStart("models");
+        for (UnstoredSpend m : notStored.models()) {
+            g.writeStartObject();
+            g.writeStringField("model", m.model());
+            g.writeNumberField("attempts", m.attempts());
+            g.writeNumberField("promptTokens", m.promptTokens());
+            g.writeNumberField("completionTokens", m.completionTokens());
             g.writeEndObject();
         }
         g.writeEndArray();

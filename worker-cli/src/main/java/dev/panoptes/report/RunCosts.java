@@ -2,6 +2,7 @@ package dev.panoptes.report;
 
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.cost.Prices;
+import dev.panoptes.control.store.UnstoredSpend;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -55,6 +56,22 @@ public record RunCosts(List<ModelCost> models, boolean pricing) {
             return 0.0;
         }
         return prices.cost(answer.model(), answer.chargedUsage()).orElse(null);
+    }
+
+    /**
+     * What model calls whose answers were never stored cost at {@code prices}, in USD: the sum
+     * over the priced models of {@code spend}; null when none of them has a price (or nothing was
+     * spent).
+     */
+    public static Double unstoredUsd(List<UnstoredSpend> spend, Prices prices) {
+        Double usd = null;
+        for (UnstoredSpend u : spend) {
+            Double c = prices.cost(u.model(), u.tokens()).orElse(null);
+            if (c != null) {
+                usd = (usd == null ? 0 : usd) + c;
+            }
+        }
+        return usd;
     }
 
     /** The cost of every priced model, in USD; null when no model has a price. */

@@ -3,6 +3,7 @@ package dev.panoptes.report;
 import dev.panoptes.control.store.RunSitting;
 import dev.panoptes.control.store.RunStop;
 import dev.panoptes.control.store.Scoring;
+import dev.panoptes.control.store.UnstoredSpend;
 import dev.panoptes.control.suite.RunManifest;
 
 import java.time.Duration;
@@ -28,7 +29,8 @@ import java.util.Objects;
  * @param finishedAt when the run (last) ended with its summary; null when unknown or unfinished
  * @param scoring    the scoring whose scores the samples carry; null when the run has none
  * @param scorings   every scoring of the run, oldest first
- * @param sittings   each time a coordinator worked on the run, first first; empty when unknown
+ * @param sittings   each time a coordinator worked on the run, first first, each with what it spent
+ *                   on answers never stored; empty when unknown
  */
 public record RunInfo(String runId, String suite, List<String> models, String scorer, int epochs,
                       Instant startedAt, int vignettes, RunManifest manifest, Instant finishedAt, Scoring scoring,
@@ -66,6 +68,14 @@ public record RunInfo(String runId, String suite, List<String> models, String sc
      */
     public RunStop stop() {
         return sittings.isEmpty() ? null : sittings.get(sittings.size() - 1).stop();
+    }
+
+    /**
+     * What the run's sittings spent on model calls whose answers were never stored, added up per
+     * model ({@link RunSitting#unstored}); empty when nothing was (or the run has no sittings).
+     */
+    public List<UnstoredSpend> notStored() {
+        return RunSitting.unstored(sittings);
     }
 
     /**

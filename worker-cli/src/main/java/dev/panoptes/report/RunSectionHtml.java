@@ -1,5 +1,6 @@
 package dev.panoptes.report;
 
+import dev.panoptes.control.cost.Prices;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.GroupMean;
@@ -27,8 +28,10 @@ final class RunSectionHtml {
     private final RunStats stats;
     private final String run;
     private final RunCosts costs;
+    private final NotStored notStored;
 
-    private RunSectionHtml(Writer out, RunStats stats, RunCosts costs) {
+    private RunSectionHtml(Writer out, RunStats stats, RunCosts costs, NotStored notStored) {
+        this.notStored = notStored;
         this.out = out;
         this.stats = stats;
         this.run = Html.escape(stats.info().runId());
@@ -37,16 +40,17 @@ final class RunSectionHtml {
 
     /** The section of a run whose figures are {@code stats}; with {@code costs} priced, its cost too. */
     static void write(Writer out, RunStats stats, RunCosts costs, List<FailureRow> failures) throws IOException {
-        write(out, stats, costs, failures, List.of());
+        write(out, stats, costs, NotStored.of(stats.info(), Prices.NONE), failures, List.of());
     }
 
     /**
      * The section, its failures listing the jobs that failed for good and the failed answers
-     * (samples the model API gave no answer for), each with its reason.
+     * (samples the model API gave no answer for), each with its reason, and what the run spent on
+     * answers never stored ({@code notStored}, a sentence under its tokens when any).
      */
-    static void write(Writer out, RunStats stats, RunCosts costs, List<FailureRow> failures,
+    static void write(Writer out, RunStats stats, RunCosts costs, NotStored notStored, List<FailureRow> failures,
                       List<SampleRow> failedAnswers) throws IOException {
-        RunSectionHtml section = new RunSectionHtml(out, stats, costs);
+        RunSectionHtml section = new RunSectionHtml(out, stats, costs, notStored);
         out.write("<section class=\"run\" data-run=\"" + section.run + "\">\n");
         section.header();
         section.accuracy();
@@ -262,6 +266,10 @@ final class RunSectionHtml {
             out.write("<p class=\"cost\">Cost: <span data-run=\"" + run + "\" data-metric=\"cost-total\">"
                     + Html.escape(costs.totalText()) + "</span> USD" + Html.escape(costs.unpricedNote())
                     + ". Tokens at the prices given; answers the response cache served cost nothing.</p>\n");
+        }
+        if (!notStored.isZero()) {
+            out.write("<p class=\"not-stored\" data-run=\"" + run + "\">" + Html.escape(notStored.sentence())
+                    + "</p>\n");
         }
     }
 

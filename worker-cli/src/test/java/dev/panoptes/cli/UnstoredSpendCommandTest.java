@@ -1,10 +1,12 @@
 package dev.panoptes.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import dev.panoptes.control.AsyncJobRunner;
 import dev.panoptes.coordinator.CoordinatorRun;
 import dev.panoptes.eval.http.HttpModelClient;
+import dev.panoptes.report.ReportPage;
 import dev.panoptes.worker.WorkerLoop;
 import dev.panoptes.worker.WorkerProcess;
 import dev.panoptes.worker.WorkerSettings;
@@ -41,7 +43,8 @@ import static org.awaitility.Awaitility.await;
  * 100 prompt and 10 completion tokens, except one that it answers 503 every time. That vignette is
  * the last of its job, so each attempt of the job pays for the three calls before it, whose answers
  * are not stored when the job fails. The summary, its JSON and the budget ({@code --max-cost})
- * count those tokens.
+ * count those tokens; the store keeps them with each sitting, so that {@code runs show}, the report
+ * and a later sitting's budget count them too.
  */
 class UnstoredSpendCommandTest {
     private static final Pattern LISTENING = Pattern.compile("listening for workers on [^:]+:(\\d+)");
@@ -140,17 +143,73 @@ class UnstoredSpendCommandTest {
         assertThat(summary.get("budget").get("spentUsd").asDouble()).isCloseTo(0.88, within(1e-9));
     }
 
+    @Test
+    void whatEachSittingSpentOnAnswersNeverStoredIsKeptForRunsShowTheReportAndALaterBudget() throws Exception {
+        Path suite = suiteTooLargeAt(7);
+        // Two sittings of one run: each sends the second job again, whose last answer is too large
+        // to send, so each pays for four answered calls (440 tokens, 0.44 USD) that are not stored.
+        String first = runRemotely(suite, dir.resolve("first.json"), "1", "--max-frame-bytes", "65536");
+        String second = runRemotely(suite, dir.resolve("second.json"), "1", "--max-frame-bytes", "65536");
+        String runId = runId(first);
+        assertThat(runId(second)).as("the second sitting resumes the run").isEqualTo(runId);
+        assertThat(second).contains("answers:     4 of 8 stored").contains("not stored:  440 tokens");
+
+        String shown = command("runs", "show", "--db", fleetDb(), runId);
+        assertThat(shown).as("runs show adds up both sittings")
+                .contains("not stored:  880 tokens (800 prompt + 80 completion) spent by the calls of 2 attempts over 2"
+                        + " sittings whose answers were never stored");
+
+        Path html = dir.resolve("report.html");
+        command("report", "--db", fleetDb(), "--run", runId, "--price", "m=1000/1000", "--out", html.toString());
+        String page = Files.readString(html);
+        assertThat(page).contains("Not stored: 880 tokens (800 prompt + 80 completion), 0.8800 USD, spent by the calls"
+                + " of 2 attempts over 2 sittings whose answers were never stored");
+        JsonNode notStored = new ObjectMapper().readTree(new ReportPage(page).dataBlock()).get("runs").get(0)
+                .get("notStored");
+        assertThat(notStored.get("attempts").asLong()).isEqualTo(2);
+        assertThat(notStored.get("tokens").get("prompt").asLong()).isEqualTo(800);
+        assertThat(notStored.get("tokens").get("completion").asLong()).isEqualTo(80);
+        assertThat(notStored.get("sittings").asInt()).isEqualTo(2);
+        assertThat(notStored.get("models").get(0).get("model").asText()).isEqualTo("m");
+
+        // A third sitting with a budget of 1 USD: the stored answers cost 0.44 USD, the answers never
+        // stored 0.88 more, so the budget is spent before any job is sent.
+        int calls = answered.get();
+        Path third = dir.resolve("third.json");
+        String out = runRemotely(suite, third, "1", List.of("--max-frame-bytes", "65536"), CoordinatorRun.EXIT_BUDGET,
+                "--max-cost", "1");
+        JsonNode budget = EvalRun.summary(third).get("budget");
+        assertThat(budget.get("spentUsd").asDouble()).as(out).isCloseTo(1.32, within(1e-9));
+        assertThat(budget.get("notStoredUsd").asDouble()).isCloseTo(0.88, within(1e-9));
+        assertThat(out).contains("budget:      the run stopped: 1.3200 USD spent (0.8800 of it on calls of failed"
+                + " attempts, whose answers were not stored)");
+        assertThat(answered.get()).as("no job was sent").isEqualTo(calls);
+    }
+
     /**
      * Runs {@code suite} with the coordinator command and one worker (given {@code workerArgs}) on
      * the scripted API; the run ends incomplete. @return the coordinator's standard output
      */
     private String runRemotely(Path suite, Path json, String maxAttempts, String... workerArgs) throws Exception {
+        return runRemotely(suite, json, maxAttempts, List.of(workerArgs), CoordinatorRun.EXIT_INCOMPLETE,
+                "--max-cost", "100");
+    }
+
+    /**
+     * Runs {@code suite} with the coordinator command (given {@code coordinatorArgs} too) and one
+     * worker (given {@code workerArgs}) on the scripted API into {@code fleet.db}; the run ends with
+     * {@code exit}. @return the coordinator's standard output
+     */
+    private String runRemotely(Path suite, Path json, String maxAttempts, List<String> workerArgs, int exit,
+                               String... coordinatorArgs) throws Exception {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        Future<Integer> coordinator = threads.submit(() -> WorkerMain.run(new String[] {"coordinator", "--listen",
-                "127.0.0.1:0", "--suite", suite.toString(), "--model", "m", "--db", dir.resolve("fleet.db").toString(),
+        List<String> command = new ArrayList<>(List.of("coordinator", "--listen",
+                "127.0.0.1:0", "--suite", suite.toString(), "--model", "m", "--db", fleetDb(),
                 "--scorer", "numeric", "--job-size", "4", "--max-attempts", maxAttempts, "--price", "m=1000/1000",
-                "--max-cost", "100", "--summary-json", json.toString(), "--no-progress"},
+                "--summary-json", json.toString(), "--no-progress"));
+        command.addAll(List.of(coordinatorArgs));
+        Future<Integer> coordinator = threads.submit(() -> WorkerMain.run(command.toArray(String[]::new),
                 new PrintWriter(out, true), new PrintWriter(err, true), Map.of()));
         await().atMost(Duration.ofSeconds(30)).until(() -> LISTENING.matcher(err.toString()).find() || coordinator.isDone());
         Matcher listening = LISTENING.matcher(err.toString());
@@ -158,7 +217,7 @@ class UnstoredSpendCommandTest {
         AtomicReference<WorkerSettings> parsed = new AtomicReference<>();
         List<String> args = new ArrayList<>(List.of("--coordinator", "127.0.0.1:" + listening.group(1),
                 "--model-api", api.baseUrl(), "--model", "m", "--requests", "1"));
-        args.addAll(List.of(workerArgs));
+        args.addAll(workerArgs);
         int parsedExit = WorkerMain.newCommandLine(Map.of(), settings -> {
             parsed.set(settings);
             return 0;
@@ -174,11 +233,42 @@ class UnstoredSpendCommandTest {
                 worker.runForever();
                 return null;
             });
-            assertThat(coordinator.get(120, TimeUnit.SECONDS)).as("the coordinator's console:%n%s", err)
-                    .isEqualTo(CoordinatorRun.EXIT_INCOMPLETE);
+            assertThat(coordinator.get(120, TimeUnit.SECONDS)).as("the coordinator's console:%n%s%s", err, out)
+                    .isEqualTo(exit);
         }
-        assertThat(out.toString()).as(err.toString()).contains("not stored:");
+        if (exit == CoordinatorRun.EXIT_INCOMPLETE) {
+            assertThat(out.toString()).as(err.toString()).contains("not stored:");
+        }
         return out.toString();
+    }
+
+    private String fleetDb() {
+        return dir.resolve("fleet.db").toString();
+    }
+
+    private static String runId(String summary) {
+        int at = summary.indexOf("(run id ");
+        assertThat(at).as(summary).isNotNegative();
+        return summary.substring(at + "(run id ".length(), summary.indexOf(')', at));
+    }
+
+    /** Runs a command of worker.jar that must exit 0. @return its standard output */
+    private static String command(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = WorkerMain.run(args, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+        assertThat(exit).as("%s exits 0; its stderr:%n%s", String.join(" ", args), err).isZero();
+        return out.toString();
+    }
+
+    /** Eight vignettes, the one at {@code huge} answered with 70,000 characters, too large to send. */
+    private Path suiteTooLargeAt(int huge) throws IOException {
+        StringBuilder lines = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            lines.append("{\"id\":\"v").append(i).append("\",\"prompt\":\"What is ").append(i).append(" + 1?")
+                    .append(i == huge ? " HUGE" : "").append("\",\"expected\":\"").append(i + 1).append("\"}\n");
+        }
+        return Files.writeString(dir.resolve("suite.jsonl"), lines);
     }
 
     /** Eight vignettes, the one at {@code failing} answered 503 every time. */

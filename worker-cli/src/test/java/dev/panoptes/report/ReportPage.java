@@ -76,7 +76,7 @@ public final class ReportPage {
     }
 
     /** The raw content of the embedded data block, up to the first end tag the HTML parser would see. */
-    String dataBlock() {
+    public String dataBlock() {
         int start = html.indexOf(DATA_OPEN);
         if (start < 0) {
             throw new AssertionError("no panoptes-data script in the page");

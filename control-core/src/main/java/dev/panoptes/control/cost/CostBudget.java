@@ -74,7 +74,7 @@ public final class CostBudget implements ProgressListener {
     /** The most completion tokens one answer took so far (for runs without max tokens). Scheduler thread only. */
     private long longestAnswer = -1;
     private volatile double spentUsd;
-    /** The part of spentUsd paid for answers not stored (attempts that failed). */
+    /** The part of spentUsd paid for answers not stored (attempts that failed, now or in earlier sittings). */
     private volatile double unstoredUsd;
     /** The worst case of the first job held back, or null while every job fit. */
     private volatile Double heldBackUsd;
@@ -103,22 +103,41 @@ public final class CostBudget implements ProgressListener {
         return this;
     }
 
+    /**
+     * Counts what earlier sittings of a resumed run spent on model calls whose answers were never
+     * stored (kept with the sittings by the store), so that the budget is the whole run's: spent,
+     * and part of {@link #unstoredUsd()}. Before the run starts.
+     *
+     * @throws IllegalArgumentException when negative or not a number
+     */
+    public CostBudget alreadySpentUnstored(double usd) {
+        if (!(usd >= 0) || Double.isInfinite(usd)) {
+            throw new IllegalArgumentException("what earlier sittings spent on answers not stored must be 0 USD or"
+                    + " more, got " + usd);
+        }
+        spentUsd += usd;
+        unstoredUsd += usd;
+        return this;
+    }
+
     /** The budget, in USD. */
     public double maxUsd() {
         return maxUsd;
     }
 
     /**
-     * What was spent so far, in USD: the answers stored (earlier runs' included) and the calls of
-     * this run's failed attempts that answered ({@link #unstoredUsd()}). Any thread.
+     * What was spent so far, in USD: the answers stored (earlier runs' included) and the calls
+     * whose answers were not stored, this run's failed attempts' and earlier sittings'
+     * ({@link #unstoredUsd()}). Any thread.
      */
     public double spentUsd() {
         return spentUsd;
     }
 
     /**
-     * What this run's failed attempts spent on calls whose answers were not stored, in USD (part
-     * of {@link #spentUsd()}). Any thread.
+     * What was spent on calls whose answers were not stored, in USD (part of {@link #spentUsd()}):
+     * this run's failed attempts', and those of a resumed run's earlier sittings
+     * ({@link #alreadySpentUnstored}). Any thread.
      */
     public double unstoredUsd() {
         return unstoredUsd;
