@@ -136,4 +136,18 @@ class CostBudgetTest {
         assertThat(budget.heldBackUsd()).isEqualTo(20.0);
         assertThat(budget.exceeded()).isFalse();
     }
+
+    @Test
+    void whatEarlierSittingsSpentOnAnswersNeverStoredIsSpentAndPartOfTheUnstoredPart() {
+        CostBudget budget = new CostBudget(Prices.of(java.util.Map.of("m", new Price(1, 0))), 2.0)
+                .alreadySpent(0.5).alreadySpentUnstored(1.0);
+
+        assertThat(budget.spentUsd()).isEqualTo(1.5);
+        assertThat(budget.unstoredUsd()).isEqualTo(1.0);
+        assertThat(budget.reached()).isFalse();
+        assertThat(budget.alreadySpentUnstored(0.5).reached()).as("2.0 of 2.0 USD spent").isTrue();
+        assertThatThrownBy(() -> budget.alreadySpentUnstored(-0.1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("-0.1");
+        assertThatThrownBy(() -> budget.alreadySpentUnstored(Double.NaN)).isInstanceOf(IllegalArgumentException.class);
+    }
 }
