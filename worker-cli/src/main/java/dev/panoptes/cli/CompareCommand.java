@@ -1,5 +1,6 @@
 package dev.panoptes.cli;
 
+import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.coordinator.DatabaseTarget;
@@ -7,6 +8,7 @@ import dev.panoptes.coordinator.ScorerMismatch;
 import dev.panoptes.report.ComparisonJson;
 import dev.panoptes.report.Figures;
 import dev.panoptes.report.HtmlReport;
+import dev.panoptes.report.MetricComparison;
 import dev.panoptes.report.ModelComparison;
 import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunDataLoader;
@@ -91,6 +93,12 @@ final class CompareCommand implements Callable<Integer> {
                     + " ${DEFAULT-VALUE}.")
     private int show;
 
+    @Option(names = "--group-by", order = 25, paramLabel = "KEY",
+            description = "A metadata key to break each metric's difference down by, with the mean over its"
+                    + " groups, each counted once. Default: the key the runs were made with (a group file's runs:"
+                    + " task).")
+    private String groupBy;
+
     @Option(names = "--json", order = 30, description = "Print JSON instead of text.")
     private boolean json;
 
@@ -138,7 +146,7 @@ final class CompareCommand implements Callable<Integer> {
             where.add(db);
         }
         List<ModelComparison.Result> comparisons = ModelComparison.compareAll(data.get(0),
-                data.size() == 1 ? null : data.get(1));
+                data.size() == 1 ? null : data.get(1), groupBy);
         PrintWriter stdout = spec.commandLine().getOut();
         PrintWriter stderr = spec.commandLine().getErr();
         if (comparisons.isEmpty()) {
@@ -239,8 +247,39 @@ final class CompareCommand implements Callable<Integer> {
                         .append(" -> ").append(Figures.ratio(v.other())).append(" (")
                         .append(Figures.difference(v.difference())).append(")\n");
             }
+            renderMetrics(sb, c.metrics());
         }
         return sb.toString();
+    }
+
+    /**
+     * Per metric the two sides share, its paired difference over every shared vignette, then per
+     * group (a group file's task) and, with two groups or more, the mean of the groups, each
+     * counted once (lm-eval's group aggregate without weight_by_size).
+     */
+    private static void renderMetrics(StringBuilder sb, List<MetricComparison> metrics) {
+        if (metrics.isEmpty()) {
+            return;
+        }
+        MetricComparison first = metrics.get(0);
+        sb.append("    per metric (").append(Scorers.isLoglikelihood(first.metric())
+                ? "multiple choice, recomputed from the answers' log-likelihoods" : "the runs' scores");
+        if (metrics.stream().anyMatch(m -> m.groupMean() != null)) {
+            sb.append("; the mean of the ").append(first.groupBy()).append(" groups: ")
+                    .append(PairedDifference.MEAN_METHOD);
+        }
+        sb.append("):\n");
+        for (MetricComparison m : metrics) {
+            sb.append("      ").append(m.metric()).append(": ").append(m.difference().format()).append('\n');
+            for (MetricComparison.Group g : m.groups()) {
+                sb.append("        ").append(m.groupBy()).append('=').append(g.group()).append(": ")
+                        .append(g.difference().format()).append('\n');
+            }
+            if (m.groupMean() != null) {
+                sb.append("        mean of the ").append(m.groups().size()).append(' ').append(m.groupBy())
+                        .append(" groups, each counted once: ").append(m.groupMean().format()).append('\n');
+            }
+        }
     }
 
     private static String noneShared(List<ModelComparison.Result> comparisons) {
