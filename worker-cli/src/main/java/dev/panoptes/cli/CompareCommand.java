@@ -36,8 +36,9 @@ import java.util.concurrent.Callable;
  * first with each model of the second. Each side shows one scoring: the latest, the one
  * {@code --scoring} names for every side, or with {@code --scoring} twice the first for the first
  * side and the second for the second. When the two sides' scorers differ it says so before the
- * figures, with the way out. Console, {@code --json}, or an HTML report with a comparison section
- * ({@code --out}).
+ * figures, with the way out. Runs of multiple-choice tasks are also compared per metric
+ * ({@link MetricComparison}: acc, acc_norm, acc_bytes), per task of a group file and over its
+ * tasks. Console, {@code --json}, or an HTML report with a comparison section ({@code --out}).
  */
 @Command(name = "compare",
         sortOptions = false,
@@ -51,7 +52,12 @@ import java.util.concurrent.Callable;
                     + " the same id, prompt and expected answer; the rest are counted as left out.",
             "Each side shows the latest scoring of its run unless --scoring says otherwise. When the two sides'"
                     + " scorers differ, a line before the figures says so (the difference then mixes models and"
-                    + " scorers) and how to compare like with like."},
+                    + " scorers) and how to compare like with like.",
+            "Runs of multiple-choice tasks are also compared per metric both sides have (acc, acc_norm,"
+                    + " acc_bytes, recomputed from the answers' log-likelihoods): the same paired difference over"
+                    + " every shared vignette, per task of a group file (or per value of --group-by), and the mean"
+                    + " over the tasks, each counted once (lm-eval's group aggregate without weight_by_size; SE"
+                    + " sqrt(sum SE^2)/k, Student's t with Welch-Satterthwaite degrees of freedom)."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:compared", "1:a database could not be read or the file not written",
             "2:invalid command line, or no such run", "3:nothing to compare: fewer than two models, or no"
