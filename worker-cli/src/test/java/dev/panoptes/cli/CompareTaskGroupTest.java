@@ -132,10 +132,27 @@ class CompareTaskGroupTest {
         assertThat(comparison.get("difference").asDouble()).isCloseTo(overall.get("acc")[0], within(1e-12));
         // acc and acc_norm pick different choices on some documents: the metrics are not copies.
         assertThat(overall.get("acc_norm")[0]).isNotEqualTo(overall.get("acc")[0]);
+
+        // --group-by names another key: the arithmetic documents' operation (the units ones have none).
+        EvalRun byOperation = EvalRun.of("compare", "--db", db.toString(), "--run", first, "--run", second,
+                "--group-by", "operation", "--show", "0");
+        assertThat(byOperation.exit()).as(byOperation.console()).isZero();
+        Map<String, List<Double>> byOp = new TreeMap<>();
+        for (Map.Entry<String, Doc> e : base.entrySet()) {
+            byOp.computeIfAbsent(e.getValue().operation(), k -> new ArrayList<>())
+                    .add(other.get(e.getKey()).value("acc") - e.getValue().value("acc"));
+        }
+        assertThat(byOp).containsKey("(none)").hasSizeGreaterThan(2);
+        String accBlock = byOperation.out().substring(byOperation.out().indexOf("      acc: "));
+        for (Map.Entry<String, List<Double>> op : byOp.entrySet()) {
+            assertThat(accBlock).contains("        operation=" + op.getKey() + ": ");
+        }
+        assertThat(accBlock).contains("        mean of the " + byOp.size() + " operation groups, each counted once: ")
+                .doesNotContain("task=");
     }
 
-    /** What the export says of one document: its task and prompt, and each metric recomputed. */
-    private record Doc(String task, String prompt, Map<String, Double> values) {
+    /** What the export says of one document: its task, operation and prompt, and each metric recomputed. */
+    private record Doc(String task, String operation, String prompt, Map<String, Double> values) {
         double value(String metric) {
             return values.get(metric);
         }
@@ -181,8 +198,9 @@ class CompareTaskGroupTest {
             }
             assertThat(line.get("acc").asDouble()).isEqualTo(values.get("acc"));
             assertThat(line.get("acc_norm").asDouble()).isEqualTo(values.get("acc_norm"));
+            JsonNode operation = doc.get("metadata").get("operation");
             docs.put(doc.get("id").asText(), new Doc(doc.get("metadata").get("task").asText(),
-                    doc.get("prompt").asText(), values));
+                    operation == null ? "(none)" : operation.asText(), doc.get("prompt").asText(), values));
         }
         return docs;
     }
