@@ -6,8 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.function.Function;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * Pairs the answers of two models, of one run or of two, on the vignettes they share, and says
@@ -73,9 +73,10 @@ public final class ModelComparison {
      * @param scoring           the other side's
      * @param baselineScorer    the scorer of the baseline's scores (null when its run records none)
      * @param scorer            the other side's
-     * @param metrics           per metric both sides have (lm-eval's multiple-choice metrics), the
-     *                          paired difference overall and per group ({@link MetricComparison});
-     *                          empty from {@link #compare}, filled by {@link #compareAll}
+     * @param metrics           per metric both sides have (lm-eval's multiple-choice metrics, or with
+     *                          a group-by key the figure score), the paired difference overall, per
+     *                          group and over the groups ({@link MetricComparison}); empty from
+     *                          {@link #compare}, filled by {@link #compareAll}
      */
     public record Result(String baselineRun, String baselineModel, String run, String model, int baselineVignettes,
                          int vignettes, int shared, int onlyBaseline, int onlyOther, int differing,
