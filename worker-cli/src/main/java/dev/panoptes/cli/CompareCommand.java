@@ -1,5 +1,6 @@
 package dev.panoptes.cli;
 
+import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.coordinator.DatabaseTarget;
@@ -7,6 +8,7 @@ import dev.panoptes.coordinator.ScorerMismatch;
 import dev.panoptes.report.ComparisonJson;
 import dev.panoptes.report.Figures;
 import dev.panoptes.report.HtmlReport;
+import dev.panoptes.report.MetricComparison;
 import dev.panoptes.report.ModelComparison;
 import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunDataLoader;
@@ -34,8 +36,9 @@ import java.util.concurrent.Callable;
  * first with each model of the second. Each side shows one scoring: the latest, the one
  * {@code --scoring} names for every side, or with {@code --scoring} twice the first for the first
  * side and the second for the second. When the two sides' scorers differ it says so before the
- * figures, with the way out. Console, {@code --json}, or an HTML report with a comparison section
- * ({@code --out}).
+ * figures, with the way out. Runs of multiple-choice tasks are also compared per metric
+ * ({@link MetricComparison}: acc, acc_norm, acc_bytes), per task of a group file and over its
+ * tasks. Console, {@code --json}, or an HTML report with a comparison section ({@code --out}).
  */
 @Command(name = "compare",
         sortOptions = false,
@@ -49,7 +52,12 @@ import java.util.concurrent.Callable;
                     + " the same id, prompt and expected answer; the rest are counted as left out.",
             "Each side shows the latest scoring of its run unless --scoring says otherwise. When the two sides'"
                     + " scorers differ, a line before the figures says so (the difference then mixes models and"
-                    + " scorers) and how to compare like with like."},
+                    + " scorers) and how to compare like with like.",
+            "Runs of multiple-choice tasks are also compared per metric both sides have (acc, acc_norm,"
+                    + " acc_bytes, recomputed from the answers' log-likelihoods): the same paired difference over"
+                    + " every shared vignette, per task of a group file (or per value of --group-by), and the mean"
+                    + " over the tasks, each counted once (lm-eval's group aggregate without weight_by_size; SE"
+                    + " sqrt(sum SE^2)/k, Student's t with Welch-Satterthwaite degrees of freedom)."},
         exitCodeListHeading = "%nExit codes:%n",
         exitCodeList = {"0:compared", "1:a database could not be read or the file not written",
             "2:invalid command line, or no such run", "3:nothing to compare: fewer than two models, or no"
@@ -90,6 +98,12 @@ final class CompareCommand implements Callable<Integer> {
             description = "Changed vignettes listed per model pair on the console (--json lists all). Default:"
                     + " ${DEFAULT-VALUE}.")
     private int show;
+
+    @Option(names = "--group-by", order = 25, paramLabel = "KEY",
+            description = "A metadata key to break each metric's difference down by, with the mean over its"
+                    + " groups, each counted once. Default: the key the runs were made with (a group file's runs:"
+                    + " task).")
+    private String groupBy;
 
     @Option(names = "--json", order = 30, description = "Print JSON instead of text.")
     private boolean json;
@@ -138,7 +152,7 @@ final class CompareCommand implements Callable<Integer> {
             where.add(db);
         }
         List<ModelComparison.Result> comparisons = ModelComparison.compareAll(data.get(0),
-                data.size() == 1 ? null : data.get(1));
+                data.size() == 1 ? null : data.get(1), groupBy);
         PrintWriter stdout = spec.commandLine().getOut();
         PrintWriter stderr = spec.commandLine().getErr();
         if (comparisons.isEmpty()) {
@@ -239,8 +253,39 @@ final class CompareCommand implements Callable<Integer> {
                         .append(" -> ").append(Figures.ratio(v.other())).append(" (")
                         .append(Figures.difference(v.difference())).append(")\n");
             }
+            renderMetrics(sb, c.metrics());
         }
         return sb.toString();
+    }
+
+    /**
+     * Per metric the two sides share, its paired difference over every shared vignette, then per
+     * group (a group file's task) and, with two groups or more, the mean of the groups, each
+     * counted once (lm-eval's group aggregate without weight_by_size).
+     */
+    private static void renderMetrics(StringBuilder sb, List<MetricComparison> metrics) {
+        if (metrics.isEmpty()) {
+            return;
+        }
+        MetricComparison first = metrics.get(0);
+        sb.append("    per metric (").append(Scorers.isLoglikelihood(first.metric())
+                ? "multiple choice, recomputed from the answers' log-likelihoods" : "the runs' scores");
+        if (metrics.stream().anyMatch(m -> m.groupMean() != null)) {
+            sb.append("; the mean of the ").append(first.groupBy()).append(" groups: ")
+                    .append(PairedDifference.MEAN_METHOD);
+        }
+        sb.append("):\n");
+        for (MetricComparison m : metrics) {
+            sb.append("      ").append(m.metric()).append(": ").append(m.difference().format()).append('\n');
+            for (MetricComparison.Group g : m.groups()) {
+                sb.append("        ").append(m.groupBy()).append('=').append(g.group()).append(": ")
+                        .append(g.difference().format()).append('\n');
+            }
+            if (m.groupMean() != null) {
+                sb.append("        mean of the ").append(m.groups().size()).append(' ').append(m.groupBy())
+                        .append(" groups, each counted once: ").append(m.groupMean().format()).append('\n');
+            }
+        }
     }
 
     private static String noneShared(List<ModelComparison.Result> comparisons) {

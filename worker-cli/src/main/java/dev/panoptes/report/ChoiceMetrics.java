@@ -24,6 +24,9 @@ import java.util.TreeMap;
  * <p>Immutable once built.
  */
 public final class ChoiceMetrics {
+    /** Scores each answer by the metric named in each call ({@link RunScoring#score(String, String, String)}). */
+    private static final RunScoring SCORING = new RunScoring("acc");
+
     private final Map<String, Map<String, Estimate>> byMetric;
     private final Map<String, Map<String, Map<String, Estimate>>> byGroup;
 
@@ -49,7 +52,6 @@ public final class ChoiceMetrics {
      * tasks), sorted by value.
      */
     static ChoiceMetrics of(RunData data, List<String> models, String groupBy) {
-        RunScoring scoring = new RunScoring("acc");
         Map<String, Map<String, Estimate>> byMetric = new LinkedHashMap<>();
         Map<String, Map<String, Map<String, Estimate>>> byGroup = new LinkedHashMap<>();
         for (String metric : Scorers.loglikelihoodNames()) {
@@ -59,24 +61,13 @@ public final class ChoiceMetrics {
                 List<Sample> samples = new ArrayList<>();
                 List<String> groups = new ArrayList<>();
                 for (SampleRow row : data.samples()) {
-                    if (!row.model().equals(model) || row.expected() == null || row.expected().isEmpty()) {
-                        continue;
-                    }
-                    if (row.failed()) {
-                        samples.add(new Sample(row.vignetteId(), 0));
-                        groups.add(groupBy == null ? "" : RunStats.groupOf(row, groupBy));
-                        continue;
-                    }
-                    if (row.response() == null || !row.response().startsWith("{\"resps\":")) {
-                        continue;
-                    }
-                    ScoreEntry e = scoring.score(metric, row.expected(), row.response());
-                    if (e != null && e.score() != null) {
-                        samples.add(new Sample(row.vignetteId(), e.score()));
+                    Double value = row.model().equals(model) ? value(metric, row) : null;
+                    if (value != null) {
+                        samples.add(new Sample(row.vignetteId(), value));
                         groups.add(groupBy == null ? "" : RunStats.groupOf(row, groupBy));
                     }
                 }
-                if (samples.stream().anyMatch(s -> true) && hasAnswer(data, model)) {
+                if (!samples.isEmpty() && hasAnswer(data, model)) {
                     byModel.put(model, Accuracy.of(samples));
                     if (groupBy != null) {
                         groupsByModel.put(model, Collections.unmodifiableMap(new TreeMap<>(
@@ -92,10 +83,42 @@ public final class ChoiceMetrics {
         return new ChoiceMetrics(Collections.unmodifiableMap(byMetric), Collections.unmodifiableMap(byGroup));
     }
 
-    private static boolean hasAnswer(RunData data, String model) {
+    /**
+     * One answer's value of a multiple-choice metric, as every figure of it counts the answer
+     * (this, {@code compare}'s per-metric differences and the lm-eval export): 0 when the answer
+     * failed, the metric's score of a stored log-likelihood answer, or null (in no figure) when
+     * the vignette has no expected choice, the answer is not one asked by log-likelihood, or the
+     * metric gives no score.
+     *
+     * @param metric {@code acc}, {@code acc_norm} or {@code acc_bytes}
+     * @param row    the answer
+     */
+    static Double value(String metric, SampleRow row) {
+        if (row.expected() == null || row.expected().isEmpty()) {
+            return null;
+        }
+        if (row.failed()) {
+            return 0.0;
+        }
+        if (!isChoiceAnswer(row.response())) {
+            return null;
+        }
+        ScoreEntry e = SCORING.score(metric, row.expected(), row.response());
+        return e == null ? null : e.score();
+    }
+
+    /** True when {@code response} is a stored log-likelihood answer. */
+    static boolean isChoiceAnswer(String response) {
+        return response != null && response.startsWith("{\"resps\":");
+    }
+
+    /**
+     * True when the model has an answer asked by log-likelihood that did not fail: without one
+     * its run has no multiple-choice metrics for it (failed answers alone say nothing of them).
+     */
+    static boolean hasAnswer(RunData data, String model) {
         for (SampleRow row : data.samples()) {
-            if (row.model().equals(model) && !row.failed() && row.response() != null
-                    && row.response().startsWith("{\"resps\":")) {
+            if (row.model().equals(model) && !row.failed() && isChoiceAnswer(row.response())) {
                 return true;
             }
         }

@@ -11,7 +11,10 @@ import java.util.List;
  * the shared and left-out vignettes, the paired difference with its 95 % interval, SE and
  * p-value, and the vignettes whose score changed. Every figure is printed with {@link Figures}
  * (the p-value with {@link PairedDifference#p}), every string HTML-escaped. Figure cells carry
- * {@code data-pair} (the row's index) and {@code data-metric}. Stateless.
+ * {@code data-pair} (the row's index) and {@code data-metric}. When the pairs have metrics
+ * ({@link MetricComparison}: lm-eval's multiple-choice metrics, per task of a group file) a
+ * second table gives each metric's paired difference overall, per group and over the groups.
+ * Stateless.
  */
 final class ComparisonHtml {
     /** The most changed vignettes listed per pair; the JSON output has them all. */
@@ -56,10 +59,65 @@ final class ComparisonHtml {
         out.write("</tbody></table></div>\n<p class=\"note\">Difference: compared minus baseline, over the vignettes"
                 + " both scored with the same prompt and expected answer (each side's mean over its epochs; a failed"
                 + " answer counts 0). Left out: vignettes only one side scored, or asked differently.</p>\n");
+        metrics(out, comparisons);
         for (int i = 0; i < comparisons.size(); i++) {
             changes(out, i, comparisons.get(i));
         }
         out.write("</section>\n");
+    }
+
+    /**
+     * The per-metric table, when a pair has metrics ({@link MetricComparison}): per pair and
+     * metric a row over every shared vignette ({@code data-group="all"}), one per group
+     * ({@code data-group} its value) and the mean over the groups ({@code data-group="mean"}).
+     * Figure cells carry {@code data-pair}, {@code data-score} (the metric), {@code data-group} and
+     * {@code data-metric} (the column).
+     */
+    private static void metrics(Writer out, List<ModelComparison.Result> comparisons) throws IOException {
+        if (comparisons.stream().allMatch(c -> c.metrics().isEmpty())) {
+            return;
+        }
+        out.write("<h3>Per metric</h3>\n<div class=\"scroll\"><table class=\"compare-metrics\">\n<thead><tr>"
+                + "<th>Baseline</th><th>Compared</th><th>Metric</th><th>Over</th><th>Shared vignettes</th>"
+                + "<th>Difference</th><th>95% CI low</th><th>95% CI high</th><th>SE</th><th>p</th></tr></thead>\n"
+                + "<tbody>\n");
+        for (int i = 0; i < comparisons.size(); i++) {
+            ModelComparison.Result c = comparisons.get(i);
+            for (MetricComparison m : c.metrics()) {
+                metricRow(out, i, c, m.metric(), "all", "all shared", m.difference());
+                for (MetricComparison.Group g : m.groups()) {
+                    metricRow(out, i, c, m.metric(), g.group(), m.groupBy() + "=" + g.group(), g.difference());
+                }
+                if (m.groupMean() != null) {
+                    metricRow(out, i, c, m.metric(), "mean", "mean of the " + m.groups().size() + " " + m.groupBy()
+                            + " groups, each counted once", m.groupMean());
+                }
+            }
+        }
+        out.write("</tbody></table></div>\n<p class=\"note\">Each metric over the vignettes both sides answered"
+                + " with the same prompt and expected answer (multiple-choice metrics recomputed from the answers'"
+                + " log-likelihoods; a failed answer counts 0); per group the same over that group's vignettes."
+                + " The mean of the groups counts each once, as lm-eval's group aggregate without weight_by_size: "
+                + Html.escape(PairedDifference.MEAN_METHOD) + ".</p>\n");
+    }
+
+    private static void metricRow(Writer out, int pair, ModelComparison.Result c, String metric, String group,
+                                  String label, PairedDifference d) throws IOException {
+        String data = " data-pair=\"" + pair + "\" data-score=\"" + Html.escape(metric) + "\" data-group=\""
+                + Html.escape(group) + "\"";
+        out.write("<tr" + data + "><td>" + Html.escape(c.baselineName()) + "</td><td>" + Html.escape(c.name())
+                + "</td><td>" + Html.escape(metric) + "</td><td>" + Html.escape(label) + "</td>");
+        metricCell(out, data, "shared", Figures.count(d.vignettes()));
+        metricCell(out, data, "difference", Figures.difference(d.difference()));
+        metricCell(out, data, "ci-low", Figures.difference(d.ciLow()));
+        metricCell(out, data, "ci-high", Figures.difference(d.ciHigh()));
+        metricCell(out, data, "stderr", Figures.ratio(d.standardError()));
+        metricCell(out, data, "p-value", PairedDifference.p(d.pValue()));
+        out.write("</tr>\n");
+    }
+
+    private static void metricCell(Writer out, String data, String column, String text) throws IOException {
+        out.write("<td class=\"num\"" + data + " data-metric=\"" + column + "\">" + Html.escape(text) + "</td>");
     }
 
     private static void changes(Writer out, int pair, ModelComparison.Result c) throws IOException {

@@ -14,7 +14,9 @@ import java.util.List;
  * The JSON that {@code compare --json} prints: the method, whether the two sides' scorers differ
  * ({@code scorersDiffer}), each run compared with its database, the scoring shown and its
  * manifest, and per model pair the vignette counts, each side's scoring and scorer, the paired
- * difference with its interval, SE and p-value, and every vignette whose score changed. NaN is
+ * difference with its interval, SE and p-value, every vignette whose score changed, and
+ * {@code metrics}: per metric both sides have ({@link MetricComparison}) the same figures over
+ * every shared vignette, per group ({@code groups}) and over the groups ({@code groupMean}). NaN is
  * null. Stateless and thread-safe.
  */
 public final class ComparisonJson {

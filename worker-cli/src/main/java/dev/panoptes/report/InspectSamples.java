@@ -244,7 +244,7 @@ final class InspectSamples {
 
     /** The stored log-likelihood answer of a multiple-choice sample; null for any other. */
     private static ChoiceLoglikelihoods choiceAnswer(SampleRow row) {
-        if (row.failed() || row.response() == null || !LmEvalChoiceLines.isChoiceAnswer(row.response())) {
+        if (row.failed() || row.response() == null || !ChoiceMetrics.isChoiceAnswer(row.response())) {
             return null;
         }
         try {

@@ -1,8 +1,6 @@
 package dev.panoptes.report;
 
 import dev.panoptes.control.score.ChoiceLoglikelihoods;
-import dev.panoptes.control.score.RunScoring;
-import dev.panoptes.control.store.ScoreEntry;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -28,14 +26,8 @@ import java.util.Map;
 final class LmEvalChoiceLines {
     /** The metrics of a multiple-choice line, in lm-eval's order. */
     static final List<String> METRICS = List.of("acc", "acc_norm");
-    private static final RunScoring SCORING = new RunScoring("acc");
 
     private LmEvalChoiceLines() {
-    }
-
-    /** True when {@code response} is a stored log-likelihood answer. */
-    static boolean isChoiceAnswer(String response) {
-        return response != null && response.startsWith("{\"resps\":");
     }
 
     /**
@@ -47,7 +39,7 @@ final class LmEvalChoiceLines {
     static void fill(Map<String, Object> line, List<SampleRow> repeats, String context) {
         List<ChoiceLoglikelihoods> answers = new ArrayList<>();
         for (SampleRow r : repeats) {
-            if (!r.failed() && isChoiceAnswer(r.response())) {
+            if (!r.failed() && ChoiceMetrics.isChoiceAnswer(r.response())) {
                 answers.add(ChoiceLoglikelihoods.parse(r.response()));
             }
         }
@@ -90,27 +82,12 @@ final class LmEvalChoiceLines {
         double sum = 0;
         int n = 0;
         for (SampleRow r : repeats) {
-            Double v = value(metric, r);
+            Double v = ChoiceMetrics.value(metric, r);
             if (v != null) {
                 sum += v;
                 n++;
             }
         }
         return n == 0 ? null : sum / n;
-    }
-
-    /** As {@link ChoiceMetrics} counts an answer: 0 when failed, the metric's score, or null (in no figure). */
-    static Double value(String metric, SampleRow r) {
-        if (r.expected() == null || r.expected().isEmpty()) {
-            return null;
-        }
-        if (r.failed()) {
-            return 0.0;
-        }
-        if (!isChoiceAnswer(r.response())) {
-            return null;
-        }
-        ScoreEntry e = SCORING.score(metric, r.expected(), r.response());
-        return e == null ? null : e.score();
     }
 }

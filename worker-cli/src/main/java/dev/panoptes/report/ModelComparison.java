@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * Pairs the answers of two models, of one run or of two, on the vignettes they share, and says
@@ -72,14 +73,27 @@ public final class ModelComparison {
      * @param scoring           the other side's
      * @param baselineScorer    the scorer of the baseline's scores (null when its run records none)
      * @param scorer            the other side's
+     * @param metrics           per metric both sides have (lm-eval's multiple-choice metrics, or with
+     *                          a group-by key the figure score), the paired difference overall, per
+     *                          group and over the groups ({@link MetricComparison}); empty from
+     *                          {@link #compare}, filled by {@link #compareAll}
      */
     public record Result(String baselineRun, String baselineModel, String run, String model, int baselineVignettes,
                          int vignettes, int shared, int onlyBaseline, int onlyOther, int differing,
                          PairedDifference difference, List<Changed> changed, boolean acrossRuns,
-                         int baselineScoring, int scoring, String baselineScorer, String scorer) {
-        /** Copies changed. */
+                         int baselineScoring, int scoring, String baselineScorer, String scorer,
+                         List<MetricComparison> metrics) {
+        /** Copies changed and metrics. */
         public Result {
             changed = List.copyOf(changed);
+            metrics = List.copyOf(metrics);
+        }
+
+        /** This comparison with {@code metrics} as its per-metric differences. */
+        Result withMetrics(List<MetricComparison> metrics) {
+            return new Result(baselineRun, baselineModel, run, model, baselineVignettes, vignettes, shared,
+                    onlyBaseline, onlyOther, differing, difference, changed, acrossRuns, baselineScoring, scoring,
+                    baselineScorer, scorer, metrics);
         }
 
         /** Vignettes of either side that were not paired. */
@@ -131,12 +145,58 @@ public final class ModelComparison {
      * @throws NullPointerException when an argument is null
      */
     public static Result compare(RunData baselineRun, String baselineModel, RunData run, String model) {
+        Pairing pairing = pair(baselineRun, baselineModel, run, model, SampleRow::figureScore);
+        List<Changed> changed = new ArrayList<>();
+        for (Paired p : pairing.pairs()) {
+            if (Math.abs(p.difference()) > SAME) {
+                changed.add(new Changed(p.vignetteId(), p.baseline(), p.other()));
+            }
+        }
+        return new Result(baselineRun.info().runId(), baselineModel, run.info().runId(), model,
+                pairing.baselineVignettes(), pairing.vignettes(), pairing.pairs().size(), pairing.onlyBaseline(),
+                pairing.onlyOther(), pairing.differing(), pairing.difference(), changed, baselineRun != run,
+                number(baselineRun), number(run), baselineRun.info().scorer(), run.info().scorer(), List.of());
+    }
+
+    /**
+     * One shared vignette: each side's mean score over its epochs.
+     *
+     * @param vignetteId the vignette
+     * @param asked      the baseline's first sample of it (its metadata says which group it is in)
+     * @param baseline   the baseline's mean score
+     * @param other      the other side's
+     */
+    record Paired(String vignetteId, SampleRow asked, double baseline, double other) {
+        double difference() {
+            return other - baseline;
+        }
+    }
+
+    /**
+     * The vignettes two sides share under one way of scoring an answer, sorted by vignette id,
+     * and the counts of those left out (see the class comment).
+     */
+    record Pairing(List<Paired> pairs, int baselineVignettes, int vignettes, int onlyBaseline, int onlyOther,
+                   int differing) {
+        /** The paired difference over every shared vignette, other minus baseline. */
+        PairedDifference difference() {
+            return PairedDifference.of(pairs.stream().map(Paired::difference).toList());
+        }
+    }
+
+    /**
+     * Pairs two sides' answers, each scored by {@code score}: a sample whose score is null is in
+     * no figure; a vignette is shared when both sides have a scored sample of it and asked it
+     * with the same prompt and expected answer. The one pairing behind {@link #compare} (the
+     * figure score) and {@link MetricComparison} (each multiple-choice metric).
+     */
+    static Pairing pair(RunData baselineRun, String baselineModel, RunData run, String model,
+                        Function<SampleRow, Double> score) {
         Objects.requireNonNull(baselineModel, "baselineModel");
         Objects.requireNonNull(model, "model");
-        Map<String, VignetteScore> base = scores(baselineRun, baselineModel);
-        Map<String, VignetteScore> other = scores(run, model);
-        List<Double> differences = new ArrayList<>();
-        List<Changed> changed = new ArrayList<>();
+        Map<String, VignetteScore> base = scores(baselineRun, baselineModel, score);
+        Map<String, VignetteScore> other = scores(run, model, score);
+        List<Paired> pairs = new ArrayList<>();
         int differing = 0;
         int onlyBaseline = 0;
         for (Map.Entry<String, VignetteScore> entry : base.entrySet()) {
@@ -144,14 +204,11 @@ public final class ModelComparison {
             VignetteScore o = other.get(entry.getKey());
             if (o == null) {
                 onlyBaseline++;
-            } else if (!Objects.equals(b.prompt, o.prompt) || !Objects.equals(b.expected, o.expected)) {
+            } else if (!Objects.equals(b.first.prompt(), o.first.prompt())
+                    || !Objects.equals(b.first.expected(), o.first.expected())) {
                 differing++;
             } else {
-                double d = o.mean() - b.mean();
-                differences.add(d);
-                if (Math.abs(d) > SAME) {
-                    changed.add(new Changed(entry.getKey(), b.mean(), o.mean()));
-                }
+                pairs.add(new Paired(entry.getKey(), b.first, b.mean(), o.mean()));
             }
         }
         int onlyOther = 0;
@@ -160,10 +217,7 @@ public final class ModelComparison {
                 onlyOther++;
             }
         }
-        return new Result(baselineRun.info().runId(), baselineModel, run.info().runId(), model, base.size(),
-                other.size(), differences.size(), onlyBaseline, onlyOther, differing,
-                PairedDifference.of(differences), changed, baselineRun != run, number(baselineRun), number(run),
-                baselineRun.info().scorer(), run.info().scorer());
+        return new Pairing(pairs, base.size(), other.size(), onlyBaseline, onlyOther, differing);
     }
 
     /**
@@ -180,58 +234,81 @@ public final class ModelComparison {
 
     /**
      * Every model pair of one run (each model against each later one, in the run's model order),
-     * or of two: each model of {@code first} against each model of {@code second}.
+     * or of two: each model of {@code first} against each model of {@code second}; each with its
+     * per-metric differences ({@link MetricComparison}) broken down by the group-by key the runs
+     * were made with (the first's, else the second's; a group file's runs record {@code task}).
      *
      * @param first  the baseline run
      * @param second the other run; null to pair the models of {@code first} with each other
      * @return the comparisons; empty when one run has fewer than two models
+     * @throws NullPointerException when first is null
      */
     public static List<Result> compareAll(RunData first, RunData second) {
+        return compareAll(first, second, null);
+    }
+
+    /**
+     * As {@link #compareAll(RunData, RunData)}, with the per-metric differences broken down by
+     * {@code groupBy} when it is given (not blank), else by the key the runs were made with.
+     *
+     * @throws NullPointerException when first is null
+     */
+    public static List<Result> compareAll(RunData first, RunData second, String groupBy) {
         Objects.requireNonNull(first, "first");
+        String key = RunStats.groupByOf(first, groupBy);
+        if (key == null && second != null) {
+            key = RunStats.groupByOf(second, null);
+        }
         List<String> baselines = RunStats.modelOrder(first);
         List<Result> results = new ArrayList<>();
         if (second == null) {
             for (int i = 0; i < baselines.size(); i++) {
                 for (int j = i + 1; j < baselines.size(); j++) {
-                    results.add(compare(first, baselines.get(i), first, baselines.get(j)));
+                    results.add(compareWithMetrics(first, baselines.get(i), first, baselines.get(j), key));
                 }
             }
             return results;
         }
         for (String baseline : baselines) {
             for (String model : RunStats.modelOrder(second)) {
-                results.add(compare(first, baseline, second, model));
+                results.add(compareWithMetrics(first, baseline, second, model, key));
             }
         }
         return results;
     }
 
-    /** Per vignette, the model's figure scores (failed answers as 0), by vignette id. */
-    private static Map<String, VignetteScore> scores(RunData run, String model) {
+    private static Result compareWithMetrics(RunData baselineRun, String baselineModel, RunData run, String model,
+                                             String groupBy) {
+        return compare(baselineRun, baselineModel, run, model)
+                .withMetrics(MetricComparison.of(baselineRun, baselineModel, run, model, groupBy));
+    }
+
+    /** Per vignette, the model's scores by {@code score} (null: in no figure), by vignette id. */
+    private static Map<String, VignetteScore> scores(RunData run, String model, Function<SampleRow, Double> score) {
         Map<String, VignetteScore> scores = new TreeMap<>();
         for (SampleRow row : run.samples()) {
-            Double score = row.figureScore();
-            if (score == null || !row.model().equals(model)) {
+            if (!row.model().equals(model)) {
                 continue;
             }
-            VignetteScore v = scores.computeIfAbsent(row.vignetteId(), k -> new VignetteScore(row.prompt(),
-                    row.expected()));
-            v.sum += score;
+            Double value = score.apply(row);
+            if (value == null) {
+                continue;
+            }
+            VignetteScore v = scores.computeIfAbsent(row.vignetteId(), k -> new VignetteScore(row));
+            v.sum += value;
             v.count++;
         }
         return scores;
     }
 
-    /** One side's running total for one vignette, and how it was asked (from its first sample). */
+    /** One side's running total for one vignette, and how it was asked (its first sample). */
     private static final class VignetteScore {
-        final String prompt;
-        final String expected;
+        final SampleRow first;
         double sum;
         int count;
 
-        VignetteScore(String prompt, String expected) {
-            this.prompt = prompt;
-            this.expected = expected;
+        VignetteScore(SampleRow first) {
+            this.first = first;
         }
 
         double mean() {

@@ -327,7 +327,46 @@ final class ReportJson {
             g.writeEndObject();
         }
         g.writeEndArray();
+        g.writeArrayFieldStart("metrics");
+        for (MetricComparison m : c.metrics()) {
+            writeMetric(g, m);
+        }
+        g.writeEndArray();
         g.writeEndObject();
+    }
+
+    /**
+     * One metric of a comparison ({@link MetricComparison}): its paired difference over every
+     * shared vignette, per group ({@code groups}) and the mean over the groups ({@code groupMean},
+     * null with fewer than two).
+     */
+    private static void writeMetric(JsonGenerator g, MetricComparison m) throws IOException {
+        g.writeStartObject();
+        g.writeStringField("metric", m.metric());
+        g.writeStringField("groupBy", m.groupBy());
+        writeCountedDifference(g, m.difference());
+        g.writeArrayFieldStart("groups");
+        for (MetricComparison.Group group : m.groups()) {
+            g.writeStartObject();
+            g.writeStringField("group", group.group());
+            writeCountedDifference(g, group.difference());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+        if (m.groupMean() == null) {
+            g.writeNullField("groupMean");
+        } else {
+            g.writeObjectFieldStart("groupMean");
+            g.writeStringField("method", PairedDifference.MEAN_METHOD);
+            writeCountedDifference(g, m.groupMean());
+            g.writeEndObject();
+        }
+        g.writeEndObject();
+    }
+
+    private static void writeCountedDifference(JsonGenerator g, PairedDifference d) throws IOException {
+        g.writeNumberField("sharedVignettes", d.vignettes());
+        writeDifference(g, d);
     }
 
     /** A side's scoring number (null when its run has none) and scorer. */

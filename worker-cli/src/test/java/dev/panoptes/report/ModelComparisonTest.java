@@ -83,6 +83,25 @@ class ModelComparisonTest {
         assertThat(r.difference().hasInterval()).as("one vignette has no spread").isFalse();
     }
 
+    @Test
+    void withAGroupByKeyARunWithoutChoiceAnswersHasItsScoresBrokenDownByGroupAndWithoutOneNoMetrics() {
+        RunData run = ReportFixtures.run();
+        assertThat(ModelComparison.compareAll(run, null).get(0).metrics()).as("no choice answers, no key").isEmpty();
+
+        // m-b - m-a: d(v1) = 0, d(v2) = 0.5 (topic geo), d(v3) = 0.5 (no topic).
+        MetricComparison m = ModelComparison.compareAll(run, null, "topic").get(0).metrics().get(0);
+        assertThat(m.metric()).as("named after the scorer both sides share").isEqualTo("exact");
+        assertThat(m.groupBy()).isEqualTo("topic");
+        assertThat(m.difference()).isEqualTo(PairedDifference.of(List.of(0.0, 0.5, 0.5)));
+        assertThat(m.groups()).containsExactly(
+                new MetricComparison.Group(RunStats.NO_GROUP, PairedDifference.of(List.of(0.5))),
+                new MetricComparison.Group("geo", PairedDifference.of(List.of(0.0, 0.5))));
+        // Each group counted once: (0.5 + 0.25) / 2; one group of one vignette leaves it without interval.
+        assertThat(m.groupMean().difference()).isCloseTo(0.375, within(EPS));
+        assertThat(m.groupMean().hasInterval()).isFalse();
+        assertThat(m.groupMean().vignettes()).isEqualTo(3);
+    }
+
     static RunData run(String id, String model, List<SampleRow> rows) {
         return new RunData(new RunInfo(id, "s.jsonl", List.of(model), "exact", 1, null, rows.size()),
                 new ArrayList<>(rows), List.of(), List.of());

@@ -1,5 +1,6 @@
 package dev.panoptes.control.stats;
 
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -76,6 +77,72 @@ public record PairedDifference(int vignettes, double difference, double standard
         double half = StudentT.quantile(0.975, v - 1) * se;
         return new PairedDifference(v, mean, se, Math.max(-1.0, mean - half), Math.min(1.0, mean + half),
                 StudentT.twoSidedP(mean / se, v - 1));
+    }
+
+    /** How {@link #meanOf} combines groups, as reports name it once. */
+    public static final String MEAN_METHOD = "unweighted mean over groups, SE sqrt(sum SE^2)/k, Student's t with"
+            + " Welch-Satterthwaite degrees of freedom";
+
+    /**
+     * The unweighted mean of several groups' paired differences (for example the tasks of an
+     * lm-eval group), each group counting once whatever its size: the paired counterpart of
+     * {@link GroupMean}, and the difference of lm-eval's group aggregate with
+     * {@code weight_by_size: false}. The groups hold disjoint vignettes, so they are independent:
+     * <pre>
+     *   difference = (sum of the groups' differences) / k
+     *   SE         = sqrt(sum of SE_g^2) / k
+     *   df         = (sum SE_g^2)^2 / sum(SE_g^4 / (V_g - 1))     (Welch-Satterthwaite)
+     *   95 % CI    = difference &plusmn; t(0.975, df) * SE, clipped to [-1, 1]
+     *   p          = P(|T| &ge; |difference / SE|), T ~ Student t with df degrees of freedom
+     * </pre>
+     * With one group this is that group's own paired t. When every group's SE is 0 the interval
+     * is the difference and p is 1 if it is 0, else 0, as in {@link #of}. When a group has fewer
+     * than two vignettes there is no spread to combine: SE, interval and p are NaN.
+     * {@link #vignettes()} is the groups' vignettes added up.
+     *
+     * @param groups the groups' paired differences; those with no vignette are left out
+     * @return the mean over the groups with vignettes; with none, that of no vignette (NaN)
+     * @throws NullPointerException when the collection or an element is null
+     */
+    public static PairedDifference meanOf(Collection<PairedDifference> groups) {
+        Objects.requireNonNull(groups, "groups");
+        int k = 0;
+        int vignettes = 0;
+        double sum = 0;
+        double variance = 0;
+        double dfDenominator = 0;
+        boolean spread = true;
+        for (PairedDifference g : groups) {
+            Objects.requireNonNull(g, "group");
+            if (g.vignettes == 0) {
+                continue;
+            }
+            k++;
+            vignettes += g.vignettes;
+            sum += g.difference;
+            if (!g.hasInterval()) {
+                spread = false;
+                continue;
+            }
+            double s2 = g.standardError * g.standardError;
+            variance += s2;
+            dfDenominator += s2 * s2 / (g.vignettes - 1);
+        }
+        if (k == 0) {
+            return of(List.of());
+        }
+        double mean = sum / k;
+        if (!spread) {
+            return new PairedDifference(vignettes, mean, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
+        }
+        double se = Math.sqrt(variance) / k;
+        if (se == 0) {
+            return new PairedDifference(vignettes, mean, 0.0, mean, mean, mean == 0 ? 1.0 : 0.0);
+        }
+        double df = variance * variance / dfDenominator;
+        double half = StudentT.quantile(0.975, df) * se;
+        return new PairedDifference(vignettes, mean, se, Math.max(-1.0, mean - half), Math.min(1.0, mean + half),
+                StudentT.twoSidedP(mean / se, df));
     }
 
     /** True when the standard error, interval and p-value are defined. */

@@ -26,6 +26,35 @@ class PairedDifferenceTest {
     }
 
     @Test
+    void theMeanOverGroupsCountsEachGroupOnceWithSatterthwaiteDegreesOfFreedom() {
+        // A: d = 0, 0.5, 0.5 (mean 1/3, SE 1/6, V 3); B: d = 1, 0 (mean 1/2, SE 1/2, V 2).
+        PairedDifference a = PairedDifference.of(List.of(0.0, 0.5, 0.5));
+        PairedDifference b = PairedDifference.of(List.of(1.0, 0.0));
+        PairedDifference mean = PairedDifference.meanOf(List.of(a, b, PairedDifference.of(List.of())));
+
+        // Mean 5/12 (not the pooled 2/5), SE sqrt(1/36 + 1/4) / 2 = sqrt(10) / 12;
+        // df = (10/36)^2 / ((1/36)^2 / 2 + (1/4)^2 / 1) = 1.22700.
+        assertThat(mean.vignettes()).isEqualTo(5);
+        assertThat(mean.difference()).isCloseTo(5.0 / 12, within(1e-12));
+        assertThat(mean.standardError()).isCloseTo(Math.sqrt(10) / 12, within(1e-12));
+        double df = (10.0 / 36) * (10.0 / 36) / (1.0 / 36 / 36 / 2 + 1.0 / 16);
+        assertThat(df).isCloseTo(1.22700, within(1e-5));
+        assertThat(mean.ciLow()).isCloseTo(Math.max(-1, 5.0 / 12 - StudentT.quantile(0.975, df) * Math.sqrt(10) / 12),
+                within(1e-12));
+        assertThat(mean.ciHigh()).isEqualTo(1.0);
+        assertThat(mean.pValue()).isCloseTo(StudentT.twoSidedP(5.0 / 12 / (Math.sqrt(10) / 12), df), within(1e-12));
+
+        // One group is its own paired t; a group of one vignette leaves the mean without interval.
+        assertThat(PairedDifference.meanOf(List.of(a))).isEqualTo(a);
+        PairedDifference noSpread = PairedDifference.meanOf(List.of(a, PairedDifference.of(List.of(1.0))));
+        assertThat(noSpread.difference()).isCloseTo((1.0 / 3 + 1) / 2, within(1e-12));
+        assertThat(noSpread.hasInterval()).isFalse();
+        assertThat(PairedDifference.meanOf(List.of(PairedDifference.of(List.of(0.0, 0.0)),
+                PairedDifference.of(List.of(1.0, 1.0)))).pValue()).isZero();
+        assertThat(PairedDifference.meanOf(List.of()).format()).isEqualTo("no shared vignettes");
+    }
+
+    @Test
     void noSpreadAndTooFewVignettesAreSaidPlainly() {
         PairedDifference same = PairedDifference.of(List.of(0.0, 0.0, 0.0));
         assertThat(same.standardError()).isZero();
