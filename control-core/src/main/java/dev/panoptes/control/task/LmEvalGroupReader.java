@@ -314,9 +314,10 @@ public final class LmEvalGroupReader {
         }
         for (Aggregate a : aggregates) {
             boolean choice = first.isMultipleChoice();
-            if (choice == "exact_match".equals(a.metric())) {
+            if (first.isLoglikelihood() ? !"acc".equals(a.metric()) : choice == "exact_match".equals(a.metric())) {
                 problems.add(yaml.where("aggregate_metric_list") + ": metric " + a.metric() + " is not one the"
                         + " group's " + first.outputType() + " tasks give (" + (choice ? "acc, acc_norm"
+                        : first.isLoglikelihood() ? "acc; perplexity is not aggregated over a group's tasks"
                         : "exact_match") + ")");
             }
         }
