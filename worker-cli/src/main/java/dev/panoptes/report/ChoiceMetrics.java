@@ -1,9 +1,11 @@
 package dev.panoptes.report;
 
+import dev.panoptes.control.score.ChoiceLoglikelihoods;
 import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.Perplexity;
 import dev.panoptes.control.stats.Sample;
 import dev.panoptes.control.store.ScoreEntry;
 
@@ -21,20 +23,30 @@ import java.util.TreeMap;
  * accuracy figure ({@link Accuracy}, clustered by vignette). The run's own scoring gives one of
  * them; these give the others beside it. A failed answer counts 0, as in every figure.
  *
+ * <p>An answer of one choice is the answer to lm-eval's {@code loglikelihood} request (a
+ * loglikelihood task's continuation): its {@code acc} is is_greedy, it is in no {@code acc_norm}
+ * or {@code acc_bytes} (which compare choices; a model with only such answers has neither
+ * figure), and its log-likelihood is in the model's {@link #perplexity()}, lm-eval's
+ * {@code exp(-mean ll)} with {@link Perplexity}'s interval. A failed answer has no
+ * log-likelihood, so it is in no perplexity (it counts 0 in acc).
+ *
  * <p>Immutable once built.
  */
 public final class ChoiceMetrics {
     private final Map<String, Map<String, Estimate>> byMetric;
     private final Map<String, Map<String, Map<String, Estimate>>> byGroup;
+    private final Map<String, Perplexity.Figure> perplexity;
 
     private ChoiceMetrics(Map<String, Map<String, Estimate>> byMetric,
-                          Map<String, Map<String, Map<String, Estimate>>> byGroup) {
+                          Map<String, Map<String, Map<String, Estimate>>> byGroup,
+                          Map<String, Perplexity.Figure> perplexity) {
         this.byMetric = byMetric;
         this.byGroup = byGroup;
+        this.perplexity = perplexity;
     }
 
     /** No multiple-choice answers. */
-    static final ChoiceMetrics NONE = new ChoiceMetrics(Map.of(), Map.of());
+    static final ChoiceMetrics NONE = new ChoiceMetrics(Map.of(), Map.of(), Map.of());
 
     /**
      * The metrics of a run's multiple-choice answers, per model in {@code models}' order; none
@@ -53,11 +65,14 @@ public final class ChoiceMetrics {
         Map<String, Map<String, Estimate>> byMetric = new LinkedHashMap<>();
         Map<String, Map<String, Map<String, Estimate>>> byGroup = new LinkedHashMap<>();
         for (String metric : Scorers.loglikelihoodNames()) {
+            // acc_norm and acc_bytes compare choices: a one-choice answer (a continuation) has neither.
+            boolean comparesChoices = !metric.equals("acc");
             Map<String, Estimate> byModel = new LinkedHashMap<>();
             Map<String, Map<String, Estimate>> groupsByModel = new LinkedHashMap<>();
             for (String model : models) {
                 List<Sample> samples = new ArrayList<>();
                 List<String> groups = new ArrayList<>();
+                boolean answered = false;
                 for (SampleRow row : data.samples()) {
                     if (!row.model().equals(model) || row.expected() == null || row.expected().isEmpty()) {
                         continue;
@@ -67,16 +82,18 @@ public final class ChoiceMetrics {
                         groups.add(groupBy == null ? "" : RunStats.groupOf(row, groupBy));
                         continue;
                     }
-                    if (row.response() == null || !row.response().startsWith("{\"resps\":")) {
+                    if (row.response() == null || !row.response().startsWith("{\"resps\":")
+                            || comparesChoices && isContinuation(row.response())) {
                         continue;
                     }
                     ScoreEntry e = scoring.score(metric, row.expected(), row.response());
                     if (e != null && e.score() != null) {
                         samples.add(new Sample(row.vignetteId(), e.score()));
                         groups.add(groupBy == null ? "" : RunStats.groupOf(row, groupBy));
+                        answered = true;
                     }
                 }
-                if (samples.stream().anyMatch(s -> true) && hasAnswer(data, model)) {
+                if (answered) {
                     byModel.put(model, Accuracy.of(samples));
                     if (groupBy != null) {
                         groupsByModel.put(model, Collections.unmodifiableMap(new TreeMap<>(
@@ -89,22 +106,57 @@ public final class ChoiceMetrics {
                 byGroup.put(metric, Collections.unmodifiableMap(groupsByModel));
             }
         }
-        return new ChoiceMetrics(Collections.unmodifiableMap(byMetric), Collections.unmodifiableMap(byGroup));
+        return new ChoiceMetrics(Collections.unmodifiableMap(byMetric), Collections.unmodifiableMap(byGroup),
+                Collections.unmodifiableMap(perplexity(data, models)));
     }
 
-    private static boolean hasAnswer(RunData data, String model) {
-        for (SampleRow row : data.samples()) {
-            if (row.model().equals(model) && !row.failed() && row.response() != null
-                    && row.response().startsWith("{\"resps\":")) {
-                return true;
+    /** Per model with answers to one continuation, the perplexity of their log-likelihoods. */
+    private static Map<String, Perplexity.Figure> perplexity(RunData data, List<String> models) {
+        Map<String, Perplexity.Figure> byModel = new LinkedHashMap<>();
+        for (String model : models) {
+            List<Sample> lls = new ArrayList<>();
+            for (SampleRow row : data.samples()) {
+                if (!row.model().equals(model) || row.failed() || row.response() == null
+                        || !row.response().startsWith("{\"resps\":")) {
+                    continue;
+                }
+                ChoiceLoglikelihoods answer = parse(row.response());
+                if (answer != null && answer.isContinuation() && Double.isFinite(answer.loglikelihoods().get(0))) {
+                    lls.add(new Sample(row.vignetteId(), answer.loglikelihoods().get(0)));
+                }
+            }
+            if (!lls.isEmpty()) {
+                byModel.put(model, Perplexity.of(lls));
             }
         }
-        return false;
+        return byModel;
+    }
+
+    private static boolean isContinuation(String response) {
+        ChoiceLoglikelihoods answer = parse(response);
+        return answer != null && answer.isContinuation();
+    }
+
+    /** The stored answer's log-likelihoods; null when it is not such JSON (it then scores 0 with a reason). */
+    private static ChoiceLoglikelihoods parse(String response) {
+        try {
+            return ChoiceLoglikelihoods.parse(response);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     /** True when the run has answers asked by log-likelihood. */
     public boolean isEmpty() {
-        return byMetric.isEmpty();
+        return byMetric.isEmpty() && perplexity.isEmpty();
+    }
+
+    /**
+     * Model to the perplexity of its answers to one continuation each (a loglikelihood task's),
+     * in the run's model order; empty when no model has such answers. Unmodifiable.
+     */
+    public Map<String, Perplexity.Figure> perplexity() {
+        return perplexity;
     }
 
     /**
