@@ -263,6 +263,50 @@ class TaskFileExportTest {
         assertThat(results.path("higher_is_better").path(task).path("acc").asBoolean()).isTrue();
     }
 
+    @Test
+    void aLoglikelihoodRunsHtmlReportShowsPerplexityWithItsIntervalAndMethodInTableAndData() throws Exception {
+        Path lambada = Path.of("..", "control-core", "src", "test", "resources", "lm-eval", "lambada_openai.yaml")
+                .toAbsolutePath().normalize();
+        Path db = dir.resolve("ll.db");
+        assertThat(run("eval", "--task", lambada.toString(), "--dataset-file",
+                lambada.resolveSibling("lambada_openai_test.jsonl").toString(), "--db", db.toString(),
+                "--model", StubModelServer.MODEL, "--model-api=" + stub.baseUrl(), "--epochs", "2")).isZero();
+        Path html = dir.resolve("report.html");
+        assertThat(run("report", "--db", db.toString(), "--out", html.toString())).isZero();
+
+        // Recomputed from the stored answers: two epochs of five documents, clustered by document.
+        List<double[]> byDoc = new ArrayList<>();
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + db);
+             java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT vignette_id, response FROM panoptes_records"
+                     + " ORDER BY vignette_id")) {
+            while (rs.next()) {
+                byDoc.add(new double[]{Double.parseDouble(rs.getString(1)), dev.panoptes.control.score
+                        .ChoiceLoglikelihoods.parse(rs.getString(2)).loglikelihoods().get(0)});
+            }
+        }
+        assertThat(byDoc).hasSize(10);
+        double m = byDoc.stream().mapToDouble(x -> x[1]).average().orElseThrow();
+        double clusterSquares = 0;
+        for (int doc = 0; doc < 5; doc++) {
+            final int d = doc;
+            double residuals = byDoc.stream().filter(x -> x[0] == d).mapToDouble(x -> x[1] - m).sum();
+            clusterSquares += residuals * residuals;
+        }
+        double se = Math.sqrt(5.0 / 4 * clusterSquares) / 10;
+        double half = 2.7764451051977987 * se; // t(0.975, G - 1 = 4)
+        String page = Files.readString(html);
+        assertThat(page).contains("<h3>Perplexity</h3>\n<p class=\"method\">95% CI: t interval on the mean"
+                + " log-likelihood, clustered by vignette, through exp(-x)</p>");
+        assertThat(page).containsPattern("data-metric=\"perplexity\">" + String.format(java.util.Locale.ROOT,
+                "%.3f", Math.exp(-m)).replace(".", "\\.") + "<");
+        assertThat(page).containsPattern("data-metric=\"perplexity-ci-low\">" + String.format(java.util.Locale.ROOT,
+                "%.3f", Math.exp(-(m + half))).replace(".", "\\.") + "<");
+        assertThat(page).containsPattern("data-metric=\"perplexity-ci-high\">" + String.format(java.util.Locale.ROOT,
+                "%.3f", Math.exp(-(m - half))).replace(".", "\\.") + "<");
+        assertThat(page).contains("\"perplexity\":{\"n\":10,\"clusters\":5,\"perplexity\":");
+    }
+
     private static List<String> fieldNames(java.util.Iterator<String> names) {
         List<String> list = new ArrayList<>();
         names.forEachRemaining(list::add);
