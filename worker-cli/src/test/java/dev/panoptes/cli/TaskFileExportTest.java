@@ -305,6 +305,25 @@ class TaskFileExportTest {
         assertThat(page).containsPattern("data-metric=\"perplexity-ci-high\">" + String.format(java.util.Locale.ROOT,
                 "%.3f", Math.exp(-(m - half))).replace(".", "\\.") + "<");
         assertThat(page).contains("\"perplexity\":{\"n\":10,\"clusters\":5,\"perplexity\":");
+
+        // Inspect has no loglikelihood samples: the target is the continuation, the output what was measured.
+        Path logs = dir.resolve("logs");
+        assertThat(run("export", "--db", db.toString(), "--format", "inspect", "--out", logs.toString())).isZero();
+        Path log;
+        try (Stream<Path> files = Files.list(logs)) {
+            log = files.filter(p -> p.toString().endsWith(".json") && !p.endsWith("listing.json")).findFirst()
+                    .orElseThrow();
+        }
+        JsonNode samples = JSON.readTree(log.toFile()).path("samples");
+        assertThat(samples.size()).isEqualTo(10);
+        for (JsonNode sample : samples) {
+            assertThat(sample.has("choices")).isFalse();
+            assertThat(sample.path("target").asText()).matches(" [a-z]+");
+            String completion = sample.path("output").path("completion").asText();
+            assertThat(completion).matches("log-likelihood -\\d+\\.\\d+(e-?\\d+)?, is_greedy (True|False)");
+            assertThat(sample.path("scores").path("acc").path("value").asDouble())
+                    .isEqualTo(completion.endsWith("True") ? 1.0 : 0.0);
+        }
     }
 
     private static List<String> fieldNames(java.util.Iterator<String> names) {
