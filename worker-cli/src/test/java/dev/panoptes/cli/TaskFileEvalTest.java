@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
@@ -95,7 +96,9 @@ class TaskFileEvalTest {
                 .toAbsolutePath().normalize();
         Path docs = lambada.resolveSibling("lambada_openai_test.jsonl");
         Path db = dir.resolve("lambada.db");
-        EvalRun r = stub.eval("--task", lambada.toString(), "--dataset-file", docs.toString(), "--db", db.toString());
+        Path summary = dir.resolve("summary.json");
+        EvalRun r = stub.eval("--task", lambada.toString(), "--dataset-file", docs.toString(), "--db", db.toString(),
+                "--summary-json", summary.toString());
 
         assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
         assertThat(r.err()).contains("lambada_openai.yaml: 5 vignettes");
@@ -129,6 +132,13 @@ class TaskFileEvalTest {
                         Math.exp(-mean), Math.exp(-(mean + half)), Math.exp(-(mean - half))))
                 .contains(String.format(Locale.ROOT, "mean ll %.4f, n=5)", mean))
                 .doesNotContain("acc_norm");
+        com.fasterxml.jackson.databind.JsonNode perplexity = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(summary.toFile()).path("models").get(0).path("perplexity");
+        assertThat(perplexity.path("perplexity").asDouble()).isCloseTo(Math.exp(-mean), within(1e-9));
+        assertThat(perplexity.path("ciLow").asDouble()).isCloseTo(Math.exp(-(mean + half)), within(1e-6));
+        assertThat(perplexity.path("ciHigh").asDouble()).isCloseTo(Math.exp(-(mean - half)), within(1e-6));
+        assertThat(perplexity.path("n").asInt()).isEqualTo(5);
+        assertThat(perplexity.path("method").asText()).startsWith("t interval on the mean log-likelihood");
     }
 
     @Test
