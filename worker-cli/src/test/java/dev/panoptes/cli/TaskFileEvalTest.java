@@ -142,6 +142,22 @@ class TaskFileEvalTest {
     }
 
     @Test
+    void aDryRunOfLambadaShowsEachContinuationRightAfterItsContextAsOnePrompt() throws Exception {
+        Path lambada = Path.of("..", "control-core", "src", "test", "resources", "lm-eval", "lambada_openai.yaml")
+                .toAbsolutePath().normalize();
+        EvalRun r = stub.eval("--task", lambada.toString(), "--dataset-file",
+                lambada.resolveSibling("lambada_openai_test.jsonl").toString(), "--db", dir.resolve("dry.db").toString(),
+                "--dry-run");
+
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
+        String shown = r.out() + r.err();
+        assertThat(shown).contains("(one continuation, lm-eval's loglikelihood: to /completions")
+                // (ctx, doc_to_target): the target's own space, no target_delimiter before it.
+                .contains("he finally caught a fish\" ]").doesNotContain("caught a  fish");
+        assertThat(stub.requestCount()).isZero();
+    }
+
+    @Test
     void aGenerationTaskIsScoredByExactMatchAfterItsRegexFilter() throws Exception {
         Path task = dir.resolve("gen.yaml");
         Files.writeString(task, String.join("\n", "task: arith_gen", "dataset_path: json", "dataset_kwargs:",
