@@ -248,6 +248,12 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                     sb.append("; ").append(Plural.of(failed, "failed answer")).append(" (no log-likelihood) in none");
                 }
                 sb.append('\n');
+                // Per group (a group file's tasks): each task's own; perplexity has no group aggregate.
+                for (Map.Entry<String, Perplexity.Figure> g : stats.choiceMetrics().perplexityByGroup()
+                        .getOrDefault(m.getKey(), Map.of()).entrySet()) {
+                    sb.append("      ").append(stats.groupBy()).append('=').append(g.getKey()).append(": ")
+                            .append(g.getValue().format()).append('\n');
+                }
             }
         }
         if (!stats.comparison().isEmpty()) {

@@ -36,17 +36,20 @@ public final class ChoiceMetrics {
     private final Map<String, Map<String, Estimate>> byMetric;
     private final Map<String, Map<String, Map<String, Estimate>>> byGroup;
     private final Map<String, Perplexity.Figure> perplexity;
+    private final Map<String, Map<String, Perplexity.Figure>> perplexityByGroup;
 
     private ChoiceMetrics(Map<String, Map<String, Estimate>> byMetric,
                           Map<String, Map<String, Map<String, Estimate>>> byGroup,
-                          Map<String, Perplexity.Figure> perplexity) {
+                          Map<String, Perplexity.Figure> perplexity,
+                          Map<String, Map<String, Perplexity.Figure>> perplexityByGroup) {
         this.byMetric = byMetric;
         this.byGroup = byGroup;
         this.perplexity = perplexity;
+        this.perplexityByGroup = perplexityByGroup;
     }
 
     /** No multiple-choice answers. */
-    static final ChoiceMetrics NONE = new ChoiceMetrics(Map.of(), Map.of(), Map.of());
+    static final ChoiceMetrics NONE = new ChoiceMetrics(Map.of(), Map.of(), Map.of(), Map.of());
 
     /**
      * The metrics of a run's multiple-choice answers, per model in {@code models}' order; none
@@ -106,15 +109,24 @@ public final class ChoiceMetrics {
                 byGroup.put(metric, Collections.unmodifiableMap(groupsByModel));
             }
         }
+        Map<String, Perplexity.Figure> perplexity = new LinkedHashMap<>();
+        Map<String, Map<String, Perplexity.Figure>> perplexityByGroup = new LinkedHashMap<>();
+        perplexity(data, models, groupBy, perplexity, perplexityByGroup);
         return new ChoiceMetrics(Collections.unmodifiableMap(byMetric), Collections.unmodifiableMap(byGroup),
-                Collections.unmodifiableMap(perplexity(data, models)));
+                Collections.unmodifiableMap(perplexity), Collections.unmodifiableMap(perplexityByGroup));
     }
 
-    /** Per model with answers to one continuation, the perplexity of their log-likelihoods. */
-    private static Map<String, Perplexity.Figure> perplexity(RunData data, List<String> models) {
-        Map<String, Perplexity.Figure> byModel = new LinkedHashMap<>();
+    /**
+     * Per model with answers to one continuation, the perplexity of their log-likelihoods into
+     * {@code byModel}, and with a group-by key per value of it (sorted) into {@code byGroup}: a
+     * group of loglikelihood tasks has each task's perplexity, not an aggregate over them.
+     */
+    private static void perplexity(RunData data, List<String> models, String groupBy,
+                                   Map<String, Perplexity.Figure> byModel,
+                                   Map<String, Map<String, Perplexity.Figure>> byGroup) {
         for (String model : models) {
             List<Sample> lls = new ArrayList<>();
+            Map<String, List<Sample>> groups = new TreeMap<>();
             for (SampleRow row : data.samples()) {
                 if (!row.model().equals(model) || row.failed() || row.response() == null
                         || !row.response().startsWith("{\"resps\":")) {
@@ -122,14 +134,22 @@ public final class ChoiceMetrics {
                 }
                 ChoiceLoglikelihoods answer = parse(row.response());
                 if (answer != null && answer.isContinuation() && Double.isFinite(answer.loglikelihoods().get(0))) {
-                    lls.add(new Sample(row.vignetteId(), answer.loglikelihoods().get(0)));
+                    Sample ll = new Sample(row.vignetteId(), answer.loglikelihoods().get(0));
+                    lls.add(ll);
+                    if (groupBy != null) {
+                        groups.computeIfAbsent(RunStats.groupOf(row, groupBy), g -> new ArrayList<>()).add(ll);
+                    }
                 }
             }
             if (!lls.isEmpty()) {
                 byModel.put(model, Perplexity.of(lls));
             }
+            if (!groups.isEmpty()) {
+                Map<String, Perplexity.Figure> figures = new LinkedHashMap<>();
+                groups.forEach((g, samples) -> figures.put(g, Perplexity.of(samples)));
+                byGroup.put(model, Collections.unmodifiableMap(figures));
+            }
         }
-        return byModel;
     }
 
     private static boolean isContinuation(String response) {
@@ -157,6 +177,14 @@ public final class ChoiceMetrics {
      */
     public Map<String, Perplexity.Figure> perplexity() {
         return perplexity;
+    }
+
+    /**
+     * Model to the value of the run's group-by key to the perplexity of that group's answers,
+     * sorted by value; empty without a group-by key or such answers. Unmodifiable.
+     */
+    public Map<String, Map<String, Perplexity.Figure>> perplexityByGroup() {
+        return perplexityByGroup;
     }
 
     /**
