@@ -9,7 +9,11 @@ import java.util.List;
  * the highest per character for {@code acc_norm}, as lm-evaluation-harness computes them). The
  * vignette's {@code expected} answer is the index of the right choice, from 0.
  *
- * @param texts     the choices, at least two, none empty; unmodifiable
+ * <p>One choice is lm-eval's {@code loglikelihood} request: the vignette's one continuation (its
+ * expected answer 0), scored {@code acc} by whether every token of it was the model's top one
+ * ({@code is_greedy}), its log-likelihood kept for perplexity.
+ *
+ * @param texts     the choices, at least one, none empty; unmodifiable
  * @param delimiter what goes between the prompt and each choice (lm-eval's
  *                  {@code target_delimiter}, a space by default); may be empty, never null
  */
@@ -17,13 +21,14 @@ public record Choices(List<String> texts, String delimiter) {
     /** lm-eval's default {@code target_delimiter}. */
     public static final String DEFAULT_DELIMITER = " ";
 
-    /** @throws IllegalArgumentException when there are fewer than two choices or one is empty */
+    /** @throws IllegalArgumentException when there is no choice or one is empty */
     public Choices {
         Checks.notNull(texts, "choices");
         texts = List.copyOf(texts);
-        if (texts.size() < 2) {
-            throw new IllegalArgumentException("a multiple-choice vignette needs at least two choices, got "
-                    + texts.size());
+        if (texts.isEmpty()) {
+            throw new IllegalArgumentException("a vignette asked by log-likelihood needs at least one choice (one is"
+                    + " a continuation scored by whether it is the greedy one, two or more are multiple choice),"
+                    + " got none");
         }
         for (int i = 0; i < texts.size(); i++) {
             if (texts.get(i).isEmpty()) {

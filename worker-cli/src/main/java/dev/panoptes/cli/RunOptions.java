@@ -41,7 +41,8 @@ final class RunOptions {
             description = "An lm-evaluation-harness task file, or a group file (group: NAME, task: [...]: its tasks"
                     + " run as one run, with figures per task and the group's aggregates), to run instead of a"
                     + " suite: multiple_choice (scored by"
-                    + " log-likelihood: acc, acc_norm) or generate_until (exact_match); its data from local JSON,"
+                    + " log-likelihood: acc, acc_norm), loglikelihood (one continuation per document: perplexity,"
+                    + " acc as is_greedy) or generate_until (exact_match); its data from local JSON,"
                     + " JSONL or CSV files (dataset_kwargs.data_files, or --dataset-file). What Panoptes cannot run"
                     + " (!function, process_docs, a hub dataset without a local file) is refused before anything runs.")
     Path task;

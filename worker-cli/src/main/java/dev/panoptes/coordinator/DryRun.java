@@ -95,7 +95,11 @@ public final class DryRun {
                 out.println("job " + job.id() + ", vignette " + job.spec().vignettes().get(i).id() + ":");
                 // Every job of a planned run names its model, so no worker's default is needed.
                 Vignette v = job.spec().vignettes().get(i);
-                if (v.isMultipleChoice()) {
+                if (v.isMultipleChoice() && v.choices().size() == 1) {
+                    out.println("(one continuation, lm-eval's loglikelihood: to /completions, for its log-likelihood"
+                            + " and whether it is the greedy one)");
+                    out.println(ChatRequestBody.json(LoglikelihoodRequest.of(v, job.spec().params()), null));
+                } else if (v.isMultipleChoice()) {
                     out.println("(multiple choice: to /completions, one prompt per choice, for their log-likelihoods)");
                     out.println(ChatRequestBody.json(LoglikelihoodRequest.of(v, job.spec().params()), null));
                 } else {

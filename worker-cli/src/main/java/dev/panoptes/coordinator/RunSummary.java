@@ -7,6 +7,7 @@ import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.PassAtK;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.Perplexity;
 import dev.panoptes.control.stats.GroupMean;
 import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.suite.JobPlan;
@@ -182,7 +183,11 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         String runScorer = !stats.scorers().isEmpty() ? String.join(" and ", stats.scorers())
                 : !stats.choiceMetrics().isEmpty() && !Scorers.isLoglikelihood(stats.info().scorer())
                 ? "acc" : stats.info().scorer();
+        // A loglikelihood task's acc is lm-eval's for that output type: whether the continuation is greedy.
+        boolean continuations = !stats.choiceMetrics().perplexity().isEmpty();
         String scorer = runScorer == null ? "" : " (" + runScorer
+                + (continuations && "acc".equals(runScorer)
+                ? ": is_greedy, whether the continuation is the model's greedy one" : "")
                 + (stats.info().scoring() == null ? "" : ", scoring " + stats.info().scoring().number()) + ")";
         boolean any = stats.models().stream().anyMatch(m -> m.scored() > 0);
         if (!any) {
@@ -230,6 +235,25 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
                 sb.append("    ").append(m.getKey()).append(": ").append(line(m.getValue())).append('\n');
                 groupLines(sb, stats.groupBy(), stats.choiceMetrics().byGroup().getOrDefault(metric.getKey(), Map.of())
                         .getOrDefault(m.getKey(), Map.of()));
+            }
+        }
+        if (continuations) {
+            sb.append("  perplexity (loglikelihood: exp(-mean log-likelihood) of the continuations, lower is better);"
+                    + " 95% CI: ").append(Perplexity.METHOD).append(":\n");
+            for (Map.Entry<String, Perplexity.Figure> m : stats.choiceMetrics().perplexity().entrySet()) {
+                sb.append("    ").append(m.getKey()).append(": ").append(m.getValue().format());
+                int failed = stats.models().stream().filter(x -> x.model().equals(m.getKey()))
+                        .mapToInt(RunStats.ModelStats::failedAnswers).sum();
+                if (failed > 0) {
+                    sb.append("; ").append(Plural.of(failed, "failed answer")).append(" (no log-likelihood) in none");
+                }
+                sb.append('\n');
+                // Per group (a group file's tasks): each task's own; perplexity has no group aggregate.
+                for (Map.Entry<String, Perplexity.Figure> g : stats.choiceMetrics().perplexityByGroup()
+                        .getOrDefault(m.getKey(), Map.of()).entrySet()) {
+                    sb.append("      ").append(stats.groupBy()).append('=').append(g.getKey()).append(": ")
+                            .append(g.getValue().format()).append('\n');
+                }
             }
         }
         if (!stats.comparison().isEmpty()) {

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.cost.Money;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.Perplexity;
 import dev.panoptes.report.RunCosts;
 import dev.panoptes.report.RunStats;
 
@@ -101,6 +102,19 @@ public final class SummaryJson {
             ObjectNode groups = model.putObject("groups");
             for (Map.Entry<String, Estimate> g : m.byGroup().entrySet()) {
                 estimate(groups.putObject(g.getKey()), g.getValue());
+            }
+            Perplexity.Figure perplexity = stats.choiceMetrics().perplexity().get(m.model());
+            if (perplexity != null) {
+                // A loglikelihood task's run: exp(-mean ll) with its t interval through exp(-x).
+                ObjectNode p = model.putObject("perplexity");
+                p.put("n", perplexity.n());
+                p.put("vignettes", perplexity.clusters());
+                putFinite(p, "perplexity", perplexity.perplexity());
+                putFinite(p, "standardError", perplexity.standardError());
+                putFinite(p, "ciLow", perplexity.ciLow());
+                putFinite(p, "ciHigh", perplexity.ciHigh());
+                putFinite(p, "meanLoglikelihood", perplexity.meanLoglikelihood());
+                p.put("method", Perplexity.METHOD);
             }
             tokens(model.putObject("tokens"), m.promptTokens(), m.completionTokens());
             putUsd(model, "costUsd", ending.costs().models().stream().filter(c -> c.model().equals(m.model()))

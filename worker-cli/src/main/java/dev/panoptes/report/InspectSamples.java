@@ -31,7 +31,9 @@ import java.util.regex.Pattern;
  * the right choice's letter ({@code A} for the first), the output {@code ANSWER: X} with the
  * chosen letter (the highest log-likelihood, or per character for an {@code acc_norm} scorer, per
  * byte for {@code acc_bytes}), the score's {@code answer} that letter, and every choice's
- * {@code [loglikelihood, is_greedy]} under {@code metadata.panoptes.loglikelihoods}.
+ * {@code [loglikelihood, is_greedy]} under {@code metadata.panoptes.loglikelihoods}. An answer to
+ * one continuation (a loglikelihood task's) has no choices: its {@code target} is the
+ * continuation and its output {@code log-likelihood LL, is_greedy True|False}.
  *
  * <p>Stateless; any thread.
  */
@@ -68,7 +70,13 @@ final class InspectSamples {
         ChoiceLoglikelihoods lls = choiceAnswer(row);
         String target = row.expected() == null ? "" : row.expected();
         String response = row.response();
-        if (lls != null) {
+        if (lls != null && lls.isContinuation()) {
+            // A loglikelihood task's continuation: no choice to pick, so no letters. The target is the
+            // continuation, the completion what was measured of it.
+            target = lls.continuations().isEmpty() ? target : lls.continuations().get(0);
+            response = "log-likelihood " + PythonJson.floatRepr(lls.loglikelihoods().get(0)) + ", is_greedy "
+                    + (lls.greedy().get(0) ? "True" : "False");
+        } else if (lls != null) {
             int n = lls.loglikelihoods().size();
             if (!lls.continuations().isEmpty()) {
                 ArrayNode texts = sample.putArray("choices");
@@ -120,7 +128,9 @@ final class InspectSamples {
         if (scorer != null && value != null) {
             ObjectNode score = sample.putObject("scores").putObject(scorer);
             score.put("value", value);
-            if (lls != null) {
+            if (lls != null && lls.isContinuation()) {
+                score.put("answer", response);
+            } else if (lls != null) {
                 score.put("answer", response.substring("ANSWER: ".length()));
             } else if (row.response() != null) {
                 score.put("answer", row.response());

@@ -37,12 +37,29 @@ final class LmEvalChoiceLines {
      * @param context the prompt the choices continue (lm-eval's {@code arg_0})
      */
     static void fill(Map<String, Object> line, List<SampleRow> repeats, String context) {
+        fillRequests(line, answers(repeats), context);
+        line.put("metrics", METRICS);
+        for (String metric : METRICS) {
+            line.put(metric, mean(metric, repeats));
+        }
+    }
+
+    /** The answered repeats' log-likelihoods, in epoch order: failed ones and text answers left out. */
+    static List<ChoiceLoglikelihoods> answers(List<SampleRow> repeats) {
         List<ChoiceLoglikelihoods> answers = new ArrayList<>();
         for (SampleRow r : repeats) {
             if (!r.failed() && ChoiceMetrics.isChoiceAnswer(r.response())) {
                 answers.add(ChoiceLoglikelihoods.parse(r.response()));
             }
         }
+        return answers;
+    }
+
+    /**
+     * Fills {@code line}'s arguments, resps, filtered_resps and filter: one request per choice
+     * (one in all for a loglikelihood document's continuation).
+     */
+    static void fillRequests(Map<String, Object> line, List<ChoiceLoglikelihoods> answers, String context) {
         int choices = answers.isEmpty() ? 0 : answers.get(0).loglikelihoods().size();
         List<String> continuations = answers.isEmpty() ? List.of() : answers.get(0).continuations();
         Map<String, Object> arguments = new LinkedHashMap<>();
@@ -65,10 +82,6 @@ final class LmEvalChoiceLines {
         line.put("resps", resps);
         line.put("filtered_resps", filtered);
         line.put("filter", LmEvalExport.FILTER);
-        line.put("metrics", METRICS);
-        for (String metric : METRICS) {
-            line.put(metric, mean(metric, repeats));
-        }
     }
 
     /** lm-eval's {@code (loglikelihood, is_greedy)} as its {@code sanitize_list} writes it: two Python strs. */

@@ -31,13 +31,26 @@ import java.util.TreeMap;
  *
  * <p>A model asked by log-likelihood (multiple choice) has lm-eval's multiple-choice lines
  * instead: a request per choice in {@code arguments}, {@code [loglikelihood, is_greedy]} per
- * choice in {@code resps}, and {@code acc} and {@code acc_norm} ({@link LmEvalChoiceLines}).
+ * choice in {@code resps}, and {@code acc} and {@code acc_norm} ({@link LmEvalChoiceLines}); one
+ * asked a loglikelihood task's continuations has lm-eval's loglikelihood lines: one request,
+ * {@code [[ll, is_greedy]]}, the continuation as {@code target}, and {@code perplexity} (the
+ * document's ll) and {@code acc} (is_greedy) ({@link LmEvalContinuationLines}).
  *
  * <p>The hashes are lm-eval's: SHA-256 (hex) of the document as Python's
  * {@code json.dumps(doc, indent=2, ensure_ascii=False)} writes it ({@link PythonJson}), of the
  * prompt, and of the target as a string. Stateless and thread-safe.
  */
 final class LmEvalSamples {
+    /** How a model's answers were asked, which decides the lines' lm-eval output type. */
+    enum Shape {
+        /** Text answers: lm-eval's generate_until lines. */
+        GENERATION,
+        /** Log-likelihoods of several choices: multiple_choice lines. */
+        MULTIPLE_CHOICE,
+        /** Log-likelihoods of one continuation: loglikelihood lines. */
+        LOGLIKELIHOOD
+    }
+
     private LmEvalSamples() {
     }
 
@@ -78,10 +91,10 @@ final class LmEvalSamples {
      * @param docIds    {@link #docIds} over the whole run, so that a vignette has one id for every model
      * @param genKwargs the sampling parameters each request carried (lm-eval's second argument)
      * @param metric    the name the figure score is written under ({@link LmEvalExport#metricOf})
-     * @param choices   true when the model was asked by log-likelihood: multiple-choice lines
+     * @param shape     how the model was asked, which decides the lines' shape
      */
     static List<Map<String, Object>> lines(List<SampleRow> rows, Map<String, Integer> docIds,
-                                           Map<String, Object> genKwargs, String metric, boolean choices) {
+                                           Map<String, Object> genKwargs, String metric, Shape shape) {
         Map<Integer, List<SampleRow>> byDoc = new TreeMap<>();
         for (SampleRow row : rows) {
             byDoc.computeIfAbsent(docIds.get(row.vignetteId()), id -> new ArrayList<>()).add(row);
@@ -90,7 +103,7 @@ final class LmEvalSamples {
         for (Map.Entry<Integer, List<SampleRow>> doc : byDoc.entrySet()) {
             List<SampleRow> repeats = doc.getValue();
             repeats.sort(Comparator.comparingInt(SampleRow::epoch));
-            lines.add(line(repeats, doc.getKey(), genKwargs, metric, choices));
+            lines.add(line(repeats, doc.getKey(), genKwargs, metric, shape));
         }
         return lines;
     }
@@ -116,11 +129,13 @@ final class LmEvalSamples {
 
     /** The line of one vignette; {@code repeats} its answers in epoch order, at least one. */
     private static Map<String, Object> line(List<SampleRow> repeats, int docId, Map<String, Object> genKwargs,
-                                            String metric, boolean choices) {
+                                            String metric, Shape shape) {
         SampleRow row = repeats.get(0);
         String prompt = row.prompt() == null ? "" : row.prompt();
         // lm-eval writes str(target); a vignette without an expected answer has the empty target.
-        String target = row.expected() == null ? "" : row.expected();
+        String expected = row.expected() == null ? "" : row.expected();
+        // A loglikelihood document's target is its doc_to_target, the continuation, not the choice index.
+        String target = shape == Shape.LOGLIKELIHOOD ? LmEvalContinuationLines.target(repeats, expected) : expected;
         List<String> responses = new ArrayList<>(repeats.size());
         double sum = 0;
         int scored = 0;
@@ -147,10 +162,17 @@ final class LmEvalSamples {
         line.put("doc", doc);
         line.put("target", target);
         Map<String, Object> metricValues = new LinkedHashMap<>();
-        if (choices) {
+        if (shape != Shape.GENERATION) {
             Map<String, Object> filled = new LinkedHashMap<>();
-            LmEvalChoiceLines.fill(filled, repeats, prompt);
-            for (String choiceMetric : LmEvalChoiceLines.METRICS) {
+            List<String> metrics;
+            if (shape == Shape.LOGLIKELIHOOD) {
+                LmEvalContinuationLines.fill(filled, repeats, prompt);
+                metrics = LmEvalContinuationLines.METRICS;
+            } else {
+                LmEvalChoiceLines.fill(filled, repeats, prompt);
+                metrics = LmEvalChoiceLines.METRICS;
+            }
+            for (String choiceMetric : metrics) {
                 metricValues.put(choiceMetric, filled.remove(choiceMetric));
             }
             line.putAll(filled);

@@ -78,13 +78,15 @@ public record MetricComparison(String metric, String groupBy, PairedDifference d
                                             String groupBy) {
         String key = groupBy == null || groupBy.isBlank() ? null : groupBy;
         List<MetricComparison> metrics = new ArrayList<>();
-        if (ChoiceMetrics.hasAnswer(baselineRun, baselineModel) && ChoiceMetrics.hasAnswer(run, model)) {
-            for (String metric : Scorers.loglikelihoodNames()) {
-                MetricComparison m = compare(metric, baselineRun, baselineModel, run, model, key,
-                        row -> ChoiceMetrics.value(metric, row));
-                if (m.shared() > 0) {
-                    metrics.add(m);
-                }
+        for (String metric : Scorers.loglikelihoodNames()) {
+            if (!ChoiceMetrics.hasAnswer(baselineRun, baselineModel, metric)
+                    || !ChoiceMetrics.hasAnswer(run, model, metric)) {
+                continue;
+            }
+            MetricComparison m = compare(metric, baselineRun, baselineModel, run, model, key,
+                    row -> ChoiceMetrics.value(metric, row));
+            if (m.shared() > 0) {
+                metrics.add(m);
             }
         }
         if (metrics.isEmpty() && key != null) {

@@ -12,6 +12,7 @@ import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.GroupMean;
 import dev.panoptes.control.stats.PairedDifference;
+import dev.panoptes.control.stats.Perplexity;
 
 import java.io.IOException;
 import java.io.Writer;
@@ -204,6 +205,12 @@ final class ReportJson {
             g.writeNumberField("failedAnswers", m.failedAnswers());
             g.writeFieldName("accuracyWithoutFailed");
             writeEstimate(g, m.withoutFailed());
+            Perplexity.Figure perplexity = stats.choiceMetrics().perplexity().get(m.model());
+            if (perplexity != null) {
+                // A loglikelihood task's: exp(-mean ll) with its t interval through exp(-x).
+                g.writeFieldName("perplexity");
+                writePerplexity(g, perplexity);
+            }
             g.writeEndObject();
         }
         g.writeEndArray();
@@ -256,6 +263,21 @@ final class ReportJson {
             g.writeEndObject();
         }
         g.writeEndArray();
+        g.writeEndObject();
+    }
+
+    private static void writePerplexity(JsonGenerator g, Perplexity.Figure f) throws IOException {
+        g.writeStartObject();
+        g.writeNumberField("n", f.n());
+        g.writeNumberField("clusters", f.clusters());
+        writeDouble(g, "perplexity", f.perplexity());
+        writeDouble(g, "standardError", f.standardError());
+        writeDouble(g, "ciLow", f.ciLow());
+        writeDouble(g, "ciHigh", f.ciHigh());
+        writeDouble(g, "meanLoglikelihood", f.meanLoglikelihood());
+        writeDouble(g, "loglikelihoodStandardError", f.loglikelihoodStandardError());
+        g.writeBooleanField("clustered", f.clustered());
+        g.writeStringField("intervalMethod", Perplexity.METHOD);
         g.writeEndObject();
     }
 

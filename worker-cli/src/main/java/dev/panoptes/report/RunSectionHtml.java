@@ -3,6 +3,7 @@ package dev.panoptes.report;
 import dev.panoptes.control.cost.Prices;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
+import dev.panoptes.control.stats.Perplexity;
 import dev.panoptes.control.stats.GroupMean;
 import dev.panoptes.control.stats.PairedDifference;
 import dev.panoptes.control.store.RunStop;
@@ -10,6 +11,8 @@ import dev.panoptes.control.store.RunStop;
 import java.io.IOException;
 import java.io.Writer;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.SortedSet;
 import java.util.TreeSet;
 
@@ -54,6 +57,7 @@ final class RunSectionHtml {
         out.write("<section class=\"run\" data-run=\"" + section.run + "\">\n");
         section.header();
         section.accuracy();
+        section.perplexity();
         section.comparison();
         section.groups();
         section.volume();
@@ -134,6 +138,37 @@ final class RunSectionHtml {
                 + " when vignettes were asked in several epochs: n divided by the design effect, the number of"
                 + " vignettes when epochs all agree. SE is the standard error of the mean, cluster-robust by"
                 + " vignette; n/a with fewer than two samples (or vignettes).</p>\n");
+    }
+
+    /** A loglikelihood task's perplexity per model, with its interval; nothing for other runs. */
+    private void perplexity() throws IOException {
+        Map<String, Perplexity.Figure> byModel = stats.choiceMetrics().perplexity();
+        if (byModel.isEmpty()) {
+            return;
+        }
+        out.write("<h3>Perplexity</h3>\n<p class=\"method\">95% CI: " + Html.escape(Perplexity.METHOD)
+                + "</p>\n<div class=\"scroll\"><table class=\"perplexity\">\n<thead><tr><th>Model</th>"
+                + "<th>Perplexity</th><th>95% CI low</th><th>95% CI high</th><th>SE</th><th>Mean log-likelihood</th>"
+                + "<th>n</th><th>Vignettes</th></tr></thead>\n<tbody>\n");
+        for (Map.Entry<String, Perplexity.Figure> m : byModel.entrySet()) {
+            Perplexity.Figure f = m.getValue();
+            String model = Html.escape(m.getKey());
+            out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
+            figure(model, "perplexity", Figures.ratio(f.perplexity()));
+            figure(model, "perplexity-ci-low", Figures.ratio(f.ciLow()));
+            figure(model, "perplexity-ci-high", Figures.ratio(f.ciHigh()));
+            figure(model, "perplexity-stderr", Figures.ratio(f.standardError()));
+            figure(model, "mean-loglikelihood", String.format(Locale.ROOT, "%.4f", f.meanLoglikelihood()));
+            figure(model, "perplexity-n", Figures.count(f.n()));
+            figure(model, "perplexity-clusters", Figures.count(f.clusters()));
+            out.write("</tr>\n");
+        }
+        out.write("</tbody></table></div>\n<p class=\"note\">lm-eval's perplexity of a loglikelihood task,"
+                + " exp(-mean log-likelihood) of the continuations; lower is better. The interval is Student's t on"
+                + " the mean log-likelihood (its standard error cluster-robust by vignette when epochs repeat"
+                + " documents) mapped through exp(-x); SE is the delta method's, exp(-mean) times the mean's. A"
+                + " failed answer has no log-likelihood and is in none. The accuracy above is lm-eval's acc for"
+                + " this output type: whether the continuation is the model's greedy one.</p>\n");
     }
 
     /** Accuracy, SE, interval, n and vignettes: the same cells wherever an estimate is shown. */

@@ -78,6 +78,23 @@ class MultipleChoiceEvalTest {
     }
 
     @Test
+    void aSuiteOfOneChoiceVignettesIsScoredIsGreedyAccAndPerplexityWithoutAccNorm() throws Exception {
+        Path suite = dir.resolve("continuations.jsonl");
+        Files.writeString(suite, String.join("\n",
+                "{\"id\": \"a\", \"prompt\": \"Question: What is 17 + 25?\\nAnswer:\", \"choices\": [\"42\"],"
+                        + " \"expected\": \"0\"}",
+                "{\"id\": \"b\", \"prompt\": \"The cat sat on the\", \"choices\": [\"mat\"], \"expected\": \"0\"}",
+                "{\"id\": \"c\", \"prompt\": \"Once upon a\", \"choices\": [\"time\"], \"expected\": \"0\"}") + "\n");
+        EvalRun r = stub.eval("--suite", suite.toString(), "--db", dir.resolve("c.db").toString());
+
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
+        assertThat(r.out()).contains("3 of 3 stored").contains("accuracy (acc: is_greedy")
+                .containsPattern("perplexity \\(loglikelihood[^\\n]*\\n\\s+" + StubModelServer.MODEL
+                        + ": \\d+\\.\\d{3} \\(95% CI [^\\n]*n=3\\)")
+                .doesNotContain("acc_norm").doesNotContain("acc_bytes");
+    }
+
+    @Test
     void aDryRunShowsTheLoglikelihoodRequestAsTheWorkerPostsIt() throws Exception {
         StringWriter out = new StringWriter();
         int exit = WorkerMain.run(new String[] {"coordinator", "--suite", SUITE.toString(), "--model", "m",

@@ -1,5 +1,6 @@
 package dev.panoptes.cli;
 
+import dev.panoptes.control.score.ChoiceLoglikelihoods;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.demo.StubModelServer;
 import org.junit.jupiter.api.Test;
@@ -7,16 +8,25 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * {@code eval --task FILE.yaml}: an lm-eval task file run as it is against the stub model, with
  * acc and acc_norm and their intervals; lm-eval's own arc_easy.yaml, unchanged, with
- * {@code --dataset-file}; and a task that uses what Panoptes cannot run refused before any
+ * {@code --dataset-file}; its lambada_openai.yaml (output_type loglikelihood), unchanged, with
+ * perplexity and is_greedy acc recomputed from the stored log-likelihoods; and a task that uses what Panoptes cannot run refused before any
  * model call, naming the field, its line and what to do.
  */
 class TaskFileEvalTest {
@@ -77,6 +87,74 @@ class TaskFileEvalTest {
 
         assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
         assertThat(r.out()).contains("accuracy (acc").contains("acc_norm").contains("4 of 4 stored");
+    }
+
+    @Test
+    void lmEvalsOwnLambadaOpenaiYamlRunsUnchangedWithPerplexityAndIsGreedyAccRecomputableFromTheAnswers()
+            throws Exception {
+        Path lambada = Path.of("..", "control-core", "src", "test", "resources", "lm-eval", "lambada_openai.yaml")
+                .toAbsolutePath().normalize();
+        Path docs = lambada.resolveSibling("lambada_openai_test.jsonl");
+        Path db = dir.resolve("lambada.db");
+        Path summary = dir.resolve("summary.json");
+        EvalRun r = stub.eval("--task", lambada.toString(), "--dataset-file", docs.toString(), "--db", db.toString(),
+                "--summary-json", summary.toString());
+
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
+        assertThat(r.err()).contains("lambada_openai.yaml: 5 vignettes");
+        // The capability check, then one request per document: its one continuation.
+        assertThat(stub.requestCount()).isEqualTo(5 + 1);
+        List<Double> lls = new ArrayList<>();
+        int greedy = 0;
+        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+             Statement s = c.createStatement();
+             ResultSet rs = s.executeQuery("SELECT response FROM panoptes_records")) {
+            while (rs.next()) {
+                ChoiceLoglikelihoods answer = ChoiceLoglikelihoods.parse(rs.getString(1));
+                assertThat(answer.continuations()).hasSize(1);
+                assertThat(answer.continuations().get(0)).as("no delimiter before the target's own space")
+                        .matches(" [a-z]+");
+                lls.add(answer.loglikelihoods().get(0));
+                greedy += answer.greedy().get(0) ? 1 : 0;
+            }
+        }
+        assertThat(lls).hasSize(5);
+        double mean = lls.stream().mapToDouble(Double::doubleValue).average().orElseThrow();
+        double sd = Math.sqrt(lls.stream().mapToDouble(x -> (x - mean) * (x - mean)).sum() / 4);
+        double half = 2.7764451051977987 * sd / Math.sqrt(5); // t(0.975, 4)
+        assertThat(r.out()).contains(String.format(Locale.ROOT, "accuracy (acc: is_greedy, whether the"
+                        + " continuation is the model's greedy one, scoring 1)"))
+                .contains(String.format(Locale.ROOT, "%s: %.3f (", StubModelServer.MODEL, greedy / 5.0))
+                .contains("perplexity (loglikelihood: exp(-mean log-likelihood) of the continuations, lower is"
+                        + " better); 95% CI: t interval on the mean log-likelihood, clustered by vignette, through"
+                        + " exp(-x):")
+                .contains(String.format(Locale.ROOT, "    %s: %.3f (95%% CI %.3f-%.3f, ", StubModelServer.MODEL,
+                        Math.exp(-mean), Math.exp(-(mean + half)), Math.exp(-(mean - half))))
+                .contains(String.format(Locale.ROOT, "mean ll %.4f, n=5)", mean))
+                .doesNotContain("acc_norm");
+        com.fasterxml.jackson.databind.JsonNode perplexity = new com.fasterxml.jackson.databind.ObjectMapper()
+                .readTree(summary.toFile()).path("models").get(0).path("perplexity");
+        assertThat(perplexity.path("perplexity").asDouble()).isCloseTo(Math.exp(-mean), within(1e-9));
+        assertThat(perplexity.path("ciLow").asDouble()).isCloseTo(Math.exp(-(mean + half)), within(1e-6));
+        assertThat(perplexity.path("ciHigh").asDouble()).isCloseTo(Math.exp(-(mean - half)), within(1e-6));
+        assertThat(perplexity.path("n").asInt()).isEqualTo(5);
+        assertThat(perplexity.path("method").asText()).startsWith("t interval on the mean log-likelihood");
+    }
+
+    @Test
+    void aDryRunOfLambadaShowsEachContinuationRightAfterItsContextAsOnePrompt() throws Exception {
+        Path lambada = Path.of("..", "control-core", "src", "test", "resources", "lm-eval", "lambada_openai.yaml")
+                .toAbsolutePath().normalize();
+        EvalRun r = stub.eval("--task", lambada.toString(), "--dataset-file",
+                lambada.resolveSibling("lambada_openai_test.jsonl").toString(), "--db", dir.resolve("dry.db").toString(),
+                "--dry-run");
+
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
+        String shown = r.out() + r.err();
+        assertThat(shown).contains("(one continuation, lm-eval's loglikelihood: to /completions")
+                // (ctx, doc_to_target): the target's own space, no target_delimiter before it.
+                .contains("he finally caught a fish\" ]").doesNotContain("caught a  fish");
+        assertThat(stub.requestCount()).isZero();
     }
 
     @Test

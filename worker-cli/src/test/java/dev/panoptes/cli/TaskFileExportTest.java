@@ -25,7 +25,9 @@ import static org.assertj.core.api.Assertions.within;
  * reads lm-eval's files: a multiple-choice task's lines carry lm-eval's request per choice,
  * {@code [loglikelihood, is_greedy]} per choice, acc and acc_norm, and every figure in the
  * results is recomputed here from the lines alone; a generate_until task's figure is
- * {@code exact_match}, the mean of its lines.
+ * {@code exact_match}, the mean of its lines; a loglikelihood task's (lm-eval's own
+ * lambada_openai.yaml) has one request and {@code [[ll, is_greedy]]} per line, and
+ * {@code perplexity} and {@code acc} recomputed from the lines as lm-eval aggregates them.
  */
 class TaskFileExportTest {
     private static final Path TASK = Path.of("..", "evals", "arithmetic-task.yaml").toAbsolutePath().normalize();
@@ -189,6 +191,145 @@ class TaskFileExportTest {
         JsonNode config = results.path("configs").path(results.path("results").fieldNames().next());
         assertThat(config.path("output_type").asText()).isEqualTo("generate_until");
         assertThat(config.path("metric_list").findValuesAsText("metric")).containsExactly("exact_match");
+    }
+
+    @Test
+    void aLoglikelihoodTasksExportHasLmEvalsLoglikelihoodLinesAndPerplexityRecomputableFromThem() throws Exception {
+        Path lambada = Path.of("..", "control-core", "src", "test", "resources", "lm-eval", "lambada_openai.yaml")
+                .toAbsolutePath().normalize();
+        Path docs = lambada.resolveSibling("lambada_openai_test.jsonl");
+        Path db = dir.resolve("ll.db");
+        assertThat(run("eval", "--task", lambada.toString(), "--dataset-file", docs.toString(), "--db", db.toString(),
+                "--model", StubModelServer.MODEL, "--model-api=" + stub.baseUrl())).isZero();
+        assertThat(run("export", "--db", db.toString(), "--format", "lm-eval", "--out", dir.resolve("out").toString()))
+                .isZero();
+
+        Path folder = dir.resolve("out").resolve(StubModelServer.MODEL);
+        JsonNode results = JSON.readTree(only(folder, "results_").toFile());
+        List<String> raw = Files.readAllLines(only(folder, "samples_"));
+        assertThat(raw).hasSize(5);
+        double[] ll = new double[raw.size()];
+        double[] acc = new double[raw.size()];
+        for (int d = 0; d < raw.size(); d++) {
+            JsonNode line = JSON.readTree(raw.get(d));
+            String text = line.path("doc").path("metadata").path("text").asText();
+            String last = " " + text.substring(text.lastIndexOf(' ') + 1);
+            assertThat(line.path("metrics").toString()).isEqualTo("[\"perplexity\",\"acc\"]");
+            // lm-eval's target for loglikelihood is doc_to_target: the continuation, its own space first.
+            assertThat(line.path("target").asText()).isEqualTo(last);
+            // One request: (context, continuation), no delimiter between them.
+            assertThat(line.path("arguments").size()).isEqualTo(1);
+            JsonNode args = line.path("arguments").path("gen_args_0");
+            assertThat(args.path("arg_0").asText()).isEqualTo(text.substring(0, text.lastIndexOf(' ')));
+            assertThat(args.path("arg_1").asText()).isEqualTo(last);
+            // resps [[[ll, is_greedy]]] (one request, one repeat), filtered_resps [[ll, is_greedy]].
+            assertThat(line.path("resps").size()).isEqualTo(1);
+            assertThat(line.path("resps").get(0).size()).isEqualTo(1);
+            JsonNode pair = line.path("filtered_resps").get(0);
+            assertThat(line.path("filtered_resps").size()).isEqualTo(1);
+            assertThat(line.path("resps").get(0).get(0)).isEqualTo(pair);
+            assertThat(pair.get(1).asText()).isIn("True", "False");
+            // process_results: {"perplexity": ll, "acc": int(is_greedy)}.
+            ll[d] = Double.parseDouble(pair.get(0).asText());
+            assertThat(line.path("perplexity").isNumber()).isTrue();
+            assertThat(line.path("perplexity").asDouble()).isEqualTo(ll[d]);
+            assertThat(line.path("acc").isInt()).as("int(is_greedy)").isTrue();
+            acc[d] = pair.get(1).asText().equals("True") ? 1 : 0;
+            assertThat(line.path("acc").asInt()).isEqualTo((int) acc[d]);
+        }
+
+        String task = results.path("results").fieldNames().next();
+        assertThat(task).isEqualTo("lambada_openai");
+        JsonNode figures = results.path("results").path(task);
+        assertThat(fieldNames(figures.fieldNames())).containsExactly("alias", "perplexity,none",
+                "perplexity_stderr,none", "acc,none", "acc_stderr,none");
+        // lm-eval's perplexity aggregation: exp(-mean(items)) over the lines' perplexity values.
+        double ppl = Math.exp(-mean(ll));
+        assertThat(figures.path("perplexity,none").asDouble()).isCloseTo(ppl, within(1e-9));
+        assertThat(figures.path("perplexity_stderr,none").asDouble()).isCloseTo(ppl * stderr(ll), within(1e-9));
+        assertThat(figures.path("acc,none").asDouble()).isCloseTo(mean(acc), within(1e-12));
+        assertThat(figures.path("acc_stderr,none").asDouble()).isCloseTo(stderr(acc), within(1e-12));
+        JsonNode interval = results.path("panoptes").path("perplexity_interval");
+        double half = 2.7764451051977987 * stderr(ll); // t(0.975, 4)
+        assertThat(interval.path("method").asText()).isEqualTo("t interval on the mean log-likelihood, clustered by"
+                + " vignette, through exp(-x)");
+        assertThat(interval.path("low").asDouble()).isCloseTo(Math.exp(-(mean(ll) + half)), within(1e-6));
+        assertThat(interval.path("high").asDouble()).isCloseTo(Math.exp(-(mean(ll) - half)), within(1e-6));
+        JsonNode config = results.path("configs").path(task);
+        assertThat(config.path("output_type").asText()).isEqualTo("loglikelihood");
+        assertThat(config.path("metric_list").findValuesAsText("metric")).containsExactly("perplexity", "acc");
+        assertThat(config.path("metric_list").findValuesAsText("aggregation")).containsExactly("perplexity", "mean");
+        assertThat(results.path("higher_is_better").path(task).path("perplexity").asBoolean()).isFalse();
+        assertThat(results.path("higher_is_better").path(task).path("acc").asBoolean()).isTrue();
+    }
+
+    @Test
+    void aLoglikelihoodRunsHtmlReportShowsPerplexityWithItsIntervalAndMethodInTableAndData() throws Exception {
+        Path lambada = Path.of("..", "control-core", "src", "test", "resources", "lm-eval", "lambada_openai.yaml")
+                .toAbsolutePath().normalize();
+        Path db = dir.resolve("ll.db");
+        assertThat(run("eval", "--task", lambada.toString(), "--dataset-file",
+                lambada.resolveSibling("lambada_openai_test.jsonl").toString(), "--db", db.toString(),
+                "--model", StubModelServer.MODEL, "--model-api=" + stub.baseUrl(), "--epochs", "2")).isZero();
+        Path html = dir.resolve("report.html");
+        assertThat(run("report", "--db", db.toString(), "--out", html.toString())).isZero();
+
+        // Recomputed from the stored answers: two epochs of five documents, clustered by document.
+        List<double[]> byDoc = new ArrayList<>();
+        try (java.sql.Connection c = java.sql.DriverManager.getConnection("jdbc:sqlite:" + db);
+             java.sql.Statement st = c.createStatement();
+             java.sql.ResultSet rs = st.executeQuery("SELECT vignette_id, response FROM panoptes_records"
+                     + " ORDER BY vignette_id")) {
+            while (rs.next()) {
+                byDoc.add(new double[]{Double.parseDouble(rs.getString(1)), dev.panoptes.control.score
+                        .ChoiceLoglikelihoods.parse(rs.getString(2)).loglikelihoods().get(0)});
+            }
+        }
+        assertThat(byDoc).hasSize(10);
+        double m = byDoc.stream().mapToDouble(x -> x[1]).average().orElseThrow();
+        double clusterSquares = 0;
+        for (int doc = 0; doc < 5; doc++) {
+            final int d = doc;
+            double residuals = byDoc.stream().filter(x -> x[0] == d).mapToDouble(x -> x[1] - m).sum();
+            clusterSquares += residuals * residuals;
+        }
+        double se = Math.sqrt(5.0 / 4 * clusterSquares) / 10;
+        double half = 2.7764451051977987 * se; // t(0.975, G - 1 = 4)
+        String page = Files.readString(html);
+        assertThat(page).contains("<h3>Perplexity</h3>\n<p class=\"method\">95% CI: t interval on the mean"
+                + " log-likelihood, clustered by vignette, through exp(-x)</p>");
+        assertThat(page).containsPattern("data-metric=\"perplexity\">" + String.format(java.util.Locale.ROOT,
+                "%.3f", Math.exp(-m)).replace(".", "\\.") + "<");
+        assertThat(page).containsPattern("data-metric=\"perplexity-ci-low\">" + String.format(java.util.Locale.ROOT,
+                "%.3f", Math.exp(-(m + half))).replace(".", "\\.") + "<");
+        assertThat(page).containsPattern("data-metric=\"perplexity-ci-high\">" + String.format(java.util.Locale.ROOT,
+                "%.3f", Math.exp(-(m - half))).replace(".", "\\.") + "<");
+        assertThat(page).contains("\"perplexity\":{\"n\":10,\"clusters\":5,\"perplexity\":");
+
+        // Inspect has no loglikelihood samples: the target is the continuation, the output what was measured.
+        Path logs = dir.resolve("logs");
+        assertThat(run("export", "--db", db.toString(), "--format", "inspect", "--out", logs.toString())).isZero();
+        Path log;
+        try (Stream<Path> files = Files.list(logs)) {
+            log = files.filter(p -> p.toString().endsWith(".json") && !p.endsWith("listing.json")).findFirst()
+                    .orElseThrow();
+        }
+        JsonNode samples = JSON.readTree(log.toFile()).path("samples");
+        assertThat(samples.size()).isEqualTo(10);
+        for (JsonNode sample : samples) {
+            assertThat(sample.has("choices")).isFalse();
+            assertThat(sample.path("target").asText()).matches(" [a-z]+");
+            String completion = sample.path("output").path("completion").asText();
+            assertThat(completion).matches("log-likelihood -\\d+\\.\\d+(e-?\\d+)?, is_greedy (True|False)");
+            assertThat(sample.path("scores").path("acc").path("value").asDouble())
+                    .isEqualTo(completion.endsWith("True") ? 1.0 : 0.0);
+        }
+    }
+
+    private static List<String> fieldNames(java.util.Iterator<String> names) {
+        List<String> list = new ArrayList<>();
+        names.forEachRemaining(list::add);
+        return list;
     }
 
     private static double mean(double[] v) {

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -118,6 +119,40 @@ class TaskGroupEvalTest {
         assertThat(r.err()).contains(group + " line 2: task units_norm differs from arithmetic_mc in scoring acc_norm"
                 + " (arithmetic_mc: acc)").contains("run the tasks that differ as a group of their own");
         assertThat(stub.requestCount()).isZero();
+    }
+
+    @Test
+    void aGroupOfLoglikelihoodTasksPrintsEachTasksPerplexityTheSameAsTheTaskAlone() throws Exception {
+        Path docs = Path.of("..", "control-core", "src", "test", "resources", "lm-eval", "lambada_openai_test.jsonl")
+                .toAbsolutePath().normalize();
+        List<String> lines = Files.readAllLines(docs);
+        Files.write(dir.resolve("b.jsonl"), lines.subList(0, 3));
+        for (String[] t : new String[][]{{"ll_a", docs.toString()}, {"ll_b", dir.resolve("b.jsonl").toString()}}) {
+            Files.writeString(dir.resolve(t[0] + ".yaml"), String.join("\n", "task: " + t[0], "dataset_path: json",
+                    "dataset_kwargs:", "  data_files:", "    test: " + t[1], "test_split: test",
+                    "output_type: loglikelihood", "doc_to_text: \"{{text.split(' ')[:-1]|join(' ')}}\"",
+                    "doc_to_target: \"{{' '+text.split(' ')[-1]}}\"", ""));
+        }
+        Path group = dir.resolve("ll_group.yaml");
+        Files.writeString(group, String.join("\n", "group: ll_pair", "task:", "  - ll_a.yaml", "  - ll_b.yaml", ""));
+
+        EvalRun r = stub.eval("--task", group.toString(), "--db", dir.resolve("g.db").toString());
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
+        String perplexity = r.out().substring(r.out().indexOf("  perplexity ("));
+        String alone = stub.eval("--task", dir.resolve("ll_b.yaml").toString(), "--db", dir.resolve("b.db").toString())
+                .out();
+        Matcher b = Pattern.compile(StubModelServer.MODEL + ": (\\d+\\.\\d+ \\(95% CI [^\\n]*n=3\\))")
+                .matcher(alone.substring(alone.indexOf("  perplexity (")));
+        assertThat(b.find()).as(alone).isTrue();
+        assertThat(perplexity).contains("task=ll_b: " + b.group(1)).containsPattern("task=ll_a: [^\\n]*n=5\\)");
+
+        // Perplexity has no aggregate over a group's tasks: asking for one is refused, saying so.
+        Files.writeString(group, String.join("\n", "group: ll_pair", "task:", "  - ll_a.yaml", "  - ll_b.yaml",
+                "aggregate_metric_list:", "  - metric: perplexity", ""));
+        EvalRun refused = stub.eval("--task", group.toString(), "--db", dir.resolve("r.db").toString());
+        assertThat(refused.exit()).isEqualTo(2);
+        assertThat(refused.err()).contains("metric perplexity is not one Panoptes computes over a group's tasks")
+                .contains("each task's perplexity in the run summary");
     }
 
     private static double accuracy(String summary) {

@@ -75,6 +75,14 @@ public record ChoiceLoglikelihoods(List<Double> loglikelihoods, List<Boolean> gr
         return new ChoiceLoglikelihoods(loglikelihoods, greedy, chars, bytes, continuations);
     }
 
+    /**
+     * True for the answer to one continuation (lm-eval's {@code loglikelihood} request): one
+     * choice, whose log-likelihood and greedy flag are the figures, not a choice among several.
+     */
+    public boolean isContinuation() {
+        return loglikelihoods.size() == 1;
+    }
+
     /** The choice of highest log-likelihood (the first of equals). */
     public int chosen() {
         return argmax(1);

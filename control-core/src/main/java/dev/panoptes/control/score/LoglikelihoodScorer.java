@@ -7,8 +7,13 @@ import dev.panoptes.control.Vignette;
  * log-likelihood (its answer is {@link ChoiceLoglikelihoods}' JSON) is right when the choice of
  * highest log-likelihood (acc), of highest log-likelihood per character of the choice
  * (acc_norm), or per UTF-8 byte (acc_bytes) is the expected one, an index from 0. These are
- * lm-evaluation-harness's metrics of the same names, computed as it computes them. Stateless
- * and thread-safe.
+ * lm-evaluation-harness's metrics of the same names, computed as it computes them.
+ *
+ * <p>A vignette of one choice is lm-eval's {@code loglikelihood} request (a continuation, not a
+ * choice among several): its {@code acc} is lm-eval's for that output type, {@code is_greedy}
+ * (1 when every token of the continuation was the model's top one). {@code acc_norm} and
+ * {@code acc_bytes} compare choices, so a one-choice vignette scores 0 under them with an
+ * explanation saying so. Stateless and thread-safe.
  */
 final class LoglikelihoodScorer extends SpecScorer {
     static final String ACC = "acc";
@@ -31,6 +36,15 @@ final class LoglikelihoodScorer extends SpecScorer {
         if (want < 0) {
             return unusableExpected(expected, "is not the index of one of the " + lls.loglikelihoods().size()
                     + " choices");
+        }
+        if (lls.isContinuation()) {
+            if (!spec().equals(ACC)) {
+                return new Score(0, spec() + " compares choices; this vignette has one continuation (lm-eval's"
+                        + " loglikelihood): score it acc, whether the continuation is the greedy one");
+            }
+            boolean greedy = lls.greedy().get(0);
+            return new Score(greedy ? 1 : 0, greedy ? "greedy" : "not greedy: some token of the continuation was not"
+                    + " the model's top one");
         }
         int got = switch (spec()) {
             case ACC_NORM -> lls.chosenPerChar();

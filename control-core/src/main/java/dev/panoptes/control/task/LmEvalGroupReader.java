@@ -257,8 +257,10 @@ public final class LmEvalGroupReader {
             Object metric = m.get("metric");
             if (!(metric instanceof String metricName)
                     || !List.of("acc", "acc_norm", "exact_match").contains(metricName)) {
-                problems.add(entry + ": metric " + metric + " is not one Panoptes computes: give acc, acc_norm or"
-                        + " exact_match");
+                problems.add(entry + ": metric " + metric + " is not one Panoptes computes over a group's tasks:"
+                        + " give acc, acc_norm or exact_match" + ("perplexity".equals(metric) ? " (a group of"
+                        + " loglikelihood tasks gets each task's perplexity in the run summary, with --group-by task,"
+                        + " which a group file sets)" : ""));
                 continue;
             }
             Object aggregation = m.get("aggregation");
@@ -314,9 +316,10 @@ public final class LmEvalGroupReader {
         }
         for (Aggregate a : aggregates) {
             boolean choice = first.isMultipleChoice();
-            if (choice == "exact_match".equals(a.metric())) {
+            if (first.isLoglikelihood() ? !"acc".equals(a.metric()) : choice == "exact_match".equals(a.metric())) {
                 problems.add(yaml.where("aggregate_metric_list") + ": metric " + a.metric() + " is not one the"
                         + " group's " + first.outputType() + " tasks give (" + (choice ? "acc, acc_norm"
+                        : first.isLoglikelihood() ? "acc; perplexity is not aggregated over a group's tasks"
                         : "exact_match") + ")");
             }
         }

@@ -45,6 +45,11 @@ record TaskConfig(String name, String datasetPath, Object dataFiles, String data
         return "multiple_choice".equals(outputType);
     }
 
+    /** lm-eval's loglikelihood: one continuation per document, its log-likelihood and greedy flag the figures. */
+    boolean isLoglikelihood() {
+        return "loglikelihood".equals(outputType);
+    }
+
     /** The task's fields checked; null with problems added when it cannot run. */
     static TaskConfig of(TaskYaml yaml, List<String> problems) {
         Map<String, Object> v = yaml.values();
@@ -65,16 +70,19 @@ record TaskConfig(String name, String datasetPath, Object dataFiles, String data
             problems.add(yaml.where("task") + ": the task has no name (task: NAME)");
         }
         String outputType = v.containsKey("output_type") ? string(v, "output_type", yaml, problems) : "generate_until";
-        if (outputType != null && !List.of("multiple_choice", "generate_until").contains(outputType)) {
+        if (outputType != null && !List.of("multiple_choice", "generate_until", "loglikelihood").contains(outputType)) {
             problems.add(yaml.where("output_type") + ": output_type " + outputType + " is not supported: Panoptes runs"
-                    + " multiple_choice (log-likelihood of each choice) and generate_until"
-                    + ("loglikelihood".equals(outputType) ? "; a loglikelihood task's figures (perplexity over its"
-                    + " documents' one continuation, and acc as whether that continuation was the greedy one) are"
-                    + " not computed: where its documents have wrong continuations too, write it as output_type:"
-                    + " multiple_choice with doc_to_choice listing them (scored acc and acc_norm), else run it with"
-                    + " lm-eval's local-completions model against the same server" : ""));
+                    + " multiple_choice (log-likelihood of each choice: acc, acc_norm), loglikelihood (of one"
+                    + " continuation: perplexity, acc) and generate_until (exact_match)"
+                    + ("loglikelihood_rolling".equals(outputType) ? "; loglikelihood_rolling (word_perplexity,"
+                    + " byte_perplexity, bits_per_byte over whole documents, in rolling windows of the model's"
+                    + " context) is not computed: run it with lm-eval's local-completions model against the same"
+                    + " server" : ""));
         }
         boolean mc = "multiple_choice".equals(outputType);
+        // Asked by log-likelihood: multiple choice (a request per choice) or loglikelihood (one
+        // continuation per document); neither generates text.
+        boolean ll = mc || "loglikelihood".equals(outputType);
         Map<String, Object> kwargs = map(v, "dataset_kwargs", yaml, problems);
         Object dataFiles = kwargs == null ? null : kwargs.get("data_files");
         String dataField = kwargs == null || !(kwargs.get("field") instanceof String f) ? null : f;
@@ -112,7 +120,7 @@ record TaskConfig(String name, String datasetPath, Object dataFiles, String data
         List<String> until = new ArrayList<>();
         Integer maxGenToks = null;
         Double temperature = null;
-        if (!mc) {
+        if (!ll) {
             Map<String, Object> gen = map(v, "generation_kwargs", yaml, problems);
             until.add(fewshotDelimiter);
             maxGenToks = 256;
@@ -153,17 +161,19 @@ record TaskConfig(String name, String datasetPath, Object dataFiles, String data
             // keeps these answers as the deterministic ones they are.
             temperature = 0.0;
         }
-        if (mc && v.get("generation_kwargs") != null) {
+        if (ll && v.get("generation_kwargs") != null) {
             problems.add(yaml.where("generation_kwargs") + ": generation_kwargs is for generate_until tasks; a"
-                    + " multiple_choice task generates nothing: remove it");
+                    + " " + outputType + " task generates nothing: remove it");
         }
-        Map<String, Object> filter = filter(v, mc, yaml, problems);
+        Map<String, Object> filter = filter(v, ll, yaml, problems);
         List<String> metrics = new ArrayList<>();
         Map<String, Object> exactMatch = null;
         Object metricList = v.get("metric_list");
         if (metricList == null) {
-            metrics.addAll(mc ? List.of("acc", "acc_norm") : List.of("exact_match"));
-            exactMatch = mc ? null : new LinkedHashMap<>();
+            // lm-eval's defaults per output type (DEFAULT_METRIC_REGISTRY).
+            metrics.addAll(mc ? List.of("acc", "acc_norm") : ll ? TaskFields.LOGLIKELIHOOD_METRICS
+                    : List.of("exact_match"));
+            exactMatch = ll ? null : new LinkedHashMap<>();
         } else if (!(metricList instanceof List<?> list)) {
             problems.add(yaml.where("metric_list") + ": metric_list is a list of {metric: NAME, ...}");
         } else {
@@ -174,7 +184,21 @@ record TaskConfig(String name, String datasetPath, Object dataFiles, String data
                 }
                 if (mc && TaskFields.CHOICE_METRICS.contains(metric)) {
                     metrics.add(metric);
-                } else if (!mc && metric.equals("exact_match")) {
+                } else if (ll && !mc && TaskFields.LOGLIKELIHOOD_METRICS.contains(metric)) {
+                    // lm-eval's aggregations for these: perplexity is exp(-mean ll), acc the mean.
+                    String aggregation = metric.equals("perplexity") ? "perplexity" : "mean";
+                    if (m.get("aggregation") != null && !aggregation.equals(m.get("aggregation"))) {
+                        problems.add(yaml.where("metric_list") + ": aggregation " + m.get("aggregation") + " of "
+                                + metric + " is not supported (" + aggregation + " is)");
+                    }
+                    for (Object k : m.keySet()) {
+                        if (!TaskFields.METRIC_META.contains(String.valueOf(k))) {
+                            problems.add(yaml.where("metric_list") + ": " + metric + " option " + k + " is not"
+                                    + " supported (" + metric + " takes none)");
+                        }
+                    }
+                    metrics.add(metric);
+                } else if (!ll && metric.equals("exact_match")) {
                     metrics.add(metric);
                     exactMatch = new LinkedHashMap<>();
                     for (Map.Entry<?, ?> e : m.entrySet()) {
@@ -193,7 +217,8 @@ record TaskConfig(String name, String datasetPath, Object dataFiles, String data
                     }
                 } else {
                     problems.add(yaml.where("metric_list") + ": metric " + metric + " is not supported for "
-                            + outputType + " (" + (mc ? "acc and acc_norm are" : "exact_match is") + ")");
+                            + outputType + " (" + (mc ? "acc and acc_norm are" : ll ? "perplexity and acc are"
+                            : "exact_match is") + ")");
                 }
             }
         }
@@ -208,12 +233,12 @@ record TaskConfig(String name, String datasetPath, Object dataFiles, String data
     }
 
     /** The first filter pipeline's regex step (take_first is what one answer per epoch does anyway). */
-    private static Map<String, Object> filter(Map<String, Object> v, boolean mc, TaskYaml yaml, List<String> problems) {
+    private static Map<String, Object> filter(Map<String, Object> v, boolean ll, TaskYaml yaml, List<String> problems) {
         Object list = v.get("filter_list");
         if (list == null) {
             return null;
         }
-        if (mc) {
+        if (ll) {
             problems.add(yaml.where("filter_list") + ": filter_list is for generate_until tasks; remove it");
             return null;
         }

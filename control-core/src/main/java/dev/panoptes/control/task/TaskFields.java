@@ -21,7 +21,8 @@ final class TaskFields {
     static final Map<String, String> REFUSED = Map.ofEntries(
             Map.entry("process_docs", "it runs Python over the documents; apply it to the data first (write the"
                     + " processed documents to a JSONL file) and give that file with --dataset-file"),
-            Map.entry("process_results", "it scores with Python; Panoptes scores with acc, acc_norm and exact_match"),
+            Map.entry("process_results", "it scores with Python; Panoptes scores with acc, acc_norm, perplexity and"
+                    + " exact_match"),
             Map.entry("custom_dataset", "it builds the data in Python; write the documents to a JSONL file and give"
                     + " it with --dataset-file"),
             Map.entry("use_prompt", "promptsource prompts are not read; write the prompt as doc_to_text"),
@@ -36,6 +37,8 @@ final class TaskFields {
                     + " [task names or files]) and run that with --task"));
     /** What a metric becomes. */
     static final List<String> CHOICE_METRICS = List.of("acc", "acc_norm");
+    /** A loglikelihood task's metrics, lm-eval's defaults for that output type, in its order. */
+    static final List<String> LOGLIKELIHOOD_METRICS = List.of("perplexity", "acc");
     static final Set<String> FILTERS = Set.of("regex", "take_first");
     static final Set<String> GENERATION_KWARGS = Set.of("until", "max_gen_toks", "temperature", "do_sample");
     static final Set<String> EXACT_MATCH_OPTIONS = Set.of("ignore_case", "ignore_punctuation", "regexes_to_ignore",

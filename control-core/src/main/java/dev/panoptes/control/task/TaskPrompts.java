@@ -115,8 +115,15 @@ final class TaskPrompts {
         return doc.containsKey(d) ? String.valueOf(doc.get(d)) : templates.render(d, doc);
     }
 
-    /** The run's scorer: the first choice metric, or exact_match with its options and filter. */
+    /**
+     * The run's scorer: the first choice metric; acc for a loglikelihood task (a one-choice
+     * vignette's acc is lm-eval's is_greedy, and perplexity is no per-answer score but the
+     * figure over them all); or exact_match with its options and filter.
+     */
     private String scorer() {
+        if (config.isLoglikelihood()) {
+            return "acc";
+        }
         if (config.isMultipleChoice()) {
             return config.metrics().isEmpty() ? "acc" : config.metrics().get(0);
         }
@@ -140,10 +147,33 @@ final class TaskPrompts {
             return Vignette.multipleChoice(id, prompt, new Choices(choices, config.targetDelimiter()), index,
                     metadata);
         }
+        if (config.isLoglikelihood()) {
+            return Vignette.multipleChoice(id, prompt, new Choices(List.of(continuation(doc)), ""), 0, metadata);
+        }
         Object target = target(doc);
         String expected = target instanceof List<?> l ? (l.isEmpty() ? "" : String.valueOf(l.get(0)))
                 : String.valueOf(target);
         return new Vignette(id, prompt, expected, metadata, List.of(), null);
+    }
+
+    /**
+     * A loglikelihood task's continuation: doc_to_target as it is, with no target_delimiter before
+     * it. lm-eval's ConfigurableTask.construct_requests asks {@code (ctx, self.doc_to_target(doc))}
+     * for this output type, where multiple_choice asks {@code f"{target_delimiter}{cont}"} per
+     * choice; so lambada's target template writes its own leading space.
+     */
+    private String continuation(Map<String, Object> doc) throws DocTemplates.TemplateException {
+        Object target = target(doc);
+        if (target instanceof List<?> || target instanceof Map<?, ?>) {
+            throw new IllegalArgumentException("doc_to_target gave " + target + "; a loglikelihood task's target is"
+                    + " the one continuation whose log-likelihood is measured: a text");
+        }
+        String text = target == null ? "" : String.valueOf(target);
+        if (text.isEmpty()) {
+            throw new IllegalArgumentException("doc_to_target gave an empty continuation; a loglikelihood task"
+                    + " measures the log-likelihood of a non-empty one");
+        }
+        return text;
     }
 
     private String text(Map<String, Object> doc) throws DocTemplates.TemplateException {

@@ -52,4 +52,23 @@ class LoglikelihoodScorerTest {
         assertThat(new RunScoring("exact").specFor(v)).isEqualTo("acc");
         assertThat(new RunScoring("acc_norm").specFor(v)).isEqualTo("acc_norm");
     }
+
+    @Test
+    void aOneChoiceVignetteIsLmEvalsLoglikelihoodRequestItsAccWhetherTheContinuationIsGreedy() {
+        Choices continuation = new Choices(List.of(" tea"), "");
+        ChoiceLoglikelihoods greedy = ChoiceLoglikelihoods.of(continuation, List.of(-0.5), List.of(true));
+        ChoiceLoglikelihoods notGreedy = ChoiceLoglikelihoods.of(continuation, List.of(-0.1), List.of(false));
+        assertThat(greedy.isContinuation()).isTrue();
+        assertThat(greedy.toJson()).isEqualTo("{\"resps\":[[-0.5,true]],\"chars\":[4],\"bytes\":[4],\"chosen\":0,"
+                + "\"continuations\":[\" tea\"]}");
+
+        // Argmax over one choice would always be right; lm-eval's acc for loglikelihood is is_greedy.
+        assertThat(Scorers.parse("acc").score(greedy.toJson(), "0").value()).isEqualTo(1.0);
+        Score miss = Scorers.parse("acc").score(notGreedy.toJson(), "0");
+        assertThat(miss.value()).isZero();
+        assertThat(miss.explanation()).contains("not greedy");
+        Score norm = Scorers.parse("acc_norm").score(greedy.toJson(), "0");
+        assertThat(norm.value()).isZero();
+        assertThat(norm.explanation()).contains("acc_norm compares choices").contains("score it acc");
+    }
 }

@@ -157,19 +157,78 @@ class LmEvalTaskReaderTest {
     }
 
     @Test
-    void aLoglikelihoodTaskIsRefusedAtItsOutputTypeSayingWhatToDoInstead() throws Exception {
-        Path task = dir.resolve("lambada.yaml");
-        Files.writeString(task, String.join("\n", "task: lambada_like", "dataset_path: json",
+    void lmEvalsLambadaOpenaiRunsUnchangedAsOneContinuationPerDocumentWithoutTheTargetDelimiter() throws Exception {
+        LoadedTask task = reader.read(LM_EVAL.resolve("lambada_openai.yaml"),
+                Map.of("", LM_EVAL.resolve("lambada_openai_test.jsonl")));
+
+        assertThat(task.name()).isEqualTo("lambada_openai");
+        assertThat(task.outputType()).isEqualTo("loglikelihood");
+        assertThat(task.isLoglikelihood()).isTrue();
+        assertThat(task.isMultipleChoice()).isFalse();
+        assertThat(task.metrics()).containsExactly("perplexity", "acc");
+        assertThat(task.scorer()).isEqualTo("acc");
+        assertThat(task.temperature()).isEqualTo(0.0);
+        assertThat(task.maxTokens()).isNull();
+        List<Vignette> vs = task.suite().vignettes();
+        assertThat(vs).hasSize(5);
+        Vignette first = vs.get(0);
+        // doc_to_text: every word but the last; doc_to_target: ' ' + the last word.
+        assertThat(first.prompt()).endsWith("she held up the pot and said it was");
+        assertThat(first.prompt()).doesNotEndWith(" ");
+        // lm-eval asks (ctx, doc_to_target(doc)): no target_delimiter before the continuation, so
+        // the template's own space is the only one.
+        assertThat(first.choices().texts()).containsExactly(" tea");
+        assertThat(first.choices().delimiter()).isEmpty();
+        assertThat(first.choices().continuation(0)).isEqualTo(" tea");
+        assertThat(first.expected()).isEqualTo("0");
+        assertThat(vs).extracting(v -> v.choices().texts().get(0))
+                .containsExactly(" tea", " fish", " pass", " note", " light");
+    }
+
+    @Test
+    void aLoglikelihoodTasksMetricsAndAggregationsAreLmEvalsAndOthersAreRefused() throws Exception {
+        Files.writeString(dir.resolve("docs.jsonl"), "{\"text\": \"a b\", \"ending\": \"c\"}\n");
+        Path plain = dir.resolve("plain.yaml");
+        Files.writeString(plain, String.join("\n", "task: ll_default", "dataset_path: json",
                 "dataset_kwargs:", "  data_files:", "    test: docs.jsonl", "test_split: test",
                 "output_type: loglikelihood", "doc_to_text: text", "doc_to_target: ending", ""));
-        Files.writeString(dir.resolve("docs.jsonl"), "{\"text\": \"a b\", \"ending\": \"c\"}\n");
+        LoadedTask loaded = reader.read(plain, Map.of());
+        // lm-eval's DEFAULT_METRIC_REGISTRY for loglikelihood.
+        assertThat(loaded.metrics()).containsExactly("perplexity", "acc");
+        // doc_to_target a field: the continuation is its text as it is, not " c".
+        assertThat(loaded.suite().vignettes().get(0).choices().continuation(0)).isEqualTo("c");
+
+        Path bad = dir.resolve("bad.yaml");
+        Files.writeString(bad, String.join("\n", "task: ll_bad", "dataset_path: json",
+                "dataset_kwargs:", "  data_files:", "    test: docs.jsonl", "test_split: test",
+                "output_type: loglikelihood", "doc_to_text: text", "doc_to_target: ending",
+                "generation_kwargs:", "  until: [\"\\n\"]", "metric_list:", "  - metric: acc_norm",
+                "  - metric: perplexity", "    aggregation: mean", ""));
+        assertThatThrownBy(() -> reader.read(bad, Map.of()))
+                .isInstanceOf(SuiteFormatException.class)
+                .satisfies(e -> assertThat(((SuiteFormatException) e).problems())
+                        .anySatisfy(p -> assertThat(p).contains("bad.yaml line 10: generation_kwargs is for"
+                                + " generate_until tasks; a loglikelihood task generates nothing"))
+                        .anySatisfy(p -> assertThat(p).contains("bad.yaml line 12: metric acc_norm is not supported"
+                                + " for loglikelihood (perplexity and acc are)"))
+                        .anySatisfy(p -> assertThat(p).contains("aggregation mean of perplexity is not supported"
+                                + " (perplexity is)")));
+    }
+
+    @Test
+    void loglikelihoodRollingIsStillRefusedAtItsOutputTypeSayingWhatToDoInstead() throws Exception {
+        Path task = dir.resolve("wikitext.yaml");
+        Files.writeString(task, String.join("\n", "task: wikitext_like", "dataset_path: json",
+                "dataset_kwargs:", "  data_files:", "    test: docs.jsonl", "test_split: test",
+                "output_type: loglikelihood_rolling", "doc_to_text: \"\"", "doc_to_target: page", ""));
+        Files.writeString(dir.resolve("docs.jsonl"), "{\"page\": \"a b c\"}\n");
 
         assertThatThrownBy(() -> reader.read(task, Map.of()))
                 .isInstanceOf(SuiteFormatException.class)
                 .satisfies(e -> assertThat(((SuiteFormatException) e).problems()).anySatisfy(p -> assertThat(p)
-                        .contains("lambada.yaml line 7: output_type loglikelihood is not supported")
-                        .contains("perplexity").contains("output_type: multiple_choice with doc_to_choice")
-                        .contains("local-completions")));
+                        .contains("wikitext.yaml line 7: output_type loglikelihood_rolling is not supported")
+                        .contains("loglikelihood (of one continuation: perplexity, acc)")
+                        .contains("word_perplexity").contains("local-completions")));
     }
 
     @Test

@@ -321,4 +321,20 @@ class MessageCodecTest {
     private static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
     }
+
+    @Test
+    void aOneChoiceVignetteLmEvalsLoglikelihoodRequestCrossesTheWireWithItsEmptyDelimiter() throws Exception {
+        Vignette continuation = Vignette.multipleChoice("0", "she held up the pot and said it was",
+                new dev.panoptes.control.Choices(List.of(" tea"), ""), 0, Map.of());
+        Job job = new Job(JobId.of("run1-0009"), new EvalSpec("lambada", List.of(continuation),
+                new SpecParams(null, 0.0, null, null)));
+        byte[] frame = codec.encode(new Message.Assign(job));
+        assertThat(new String(frame, StandardCharsets.UTF_8)).contains("\"choices\":[\" tea\"]")
+                .contains("\"choiceDelimiter\":\"\"");
+
+        Vignette read = ((Message.Assign) codec.decode(frame).orElseThrow()).job().spec().vignettes().get(0);
+        assertThat(read.choices().texts()).containsExactly(" tea");
+        assertThat(read.choices().delimiter()).isEmpty();
+        assertThat(read.expected()).isEqualTo("0");
+    }
 }
