@@ -73,7 +73,8 @@ class TaskFileEvalTest {
         EvalRun again = stub.eval("--task", TASK.toString(), "--db", db.toString());
         assertThat(again.exit()).as("console:%n%s%nsummary:%n%s", again.err(), again.out()).isZero();
         assertThat(again.out()).contains("40 of 40 stored");
-        assertThat(stub.requestCount() - before).as("the resumed run's capability check and documents").isEqualTo(40 + 1);
+        assertThat(stub.requestCount() - before).as("the resumed run's capability check and documents")
+                .isEqualTo(40 + 1);
     }
 
     @Test
