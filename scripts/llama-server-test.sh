@@ -17,8 +17,8 @@
 #         (the answers are a random model's: what is checked is the request path, not accuracy);
 #       eval --task evals/arithmetic-task.yaml (log-likelihood): refused by the worker's
 #         capability check, its message naming the server's shortfall (no prompt
-#         log-probabilities), the worker quarantined and no job done (eval then waits for a
-#         capable worker, as a coordinator does: the script stops it once the refusal is printed).
+#         log-probabilities), no job done, and eval ends at that first refusal with exit 8 (no
+#         other worker can connect to an eval, so it does not wait for one).
 # Exits 0 when both outcomes are as expected, non-zero (with what differed) otherwise.
 # Builds the worker jar when it is missing (mvn -o package of worker-cli).
 set -euo pipefail
@@ -124,26 +124,20 @@ else
   status=1
 fi
 
-# Multiple choice by log-likelihood: the worker's capability check refuses this server. eval's one
-# worker is then quarantined and the run waits for a capable worker (as a coordinator would), so the
-# run is stopped here once the refusal is printed, or after 120 s.
-java -jar "$JAR" eval --task evals/arithmetic-task.yaml --model "$MODEL" --model-api "$API" \
-  --db "$WORK/mc.db" >"$WORK/mc.out" 2>"$WORK/mc.err" &
-MC_PID=$!
-for _ in $(seq 1 240); do
-  grep -q "does not return prompt log-probabilities" "$WORK/mc.err" 2>/dev/null && break
-  kill -0 "$MC_PID" 2>/dev/null || break
-  sleep 0.5
-done
-sleep 1
-kill "$MC_PID" 2>/dev/null || true
-wait "$MC_PID" 2>/dev/null || true
-if grep -q "quarantined: .*does not return prompt log-probabilities" "$WORK/mc.err" \
-    && ! grep -q "progress: [1-9][0-9]*/" "$WORK/mc.err" && ! grep -q "stored" "$WORK/mc.out"; then
-  say "PASS log-likelihood refused by the worker, no job done: $(grep -m1 -o 'the model API at .*does not return prompt log-probabilities[^.]*' "$WORK/mc.err")"
+# Multiple choice by log-likelihood: the worker's capability check refuses this server, and eval
+# (whose one worker no other can replace) ends at that first refusal with exit 8, keeping nothing
+# stored. The 120 s bound only keeps a regression (a run that waits) from hanging the script.
+set +e
+timeout 120 java -jar "$JAR" eval --task evals/arithmetic-task.yaml --model "$MODEL" --model-api "$API" \
+  --db "$WORK/mc.db" >"$WORK/mc.out" 2>"$WORK/mc.err"
+mc_exit=$?
+set -e
+if [ "$mc_exit" -eq 8 ] && grep -q "refuses these jobs for good.*does not return prompt log-probabilities" "$WORK/mc.err" \
+    && ! grep -q "progress: [1-9][0-9]*/" "$WORK/mc.err" && ! grep -q "answers: .*[1-9][0-9]* of" "$WORK/mc.out"; then
+  say "PASS log-likelihood refused by the worker, exit 8, no job done: $(grep -m1 -o 'the model API at .*does not return prompt log-probabilities[^.]*' "$WORK/mc.err")"
 else
   cat "$WORK/mc.out" "$WORK/mc.err" >&2
-  say "FAIL log-likelihood: expected the capability check's refusal (worker quarantined) and no job done"
+  say "FAIL log-likelihood: exit $mc_exit, expected 8 with the capability check's refusal and no job done"
   status=1
 fi
 [ "$status" -eq 0 ] && say "both outcomes as expected" || say "see above"

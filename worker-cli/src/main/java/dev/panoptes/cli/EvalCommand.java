@@ -156,7 +156,9 @@ public final class EvalCommand implements Callable<Integer> {
                     // One worker, whose client retries 429s itself: there is no fleet to govern.
                     .withRateGovernor(false, 0)
                     .withDatabase(runOptions.database)
-                    .withInProcessWorker(worker.handle());
+                    // A refusal for good (no prompt log-probabilities) ends the run at once: no
+                    // other worker can connect, and no probation would change the model API.
+                    .withInProcessWorker(worker.handle(), worker::refusesForGood);
             if (deferred) {
                 run.withModelGate(() -> {
                     ModelApiCheck.Result again = worker.check();

@@ -266,9 +266,10 @@ public final class CoordinatorRun {
 
     /**
      * As {@link #withInProcessWorker(WorkerHandle)}, with what says the worker refuses jobs for
-     * good (null while it does not): no other worker can connect, so once it is quarantined and
-     * refuses for good, or is quarantined again after its probation, the run stops keeping what was
-     * stored and returns {@link #EXIT_MODEL_API_UNUSABLE} instead of waiting for a worker.
+     * good (null while it does not): no other worker can connect, so at the first job it fails
+     * while it refuses for good, or once it is quarantined again after its probation, the run
+     * stops keeping what was stored and returns {@link #EXIT_MODEL_API_UNUSABLE} instead of
+     * waiting for a worker. {@code refusesForGood} is asked on the scheduler's thread.
      */
     public CoordinatorRun withInProcessWorker(WorkerHandle worker, Supplier<String> refusesForGood) {
         this.inProcessRefusal = Objects.requireNonNull(refusesForGood, "refusesForGood");

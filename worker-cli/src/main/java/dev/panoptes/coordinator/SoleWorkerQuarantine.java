@@ -12,10 +12,11 @@ import java.util.Objects;
 import java.util.function.Supplier;
 
 /**
- * Ends a run whose only worker can be the one in this process ({@code eval}) once that worker is
- * quarantined and cannot come back: at its first quarantine when it says it refuses for good (a
- * model API without prompt log-probabilities), else when it is quarantined again without a job
- * done in between (the probation the scheduler gives it failed). A coordinator waits for workers
+ * Ends a run whose only worker can be the one in this process ({@code eval}) once that worker
+ * cannot come back: at the first job it fails when it says it refuses for good (a model API
+ * without prompt log-probabilities: no quarantine, no probation is waited out, since neither can
+ * change that), else when it is quarantined again without a job done in between (the probation
+ * the scheduler gives it failed). A coordinator waits for workers
  * instead: another may connect. Ends the run by failing the worker set with a
  * {@link SoleWorkerQuarantinedException}, which stops the scheduler keeping what was stored.
  *
@@ -28,6 +29,8 @@ final class SoleWorkerQuarantine implements ProgressListener {
     private final Supplier<String> forGood;
     /** Whether the worker was quarantined since its last job done. */
     private volatile boolean quarantinedBefore;
+    /** Whether the run was ended already: the jobs the worker held still fail, and need not say so again. */
+    private volatile boolean ended;
 
     /**
      * @param pool    the run's workers, failed to end the run
@@ -48,17 +51,38 @@ final class SoleWorkerQuarantine implements ProgressListener {
     }
 
     @Override
+    public void onRetry(Job job, WorkerHandle by, Throwable cause, int attempt, Duration delay) {
+        if (by == worker) {
+            endIfForGood();
+        }
+    }
+
+    @Override
     public void onQuarantined(WorkerHandle by, String reason, int failuresInARow, Duration duration) {
-        if (by != worker) {
+        if (by != worker || endIfForGood()) {
             return;
         }
-        String permanent = forGood.get();
-        if (permanent != null) {
-            pool.fail(new SoleWorkerQuarantinedException(worker.id(), permanent, false));
-        } else if (quarantinedBefore) {
-            pool.fail(new SoleWorkerQuarantinedException(worker.id(), reason, true));
+        if (quarantinedBefore) {
+            end(new SoleWorkerQuarantinedException(worker.id(), reason, true));
         } else {
             quarantinedBefore = true;
+        }
+    }
+
+    /** Ends the run when the worker says it refuses for good; whether it does. */
+    private boolean endIfForGood() {
+        String permanent = forGood.get();
+        if (permanent == null) {
+            return false;
+        }
+        end(new SoleWorkerQuarantinedException(worker.id(), permanent, false));
+        return true;
+    }
+
+    private void end(SoleWorkerQuarantinedException why) {
+        if (!ended) {
+            ended = true;
+            pool.fail(why);
         }
     }
 }

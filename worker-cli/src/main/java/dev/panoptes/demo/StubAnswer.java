@@ -1,8 +1,8 @@
 package dev.panoptes.demo;
 
 /**
- * One answer of {@link StubModelServer}, decided when its request arrives and written when its
- * latency is over: a chat completion ({@link Completion}) or a text completion
+ * One answer of {@link StubModelServer}, decided and written (by the handler thread that read its
+ * request) when its request arrives, and sent when its latency is over: a chat completion ({@link Completion}) or a text completion
  * ({@link TextCompletion}).
  */
 interface StubAnswer {

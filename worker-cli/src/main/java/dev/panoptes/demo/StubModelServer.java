@@ -46,10 +46,11 @@ import java.util.regex.Pattern;
  * <p>It answers up to {@code threads} calls at once, as a model server's slots; calls beyond that
  * wait their turn, and their latency starts when they get one. Threads: the JDK server's
  * dispatcher thread accepts connections; a few handler threads (at most one per processor) read
- * each request and decide its answer; one timer thread sends the answers whose latency is over.
- * A call waiting out its latency or its turn holds no thread, so a call costs the stub little CPU
- * beyond the JDK server's own, which matters to a benchmark that runs it beside the client it
- * measures.
+ * each request and write its answer's bytes, in parallel (the costly part: a text completion with
+ * prompt log-probabilities takes about a millisecond of CPU), as a real server computes an answer
+ * while its call runs; one timer thread only sends the answers whose latency is over. A call
+ * waiting out its latency or its turn holds no thread, so a call costs the stub little CPU beyond
+ * the JDK server's own, which matters to a benchmark that runs it beside the client it measures.
  *
  * <p>Its context length is {@value #CONTEXT_TOKENS} tokens (words, here): a request whose
  * messages hold more is answered HTTP 400 {@code context_length_exceeded}, in OpenAI's envelope
@@ -91,6 +92,8 @@ public final class StubModelServer implements AutoCloseable {
     private final Duration latency;
     private final ObjectMapper mapper = new ObjectMapper();
     private final AtomicLong requests = new AtomicLong();
+    /** Numbers the answers' ids, as they are written (a request is counted in {@link #requests} once answered). */
+    private final AtomicLong ids = new AtomicLong();
     /** Requests answered 429 because more than {@link #maxConcurrent} were in flight. */
     private final AtomicLong throttled = new AtomicLong();
     private final AtomicInteger inFlight = new AtomicInteger();
@@ -343,17 +346,22 @@ public final class StubModelServer implements AutoCloseable {
                 send(exchange, 400, contextLengthExceeded(completion.promptTokens()));
                 return false;
             }
+            // Written here, on the handler thread: answers are written in parallel, and the one timer
+            // thread only sends them (when it wrote them too, it was the stub's bottleneck: 64
+            // text completions in flight waited hundreds of milliseconds for a 1 ms latency).
+            byte[] answer = completion.json(ids.incrementAndGet(), System.currentTimeMillis() / 1000)
+                    .getBytes(StandardCharsets.UTF_8);
             if (latency.isZero()) {
                 // No latency to wait out: answered here, on the handler thread, without a turn.
                 peakServing.accumulateAndGet(serving.incrementAndGet(), Math::max);
                 try {
-                    sendCompletion(exchange, completion, slot);
+                    sendCompletion(exchange, answer, slot);
                 } finally {
                     serving.decrementAndGet();
                 }
                 return false;
             }
-            takeTurn(new Pending(exchange, completion, slot));
+            takeTurn(new Pending(exchange, answer, slot));
             scheduled = true;
             return true;
         } finally {
@@ -363,8 +371,8 @@ public final class StubModelServer implements AutoCloseable {
         }
     }
 
-    /** A completion decided and waiting to be answered after its latency; its exchange is no handler's any more. */
-    private record Pending(HttpExchange exchange, StubAnswer completion, Slot slot) {
+    /** A completion written and waiting to be sent after its latency; its exchange is no handler's any more. */
+    private record Pending(HttpExchange exchange, byte[] answer, Slot slot) {
     }
 
     /** Starts the call's latency now when a turn is free, else queues it behind the others. */
@@ -407,7 +415,7 @@ public final class StubModelServer implements AutoCloseable {
     /** On the timer thread, once the latency is over: sends the answer and closes the exchange, whatever happens. */
     private void sendLater(Pending call) {
         try (HttpExchange exchange = call.exchange()) {
-            sendCompletion(exchange, call.completion(), call.slot());
+            sendCompletion(exchange, call.answer(), call.slot());
         } catch (IOException | RuntimeException e) {
             // The client went away (it timed out, say): nobody is left to tell.
             log.debug("could not send a completion", e);
@@ -416,13 +424,13 @@ public final class StubModelServer implements AutoCloseable {
         }
     }
 
-    private void sendCompletion(HttpExchange exchange, StubAnswer completion, Slot slot) throws IOException {
-        String json = completion.json(requests.incrementAndGet(), System.currentTimeMillis() / 1000);
+    private void sendCompletion(HttpExchange exchange, byte[] answer, Slot slot) throws IOException {
+        requests.incrementAndGet();
         // Released before the answer goes out: a client that sends its next call as soon as it
         // reads this answer must not find this call still counted, in peakConcurrency or against
         // maxConcurrent.
         slot.release();
-        send(exchange, 200, json);
+        send(exchange, 200, answer);
     }
 
     /** Counts a completion in flight; null, and counted as throttled, when that would pass {@link #maxConcurrent}. */
@@ -514,7 +522,10 @@ public final class StubModelServer implements AutoCloseable {
     }
 
     private static void send(HttpExchange exchange, int status, String json) throws IOException {
-        byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+        send(exchange, status, json.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static void send(HttpExchange exchange, int status, byte[] bytes) throws IOException {
         exchange.getResponseHeaders().set("Content-Type", "application/json");
         exchange.sendResponseHeaders(status, bytes.length);
         try (OutputStream out = exchange.getResponseBody()) {

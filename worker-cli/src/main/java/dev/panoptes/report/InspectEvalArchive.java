@@ -28,7 +28,7 @@ import java.util.zip.ZipOutputStream;
 final class InspectEvalArchive {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** What a summary keeps of a sample: the fields Inspect's {@code EvalSampleSummary} has. */
-    private static final List<String> SUMMARY_FIELDS = List.of("id", "epoch", "input", "target", "metadata",
+    private static final List<String> SUMMARY_FIELDS = List.of("id", "epoch", "input", "choices", "target", "metadata",
             "scores", "model_usage", "total_time", "working_time");
 
     private InspectEvalArchive() {

@@ -324,7 +324,8 @@ public final class InspectLog {
     /**
      * Inspect's {@code EvalSampleReductions} for the scorer: per vignette (in the order of its
      * first answer), the mean of its epochs' figure scores (failed answers as 0, unscored answers
-     * left out) with the answer and explanation of its first epoch; a vignette without a scored
+     * left out) with the answer (as its sample's score names it: a multiple-choice answer's letter)
+     * and explanation of its first epoch; a vignette without a scored
      * answer has none.
      */
     private static ObjectNode reductions(RunData run, String model, String scorer) {
@@ -354,9 +355,9 @@ public final class InspectLog {
             }
             ObjectNode reduced = samples.addObject();
             reduced.put("value", sum / scored);
-            SampleRow first = rows.get(0);
-            if (first.response() != null) {
-                reduced.put("answer", first.response());
+            String answer = InspectSamples.scoreAnswer(rows.get(0), scorer);
+            if (answer != null) {
+                reduced.put("answer", answer);
             }
             reduced.put("explanation", "mean of " + scored + " scored of " + rows.size() + " epochs");
             reduced.put("sample_id", vignette.getKey());

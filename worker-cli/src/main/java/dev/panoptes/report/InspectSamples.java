@@ -74,8 +74,7 @@ final class InspectSamples {
             // A loglikelihood task's continuation: no choice to pick, so no letters. The target is the
             // continuation, the completion what was measured of it.
             target = lls.continuations().isEmpty() ? target : lls.continuations().get(0);
-            response = "log-likelihood " + PythonJson.floatRepr(lls.loglikelihoods().get(0)) + ", is_greedy "
-                    + (lls.greedy().get(0) ? "True" : "False");
+            response = continuationOutput(lls);
         } else if (lls != null) {
             int n = lls.loglikelihoods().size();
             if (!lls.continuations().isEmpty()) {
@@ -88,9 +87,7 @@ final class InspectSamples {
             }
             int want = Vignette.choiceIndex(row.expected(), n);
             target = want < 0 ? target : letter(want);
-            int chosen = "acc_norm".equals(scorer) ? lls.chosenPerChar()
-                    : "acc_bytes".equals(scorer) ? lls.chosenPerByte() : lls.chosen();
-            response = "ANSWER: " + letter(chosen);
+            response = "ANSWER: " + letter(chosen(lls, scorer));
         }
         sample.put("target", target);
         ArrayNode messages = input.deepCopy();
@@ -128,12 +125,9 @@ final class InspectSamples {
         if (scorer != null && value != null) {
             ObjectNode score = sample.putObject("scores").putObject(scorer);
             score.put("value", value);
-            if (lls != null && lls.isContinuation()) {
-                score.put("answer", response);
-            } else if (lls != null) {
-                score.put("answer", response.substring("ANSWER: ".length()));
-            } else if (row.response() != null) {
-                score.put("answer", row.response());
+            String answer = scoreAnswer(row, scorer);
+            if (answer != null) {
+                score.put("answer", answer);
             }
             String explanation = row.failed() ? "no answer: " + row.error() : row.explanation();
             if (explanation != null) {
@@ -250,6 +244,35 @@ final class InspectSamples {
             case "content_filter" -> "content_filter";
             default -> "unknown";
         };
+    }
+
+    /**
+     * The answer a score names, as Inspect's scorers name it: the chosen choice's letter for a
+     * multiple-choice answer (as its {@code choice} scorer does), a loglikelihood task's
+     * log-likelihood and is_greedy for an answer to one continuation, else the stored response; null
+     * when there is none. The sample's score and the log's reductions both say this.
+     *
+     * @param scorer the run's scorer, which says how the choice is made ({@code acc_norm}: per
+     *               character, {@code acc_bytes}: per byte, else the highest log-likelihood)
+     */
+    static String scoreAnswer(SampleRow row, String scorer) {
+        ChoiceLoglikelihoods lls = choiceAnswer(row);
+        if (lls != null && lls.isContinuation()) {
+            return continuationOutput(lls);
+        }
+        return lls != null ? letter(chosen(lls, scorer)) : row.response();
+    }
+
+    /** What a loglikelihood task's answer says in place of a completion: its log-likelihood and is_greedy. */
+    private static String continuationOutput(ChoiceLoglikelihoods lls) {
+        return "log-likelihood " + PythonJson.floatRepr(lls.loglikelihoods().get(0)) + ", is_greedy "
+                + (lls.greedy().get(0) ? "True" : "False");
+    }
+
+    /** The choice the scorer's way of comparing log-likelihoods picks. */
+    private static int chosen(ChoiceLoglikelihoods lls, String scorer) {
+        return "acc_norm".equals(scorer) ? lls.chosenPerChar()
+                : "acc_bytes".equals(scorer) ? lls.chosenPerByte() : lls.chosen();
     }
 
     /** The stored log-likelihood answer of a multiple-choice sample; null for any other. */

@@ -57,11 +57,18 @@ class TaskFileEvalTest {
     void aModelApiWithoutPromptLogprobsEndsTheRunWithExit8NamingTheRefusalInsteadOfWaiting() throws Exception {
         stub.servePromptLogprobs(false);
         Path db = dir.resolve("nolp.db");
-        // Before the fix the one worker was quarantined and the run waited for another, forever.
+        // The first refusal ends the run: no quarantine, no 30 s probation before exit 8 (the
+        // bound leaves room for a slow machine's start-up, not for a probation).
+        long started = System.nanoTime();
         EvalRun r = assertTimeoutPreemptively(Duration.ofSeconds(60),
                 () -> stub.eval("--task", TASK.toString(), "--db", db.toString()));
+        Duration took = Duration.ofNanos(System.nanoTime() - started);
 
         assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isEqualTo(8);
+        assertThat(took).as("eval's time to exit 8").isLessThan(Duration.ofSeconds(15));
+        assertThat(r.err() + r.out()).doesNotContainIgnoringCase("probation");
+        // The capability check's one request, and no job sent to the model after its refusal.
+        assertThat(stub.requestCount()).isEqualTo(1);
         assertThat(r.err()).contains("does not return prompt log-probabilities")
                 .contains("no other worker can take its jobs")
                 .contains("in " + db)
@@ -72,9 +79,12 @@ class TaskFileEvalTest {
         }
         // Resumable: the same command against a server that returns them finishes the run.
         stub.servePromptLogprobs(true);
+        long before = stub.requestCount();
         EvalRun again = stub.eval("--task", TASK.toString(), "--db", db.toString());
         assertThat(again.exit()).as("console:%n%s%nsummary:%n%s", again.err(), again.out()).isZero();
         assertThat(again.out()).contains("40 of 40 stored");
+        assertThat(stub.requestCount() - before).as("the resumed run's capability check and documents")
+                .isEqualTo(40 + 1);
     }
 
     @Test

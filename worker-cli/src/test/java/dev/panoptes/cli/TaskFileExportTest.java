@@ -129,6 +129,7 @@ class TaskFileExportTest {
         JsonNode samples = JSON.readTree(log.toFile()).path("samples");
         assertThat(samples.size()).isEqualTo(40);
         int right = 0;
+        Map<String, String> letters = new java.util.HashMap<>();
         for (JsonNode sample : samples) {
             JsonNode doc = sample.path("metadata");
             List<String> texts = new ArrayList<>();
@@ -153,8 +154,34 @@ class TaskFileExportTest {
             assertThat(sample.path("scores").path("acc").path("value").asDouble())
                     .isEqualTo(chosen.equals(target) ? 1.0 : 0.0);
             right += chosen.equals(target) ? 1 : 0;
+            letters.put(sample.path("id").asText(), chosen);
         }
         assertThat(right).isGreaterThan(20);
+        // The scores reduced over epochs name the same letter (not the stored log-likelihoods).
+        JsonNode reduced = JSON.readTree(log.toFile()).path("reductions").get(0).path("samples");
+        assertThat(reduced.size()).isEqualTo(40);
+        reduced.forEach(r -> assertThat(r.path("answer").asText()).as("sample %s", r.path("sample_id"))
+                .isEqualTo(letters.get(r.path("sample_id").asText())));
+
+        // The .eval form: each sample's summary carries its choices, as Inspect's EvalSampleSummary does.
+        Path zipped = dir.resolve("eval-logs");
+        assertThat(run("export", "--db", db.toString(), "--format", "inspect", "--log-format", "eval", "--out",
+                zipped.toString())).isZero();
+        Path archive;
+        try (Stream<Path> files = Files.list(zipped)) {
+            archive = files.filter(p -> p.toString().endsWith(".eval")).findFirst().orElseThrow();
+        }
+        try (java.util.zip.ZipFile zip = new java.util.zip.ZipFile(archive.toFile())) {
+            JsonNode summaries = JSON.readTree(zip.getInputStream(zip.getEntry("summaries.json")));
+            assertThat(summaries.size()).isEqualTo(40);
+            for (JsonNode summary : summaries) {
+                List<String> texts = new ArrayList<>();
+                summary.path("metadata").path("choices").forEach(c -> texts.add(c.asText()));
+                List<String> shown = new ArrayList<>();
+                summary.path("choices").forEach(c -> shown.add(c.asText()));
+                assertThat(shown).as("summary of sample %s", summary.path("id")).isNotEmpty().isEqualTo(texts);
+            }
+        }
     }
 
     @Test

@@ -88,6 +88,62 @@ class StubTextCompletionsTest {
         }
     }
 
+    /**
+     * A text completion with prompt log-probabilities costs the stub a millisecond or so of CPU to
+     * write. Its one timer thread used to write every answer whose latency was over, so answers
+     * were built one at a time whatever the requests in flight, and 64 in flight waited hundreds of
+     * milliseconds for a 1 ms latency. Now each answer is built by the handler thread that read its
+     * request (as a real server computes while the call runs), and the timer thread only sends it.
+     */
+    @Test
+    void textCompletionsAreBuiltByTheHandlerThreadsNotTheOneTimerThread() throws Exception {
+        java.util.Set<Long> before = new java.util.HashSet<>();
+        Thread.getAllStackTraces().keySet().forEach(t -> before.add(t.getId()));
+        String shots = "Question: What is 8 - 1?\\nAnswer: 7\\n\\nQuestion: What is 10 + 10?\\nAnswer: 20\\n\\n"
+                + "Question: What is 39 * 18?\\nAnswer:";
+        StringBuilder prompts = new StringBuilder();
+        for (String choice : new String[] {"712", "702", "701", "703"}) {
+            prompts.append(prompts.length() == 0 ? "" : ",").append('"').append(shots).append(' ').append(choice)
+                    .append('"');
+        }
+        String body = "{\"model\":\"stub-arithmetic\",\"prompt\":[" + prompts + "],\"echo\":true,\"logprobs\":1,"
+                + "\"max_tokens\":0}";
+        try (StubModelServer stub = StubModelServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                Duration.ofMillis(1), 64)) {
+            URI uri = URI.create(stub.baseUrl() + "/completions");
+            HttpRequest request = HttpRequest.newBuilder(uri).POST(HttpRequest.BodyPublishers.ofString(body))
+                    .header("Content-Type", "application/json").build();
+            for (int round = 0; round < 25; round++) {
+                java.util.List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> calls =
+                        new java.util.ArrayList<>();
+                for (int i = 0; i < 16; i++) {
+                    calls.add(http.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
+                }
+                for (var call : calls) {
+                    assertThat(call.get(30, java.util.concurrent.TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+                }
+            }
+            assertThat(stub.requestCount()).isEqualTo(400);
+            java.lang.management.ThreadMXBean cpu = java.lang.management.ManagementFactory.getThreadMXBean();
+            long timer = 0;
+            long handlers = 0;
+            for (Thread t : Thread.getAllStackTraces().keySet()) {
+                if (before.contains(t.getId())) {
+                    continue;
+                }
+                long nanos = Math.max(0, cpu.getThreadCpuTime(t.getId()));
+                if (t.getName().startsWith("stub-model-timer-")) {
+                    timer += nanos;
+                } else if (t.getName().matches("stub-model-\\d+")) {
+                    handlers += nanos;
+                }
+            }
+            assertThat(handlers).as("the handler threads' CPU (ns)").isPositive();
+            assertThat(timer).as("the timer thread's CPU (ns) against the handler threads' %d", handlers)
+                    .isLessThan(handlers / 2);
+        }
+    }
+
     private static StubModelServer start() throws Exception {
         return StubModelServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), Duration.ZERO, 4);
     }

@@ -3,6 +3,7 @@ package dev.panoptes.report;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.panoptes.demo.StubModelServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,6 +17,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -44,6 +46,8 @@ class InspectViewerBrowserTest {
             "js", "text/javascript; charset=utf-8", "css", "text/css; charset=utf-8",
             "json", "application/json; charset=utf-8");
     private static final Pattern RANGE = Pattern.compile("bytes=(\\d+)-(\\d*)");
+    /** The shipped multiple-choice task (lm-eval's format, asked by log-likelihood). */
+    private static final Path MC_TASK = Path.of("..", "evals", "arithmetic-task.yaml").toAbsolutePath().normalize();
 
     @TempDir
     Path dir;
@@ -175,6 +179,118 @@ class InspectViewerBrowserTest {
             page.screenshot(Files.createDirectories(Path.of("target")).resolve("inspect-viewer-agent.png"));
         } finally {
             server.stop(0);
+        }
+    }
+
+    @Test
+    @Timeout(value = 120, unit = TimeUnit.SECONDS)
+    void anExportedMultipleChoiceRunShowsEachSamplesChoicesTargetAnswerAndScore() throws Exception {
+        String chromium = chromium();
+        assertThat(chromium).as("no 'chromium' on the PATH nor at /usr/bin/chromium: install Debian's package"
+                + " (sudo apt-get install -y chromium; bash .ci/test, the README's test command, does this)")
+                .isNotNull();
+        assertThat(VIEWER.resolve("dist/viewer.js")).as("the Inspect viewer page is not built: Maven builds it"
+                + " before the tests with " + VIEWER.resolve("build.sh") + ", which needs node and npm").isRegularFile();
+        // As a user: eval of the shipped multiple-choice task against the stub, then export it in both forms.
+        Path db = dir.resolve("mc.db");
+        try (StubModelServer stub = StubModelServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                Duration.ofMillis(1), 16)) {
+            AgentRun.cli("eval", "--task", MC_TASK.toString(), "--model", StubModelServer.MODEL, "--model-api",
+                    stub.baseUrl().toString(), "--db", db.toString(), "--no-progress");
+        }
+        Path logs = dir.resolve("logs");
+        AgentRun.cli("export", "--db", db.toString(), "--format", "inspect", "--out", logs.toString());
+        AgentRun.cli("export", "--db", db.toString(), "--format", "inspect", "--log-format", "eval",
+                "--out", logs.toString());
+        String file = logFile(logs, ".json");
+        String zip = logFile(logs, ".eval");
+        // What a person should see of a sample the model got wrong and of one it got right, from the
+        // task's own documents (metadata: the doc's choices and the right one's index) and the
+        // answer's log-likelihoods (the model's choice: the most likely).
+        JsonNode log = new com.fasterxml.jackson.databind.ObjectMapper().readTree(logs.resolve(file).toFile());
+        List<Shown> wrongAndRight = new ArrayList<>();
+        for (double value : new double[] {0, 1}) {
+            for (JsonNode sample : log.get("samples")) {
+                if (sample.get("scores").get("acc").get("value").asDouble() == value) {
+                    wrongAndRight.add(Shown.of(sample));
+                    break;
+                }
+            }
+        }
+        assertThat(wrongAndRight).as("the stub is wrong about some documents and right about others").hasSize(2);
+
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
+        server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
+        server.start();
+        try (DevToolsPage page = DevToolsPage.start(chromium, Files.createDirectories(dir.resolve("profile")))) {
+            String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
+            page.open(base + "#/logs/" + file);
+            JsonNode listed = page.awaitPromise(untilShown(List.of("arithmetic-task", StubModelServer.MODEL,
+                    "40 Samples", "ACCURACY\nMEAN\n0.875")));
+            assertThat(listed.get("found").asBoolean()).as("the viewer lists the multiple-choice samples; it"
+                    + " shows:%n%s", listed.get("text").asText()).isTrue();
+            page.screenshot(Files.createDirectories(Path.of("target")).resolve("inspect-viewer-choice.png"));
+            for (String[] form : new String[][] {{file, "json"}, {zip, "eval"}}) {
+                for (Shown expected : wrongAndRight) {
+                    JsonNode opened = route(page, base, "/logs/" + form[0] + "/samples/sample/" + expected.id()
+                            + "/1/messages", expected.needles());
+                    assertThat(opened.get("found").asBoolean()).as("the viewer (%s log) shows sample %s's choices,"
+                            + " target %s, answer %s and score %s; it shows:%n%s", form[1], expected.id(),
+                            expected.target(), expected.answer(), expected.score(), opened.get("text").asText())
+                            .isTrue();
+                }
+            }
+        } finally {
+            server.stop(0);
+        }
+    }
+
+    /** The one log of {@code logs} whose name ends so. */
+    private static String logFile(Path logs, String suffix) throws IOException {
+        try (var listed = Files.list(logs)) {
+            return listed.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(suffix)
+                    && !n.equals(InspectLog.LISTING)).findFirst().orElseThrow();
+        }
+    }
+
+    /**
+     * What the viewer should show of one multiple-choice sample, worked out from the document and
+     * the answer's log-likelihoods rather than from the export's own choice fields.
+     */
+    record Shown(String id, List<String> choices, String target, String answer, String score) {
+        static Shown of(JsonNode sample) {
+            JsonNode metadata = sample.get("metadata");
+            List<String> choices = new ArrayList<>();
+            metadata.get("choices").forEach(c -> choices.add(c.asText()));
+            JsonNode lls = metadata.get("panoptes").get("loglikelihoods");
+            int chosen = 0;
+            for (int i = 1; i < lls.size(); i++) {
+                if (lls.get(i).get(0).asDouble() > lls.get(chosen).get(0).asDouble()) {
+                    chosen = i;
+                }
+            }
+            String score = sample.get("scores").get("acc").get("value").asDouble() == 1 ? "1" : "0";
+            return new Shown(sample.get("id").asText(), choices,
+                    String.valueOf((char) ('A' + metadata.get("answer").asInt())),
+                    String.valueOf((char) ('A' + chosen)),
+                    score);
+        }
+
+        /**
+         * The sample's header as the viewer shows it (ID, INPUT, TARGET, ANSWER, TIME, SCORE): the
+         * input ends with the choices, lettered and run together ({@code A) 712 B) 702 ...}), then
+         * come the target's letter and the answer's; the score follows the time, then the tabs; and
+         * the messages tab holds the model's {@code ANSWER: X}.
+         */
+        List<String> needles() {
+            StringBuilder lettered = new StringBuilder();
+            for (int i = 0; i < choices.size(); i++) {
+                lettered.append(i == 0 ? "" : " ").append((char) ('A' + i)).append(") ").append(choices.get(i));
+            }
+            return List.of("Sample " + id + " (Epoch 1)", "ID\nINPUT\nTARGET\nANSWER\nTIME\nSCORE\n" + id + "\n",
+                    lettered + "\n\n" + target + "\n\n" + answer + "\n\n", " sec\n" + score + "\nTRANSCRIPT",
+                    "ASSISTANT\n\nANSWER: " + answer);
         }
     }
 
