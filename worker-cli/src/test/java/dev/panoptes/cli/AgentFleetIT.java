@@ -31,8 +31,8 @@ import static org.awaitility.Awaitility.await;
  * (its sample's sandbox open, the tool loop between turns) costs the run nothing but the redo
  * of that sample on the other worker, and every sample (vignette and epoch) is stored exactly
  * once; a worker that cannot build a sandbox (no bubblewrap on its PATH) is quarantined as at
- * fault while the other runs the samples. Runs in Maven's integration-test phase, after
- * {@code package}.
+ * fault while the other runs the samples. Runs in surefire's test JVMs,
+ * worker.jar being built before the test phase.
  */
 @Timeout(120)
 class AgentFleetIT {

@@ -28,7 +28,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * One bad worker never hurts the run, with the built {@code worker.jar} as real processes: a
  * coordinator, healthy workers and one broken worker, all over loopback TCP against stub model
- * APIs. Runs in Maven's integration-test phase, after {@code package}.
+ * APIs. Runs in surefire's test JVMs, worker.jar being built before the test phase.
  */
 @Timeout(120)
 class FaultIsolationIT {

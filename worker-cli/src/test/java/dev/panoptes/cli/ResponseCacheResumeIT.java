@@ -31,7 +31,7 @@ import static org.awaitility.Awaitility.await;
  * The response cache with the built {@code worker.jar} as real processes and the stub model API
  * counting its calls: a second run of the same requests, served half from the cache, is killed
  * with {@code kill -9} mid-run and resumed, and every answer is stored once, the cached half never
- * asked of the model. Runs in Maven's integration-test phase, after {@code package}.
+ * asked of the model. Runs in surefire's test JVMs, worker.jar being built before the test phase.
  */
 @Timeout(120)
 class ResponseCacheResumeIT {

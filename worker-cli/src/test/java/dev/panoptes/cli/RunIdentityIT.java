@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * same command resumes its run, and another scorer adds a scoring (and {@code compare} says when
  * the scorings it pairs used different scorers); and two coordinators evaluating two models of
  * one suite on one PostgreSQL database run side by side, and {@code compare} pairs them. Runs in
- * Maven's integration-test phase, after {@code package}.
+ * surefire's test JVMs, worker.jar being built before the test phase.
  */
 @Timeout(120)
 class RunIdentityIT {

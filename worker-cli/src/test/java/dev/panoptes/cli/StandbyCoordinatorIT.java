@@ -34,12 +34,23 @@ import static org.awaitility.Awaitility.await;
  * ({@link TestPostgres}): a primary, a standby and two workers given both addresses, against the
  * stub model API. The primary is killed ({@code kill -9}), or frozen ({@code SIGSTOP}) and woken
  * after the standby finished the run: either way the run completes with every answer stored
- * once, and a woken primary stores nothing and exits fenced. Runs in Maven's integration-test phase.
+ * once, and a woken primary stores nothing and exits fenced. Runs in surefire's
+ * test JVMs, worker.jar being built before the test phase.
  */
 @Timeout(150)
 class StandbyCoordinatorIT {
     private static final String MODEL = DemoCommand.MODEL;
     private static final int VIGNETTES = 120;
+    /** Heartbeats of the killed-primary case: its workers see the primary's socket close at once. */
+    private static final String HEARTBEAT = "1s";
+    /**
+     * Heartbeats of the frozen-primary case: a frozen primary's kernel keeps its connections open,
+     * so its workers notice only by their heartbeat timeout (three heartbeats), and may wait it out
+     * twice (the second time on a reconnect to the frozen one) before they move to the standby.
+     * What is checked (the takeover, the fencing) does not depend on how long that takes; at 1 s it
+     * was 6 s of the test's time.
+     */
+    private static final String FAST_HEARTBEAT = "300ms";
     private static final Pattern STANDBY_ADDRESS = Pattern.compile("telling workers on (127\\.0\\.0\\.1:\\d+) ");
 
     @TempDir
@@ -62,13 +73,13 @@ class StandbyCoordinatorIT {
     void aStandbyTakesTheRunOverWhenItsPrimaryIsKilledAndTheRunCompletesWithEveryAnswerStoredOnce()
             throws Exception {
         StubModelServer model = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMillis(60), 16));
-        Process primary = coordinator();
+        Process primary = coordinator(HEARTBEAT);
         String primaryAddress = jars.awaitListening(primary);
-        Process standby = coordinator("--standby");
+        Process standby = coordinator(HEARTBEAT, "--standby");
         String standbyAddress = standbyAddress(standby);
-        worker("w1", primaryAddress + "," + standbyAddress, model);
+        worker("w1", primaryAddress + "," + standbyAddress, model, HEARTBEAT);
         // The standby's address first: it tells the worker it does not hold the run, and the worker moves on.
-        Process w2 = worker("w2", standbyAddress + "," + primaryAddress, model);
+        Process w2 = worker("w2", standbyAddress + "," + primaryAddress, model, HEARTBEAT);
         jars.awaitOutput(w2, "registered with coordinator " + primaryAddress);
         assertThat(jars.log(w2)).contains("coordinator " + standbyAddress + " rejected the registration for now:"
                 + " this is a standby coordinator: it does not hold run ");
@@ -88,12 +99,12 @@ class StandbyCoordinatorIT {
     @Test
     void aFrozenPrimaryLosesTheRunToTheStandbyAndOnWakingStoresNothingAndExitsFenced() throws Exception {
         StubModelServer model = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMillis(60), 16));
-        Process primary = coordinator("--lock-lease", "2s");
+        Process primary = coordinator(FAST_HEARTBEAT, "--lock-lease", "2s");
         String primaryAddress = jars.awaitListening(primary);
-        Process standby = coordinator("--standby", "--lock-lease", "2s");
+        Process standby = coordinator(FAST_HEARTBEAT, "--standby", "--lock-lease", "2s");
         String standbyAddress = standbyAddress(standby);
-        worker("w1", primaryAddress + "," + standbyAddress, model);
-        worker("w2", primaryAddress + "," + standbyAddress, model);
+        worker("w1", primaryAddress + "," + standbyAddress, model, FAST_HEARTBEAT);
+        worker("w2", primaryAddress + "," + standbyAddress, model, FAST_HEARTBEAT);
 
         await().atMost(Duration.ofSeconds(60)).until(() -> stored() >= 10 || !primary.isAlive());
         assertThat(primary.isAlive()).as("the primary is still running; its output:%n%s", jars.log(primary)).isTrue();
@@ -120,7 +131,8 @@ class StandbyCoordinatorIT {
         }
     }
 
-    private Process coordinator(String... extra) throws IOException, SQLException {
+    /** A coordinator sending heartbeats every {@code heartbeat} (and dropping workers silent for three). */
+    private Process coordinator(String heartbeat, String... extra) throws IOException, SQLException {
         Path suite = dir.resolve("math.jsonl");
         if (!Files.exists(suite)) {
             StringBuilder lines = new StringBuilder();
@@ -133,14 +145,16 @@ class StandbyCoordinatorIT {
         List<String> args = new ArrayList<>(List.of("coordinator", "--suite", suite.toString(), "--model", MODEL,
                 "--db", "postgresql://" + db.user() + "@" + db.url().substring("jdbc:postgresql://".length()),
                 "--db-password-file", dir.resolve("password").toString(), "--listen", "127.0.0.1:0",
-                "--job-size", "2", "--heartbeat-interval", "1s", "--wait-for-workers", "2m"));
+                "--job-size", "2", "--heartbeat-interval", heartbeat, "--wait-for-workers", "2m"));
         args.addAll(List.of(extra));
         return jars.start(args.toArray(String[]::new));
     }
 
-    private Process worker(String id, String coordinators, StubModelServer model) throws IOException {
+    /** A worker sending heartbeats every {@code heartbeat}, as its coordinators do (they must agree). */
+    private Process worker(String id, String coordinators, StubModelServer model, String heartbeat)
+            throws IOException {
         return jars.start("--coordinator", coordinators, "--model-api", model.baseUrl().toString(), "--model", MODEL,
-                "--id", id, "--capacity", "2", "--heartbeat", "1s");
+                "--id", id, "--capacity", "2", "--heartbeat", heartbeat);
     }
 
     private String standbyAddress(Process standby) throws IOException {

@@ -24,8 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code coordinator --task FILE.yaml} with two workers, the built {@code worker.jar} as real
  * processes over loopback against stub model APIs: the shipped lm-eval task runs across the
  * fleet and the summary gives acc and acc_norm with their intervals; the shipped group file runs
- * as one run with each task's figures. Runs in Maven's
- * integration-test phase, after {@code package}.
+ * as one run with each task's figures. Runs in surefire's
+ * test JVMs, worker.jar being built before the test phase.
  */
 @Timeout(120)
 class TaskFileRunIT {

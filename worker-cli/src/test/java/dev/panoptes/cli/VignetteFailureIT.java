@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The vignette is the unit of failure, with the built {@code worker.jar} as real processes: a
  * vignette the model API refuses for what it holds is stored as a failed answer and its
- * neighbours are answered. Runs in Maven's integration-test phase, after {@code package}.
+ * neighbours are answered. Runs in surefire's test JVMs, worker.jar being built before the test phase.
  */
 @Timeout(120)
 class VignetteFailureIT {

@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * One coordinator per database, with the built {@code worker.jar} as real processes: a second
  * coordinator on the same {@code --db} is refused naming the first, and a {@code kill -9} of the
- * first leaves no lock behind. Runs in Maven's integration-test phase, after {@code package}.
+ * first leaves no lock behind. Runs in surefire's test JVMs, worker.jar being built before the test phase.
  */
 @Timeout(60)
 class DatabaseLockIT {

@@ -40,8 +40,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * The built {@code worker.jar} as a real process, against a fake coordinator and a stub
  * OpenAI-compatible model API on loopback (which lists its one model, so that the worker's
- * startup check passes; {@link WorkerStartupIT} covers the check failing). Runs in Maven's
- * integration-test phase, after {@code package} has built the jar.
+ * startup check passes; {@link WorkerStartupIT} covers the check failing). Runs in
+ * surefire's test JVMs, worker.jar being built before the test phase.
  */
 @Timeout(60)
 class WorkerJarIT {

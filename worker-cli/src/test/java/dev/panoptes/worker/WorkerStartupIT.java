@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * How the built {@code worker.jar} starts, or refuses to, as a real process: the model API check
  * before registering (exit 3), a registration the coordinator rejects for good (exit 4), and
  * {@code --no-model-check}. Against a fake coordinator and a scripted model API on loopback; runs
- * in Maven's integration-test phase, after {@code package} has built the jar.
+ * in surefire's test JVMs, worker.jar being built before the test phase.
  */
 @Timeout(60)
 class WorkerStartupIT {
