@@ -262,6 +262,28 @@ class CompareTaskGroupTest {
         return m.group(1);
     }
 
+    @Test
+    void twoRunsOfALoglikelihoodTaskAreComparedByAccAloneSinceAContinuationHasNoAccNorm() throws Exception {
+        Path lambada = Path.of("..", "control-core", "src", "test", "resources", "lm-eval", "lambada_openai.yaml")
+                .toAbsolutePath().normalize();
+        String docs = lambada.resolveSibling("lambada_openai_test.jsonl").toString();
+        Path db = dir.resolve("l.db");
+        EvalRun big = stub.eval("--task", lambada.toString(), "--dataset-file", docs, "--db", db.toString());
+        EvalRun small = EvalRun.of("eval", "--task", lambada.toString(), "--dataset-file", docs, "--db", db.toString(),
+                "--model", StubModelServer.SMALL_MODEL, "--model-api=" + stub.baseUrl());
+        assertThat(big.exit()).as(big.console()).isZero();
+        assertThat(small.exit()).as(small.console()).isZero();
+
+        EvalRun json = EvalRun.of("compare", "--db", db.toString(), "--run", runId(big.out()), "--run",
+                runId(small.out()), "--json");
+
+        assertThat(json.exit()).as(json.console()).isZero();
+        JsonNode metrics = JSON.readTree(json.out()).get("comparisons").get(0).get("metrics");
+        // acc_norm and acc_bytes pick among choices: one continuation would score 1 whatever the model.
+        assertThat(metrics).hasSize(1);
+        assertThat(metrics.get(0).get("metric").asText()).isEqualTo("acc");
+    }
+
     private static String runId(String summary) {
         Matcher m = Pattern.compile("\\(run id ([0-9a-f]+)\\)").matcher(summary);
         assertThat(m.find()).as(summary).isTrue();
