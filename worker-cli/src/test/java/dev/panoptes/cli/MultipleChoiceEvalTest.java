@@ -1,5 +1,6 @@
 package dev.panoptes.cli;
 
+import dev.panoptes.report.StreamedFigures;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.demo.StubModelServer;
 import org.junit.jupiter.api.Test;
@@ -44,6 +45,7 @@ class MultipleChoiceEvalTest {
         assertThat(accuracy(summary)).isBetween(0.75, 1.0);
         // The capability check and one request per vignette (its four choices in one list of prompts).
         assertThat(stub.requestCount()).isEqualTo(40 + 1);
+        assertThat(StreamedFigures.assertAgree(dir.resolve("mc.db"))).isEqualTo(1);
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("mc.db"))) {
             assertThat(store.recordCount()).isEqualTo(40);
         }
