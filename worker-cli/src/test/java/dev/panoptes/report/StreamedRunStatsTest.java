@@ -11,6 +11,7 @@ import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.store.ScoreEntry;
+import dev.panoptes.control.store.TestPostgres;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,8 +39,8 @@ class StreamedRunStatsTest {
     void theStreamedFiguresAreThoseOfEveryAnswerLoaded() {
         Random random = new Random(7);
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("s.db"))) {
-            store(store, "plain", random, false);
-            store(store, "partial", random, true);
+            store(store, "plain", random, false, 30);
+            store(store, "partial", random, true, 30);
 
             for (String run : List.of("plain", "partial")) {
                 StreamedFigures.assertAgree(store, run);
@@ -66,13 +67,27 @@ class StreamedRunStatsTest {
     @Test
     void theFailedAnswersCountedWhileStreamingAreThoseOfTheLoadedRows() {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("f.db"))) {
-            store(store, "plain", new Random(3), false);
+            store(store, "plain", new Random(3), false, 30);
             dev.panoptes.coordinator.FailedAnswers.Counter counted = new dev.panoptes.coordinator.FailedAnswers.Counter();
             RunDataLoader.stats(store, "plain", 0, null, counted);
 
             assertThat(counted.result()).isEqualTo(
                     dev.panoptes.coordinator.FailedAnswers.of(RunDataLoader.load(store, "plain")));
             assertThat(counted.result().failed()).isPositive();
+        }
+    }
+
+    @Test
+    void onPostgresqlTheRecordsComeThroughTheCursorPastItsFetchSize() {
+        // 100 vignettes x 2 models x 3 epochs, less one failed job: more rows than one fetch
+        // (RecordRows.FETCH_ROWS), read in a transaction as PostgreSQL's driver streams them.
+        TestPostgres.Database db = TestPostgres.freshDatabase();
+        try (JdbcResultStore store = db.open()) {
+            store(store, "pg", new Random(11), false, 100);
+            assertThat(store.recordCount("pg")).isEqualTo(600 - 5);
+
+            StreamedFigures.assertAgree(store, "pg");
+            assertThat(RunDataLoader.stats(store, "pg", 0, null, null).totalSamples()).isEqualTo(595);
         }
     }
 
@@ -85,22 +100,23 @@ class StreamedRunStatsTest {
     }
 
     /**
-     * 30 vignettes (two without an expected answer) in two topics, asked of models a and b over
-     * three epochs, one job of five vignettes each; b's last job of epoch 2 fails for good.
+     * {@code count} vignettes (a multiple of 5; the last two without an expected answer) in two
+     * topics, asked of models a and b over three epochs, one job of five vignettes each; b's last
+     * job of epoch 2 fails for good.
      */
-    private static void store(JdbcResultStore store, String runId, Random random, boolean partial) {
+    private static void store(JdbcResultStore store, String runId, Random random, boolean partial, int count) {
         List<Vignette> vignettes = new ArrayList<>();
-        for (int v = 0; v < 30; v++) {
-            vignettes.add(new Vignette("v" + v, "q" + v, v >= 28 ? null : "x",
+        for (int v = 0; v < count; v++) {
+            vignettes.add(new Vignette("v" + v, "q" + v, v >= count - 2 ? null : "x",
                     Map.of("topic", v % 3 == 0 ? "geometry" : "algebra")));
         }
         for (String model : List.of("a", "b")) {
             for (int epoch = 0; epoch < 3; epoch++) {
-                for (int j = 0; j < 6; j++) {
+                for (int j = 0; j < count / 5; j++) {
                     List<Vignette> chunk = vignettes.subList(j * 5, j * 5 + 5);
                     Job job = new Job(JobId.of(runId + "-" + model + "-e" + epoch + "-000" + j),
                             new EvalSpec("s", chunk, new SpecParams(null, null, null, null, model)), runId, epoch);
-                    if (model.equals("b") && epoch == 2 && j == 5) {
+                    if (model.equals("b") && epoch == 2 && j == count / 5 - 1) {
                         store.recordFailure(job, "HTTP 503 three times", 3);
                         continue;
                     }
