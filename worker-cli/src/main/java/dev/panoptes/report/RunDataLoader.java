@@ -84,13 +84,9 @@ public final class RunDataLoader {
      *                                  run has no such scoring (the message names those it has)
      */
     public static RunData load(JdbcResultStore store, String runId, int scoringNumber) {
-        return load(store, runId, scoringNumber, false);
-    }
-
-    private static RunData load(JdbcResultStore store, String runId, int scoringNumber, boolean figuresOnly) {
         Header header = header(store, runId, scoringNumber);
         List<SampleRow> samples = new ArrayList<>();
-        List<String> scoredBy = eachSample(store, header, figuresOnly, true, samples::add);
+        List<String> scoredBy = eachSample(store, header, false, true, samples::add);
         return new RunData(header.info, samples, header.failures, header.events, scoredBy);
     }
 
