@@ -2,7 +2,7 @@
 # The coordinator command + one worker (capacity C, job size 1) + the stub model (LAT ms) over an N-vignette
 # arithmetic suite, SQLite store. Every EVERY s: answers stored, and (HIST=1) a class histogram of the
 # coordinator (jcmd GC.class_histogram: a full GC, then the live heap). JOPTS: the coordinator JVM's flags
-# (-Xlog:gc:file=gc.log for heap after GC, -Xmx...). Prints the coordinator's wall, user, sys seconds and peak RSS (KB).
+# (-Xlog:gc:file=gc.log for heap after GC, -Xmx...); CARGS: more coordinator options (--epochs 5). Prints the coordinator's wall, user, sys seconds and peak RSS (KB).
 # Take the CPU lock around it: flock /tmp/panoptes-cpu.lock benchmarks/coordinator-heap.sh worker-cli/target/worker.jar 100000 /tmp/heap
 # usage: coordinator-heap.sh JAR N OUTDIR
 set -u
@@ -21,7 +21,7 @@ sport=$(port); java -jar "$jar" stub-model --listen 127.0.0.1:$sport --latency $
 for i in $(seq 100); do curl -sf http://127.0.0.1:$sport/v1/models >/dev/null && break; sleep 0.1; done
 cport=$(port)
 /usr/bin/time -f "%e %U %S %M" -o coord.time java ${JOPTS:-} -jar "$jar" coordinator --listen 127.0.0.1:$cport --suite suite.jsonl --db p.db \
-   --model stub-arithmetic --scorer exact --job-size 1 > coord.log 2>&1 & co=$!
+   --model stub-arithmetic --scorer exact --job-size 1 ${CARGS:-} > coord.log 2>&1 & co=$!
 sleep 1; java -jar "$jar" --coordinator 127.0.0.1:$cport --model-api http://127.0.0.1:$sport/v1 --capacity $C > worker.log 2>&1 & wo=$!
 cpid=""
 i=0

@@ -5,9 +5,9 @@ import dev.panoptes.control.suite.RunManifest;
 import dev.panoptes.coordinator.DatabaseTarget;
 import dev.panoptes.coordinator.RunLocks;
 import dev.panoptes.report.Figures;
-import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunDataLoader;
 import dev.panoptes.report.RunOverview;
+import dev.panoptes.report.RunStats;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -62,9 +62,10 @@ final class RunsCommand extends StoredRunsCommand implements Callable<Integer> {
             }
             Set<String> running = RunLocks.running(target, store.runs());
             for (String id : ids) {
-                RunData data = RunDataLoader.loadFigures(store, id, 0);
-                RunManifest manifest = data.info().manifest();
-                rows.add(row(RunOverview.of(data), manifest == null || manifest.subset() == null ? null
+                // Streamed from the store, one run at a time: no run's answers are held.
+                RunStats stats = RunDataLoader.stats(store, id, 0, null, null);
+                RunManifest manifest = stats.info().manifest();
+                rows.add(row(RunOverview.of(stats), manifest == null || manifest.subset() == null ? null
                         : manifest.subset().describe(), running.contains(id)));
             }
         }

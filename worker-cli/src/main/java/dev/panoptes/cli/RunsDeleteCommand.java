@@ -59,7 +59,7 @@ final class RunsDeleteCommand extends StoredRunCommand implements Callable<Integ
                         + " is not a terminal, so nobody can confirm; pass --yes to delete it without asking");
             }
             try (RunLocks.Hold hold = RunLocks.exclusive(target, runId)) {
-                if (!yes && !confirmed(out, RunOverview.of(RunDataLoader.loadFigures(store, runId, 0)))) {
+                if (!yes && !confirmed(out, RunOverview.of(RunDataLoader.stats(store, runId, 0, null, null)))) {
                     out.println("run " + runId + " is not deleted");
                     out.flush();
                     return 1;

@@ -11,6 +11,7 @@ import dev.panoptes.report.NotStored;
 import dev.panoptes.report.RunCard;
 import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunDataLoader;
+import dev.panoptes.report.RunInfo;
 import dev.panoptes.report.RunOverview;
 import dev.panoptes.report.RunStats;
 import picocli.CommandLine.Command;
@@ -49,9 +50,10 @@ final class RunsShowCommand extends StoredRunCommand implements Callable<Integer
         PrintWriter out = spec.commandLine().getOut();
         try (JdbcResultStore store = target.open()) {
             String runId = runId(store);
-            RunData data = RunDataLoader.loadFigures(store, runId, 0);
+            // Streamed from the store: the figures of a run of a million answers, without holding them.
+            RunStats stats = RunDataLoader.stats(store, runId, 0, groupBy, null);
             boolean running = RunLocks.running(target, store.runs()).contains(runId);
-            out.print(render(data, running, groupBy));
+            out.print(render(stats, running));
         }
         out.flush();
         return 0;
@@ -59,19 +61,24 @@ final class RunsShowCommand extends StoredRunCommand implements Callable<Integer
 
     /** The manifest and the summary of a run, as printed. */
     static String render(RunData data, boolean running, String groupBy) {
-        RunOverview overview = RunOverview.of(data);
-        RunStats stats = RunStats.of(data, RunStats.groupByOf(data, groupBy));
+        return render(RunStats.of(data, RunStats.groupByOf(data, groupBy)), running);
+    }
+
+    /** The manifest and the summary of a run, from its statistics, as printed. */
+    static String render(RunStats stats, boolean running) {
+        RunInfo info = stats.info();
+        RunOverview overview = RunOverview.of(stats);
         StringBuilder sb = new StringBuilder();
-        sb.append("Run ").append(data.info().runId()).append(": ").append(overview.state(running).label())
+        sb.append("Run ").append(info.runId()).append(": ").append(overview.state(running).label())
                 .append('\n');
-        RunStop stop = running ? null : data.info().stop();
+        RunStop stop = running ? null : info.stop();
         if (stop != null) {
             // Kept with the sitting that stopped: the exit code of that command is long gone.
             sb.append(RunStop.BUDGET.equals(stop.cause()) ? "Stopped by its budget: " : "Failed a gate: ")
                     .append(stop.reason()).append('\n');
         }
         sb.append("Manifest:\n");
-        List<RunCard.Entry> card = RunCard.of(data.info());
+        List<RunCard.Entry> card = RunCard.of(info);
         int width = card.stream().mapToInt(e -> e.label().length()).max().orElse(0) + 1;
         for (RunCard.Entry e : card) {
             sb.append(String.format(Locale.ROOT, "  %-" + width + "s %s%n", e.label() + ":", e.shown()));
@@ -88,7 +95,7 @@ final class RunsShowCommand extends StoredRunCommand implements Callable<Integer
         long completion = stats.models().stream().mapToLong(RunStats.ModelStats::completionTokens).sum();
         RunSummary.renderTokens(sb, new Usage(prompt, completion), stats);
         // Kept with each sitting: tokens paid for that no stored answer shows, so not in the line above.
-        sb.append(NotStored.of(data.info(), Prices.NONE).line());
+        sb.append(NotStored.of(info, Prices.NONE).line());
         RunSummary.renderAccuracy(sb, stats);
         return sb.toString();
     }

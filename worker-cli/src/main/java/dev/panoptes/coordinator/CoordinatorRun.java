@@ -34,8 +34,8 @@ import dev.panoptes.control.wire.MessageCodec;
 import dev.panoptes.remote.ServerOptions;
 import dev.panoptes.remote.SharedPool;
 import dev.panoptes.remote.WorkerServer;
-import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunDataLoader;
+import dev.panoptes.report.RunStats;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -604,19 +604,17 @@ public final class CoordinatorRun {
             int answerCount = plan.vignetteCount();
             store.finishRun(runId, unstored.spend());
             // The suite and its plan are the largest thing on the heap (about twice the suite
-            // file), and the summary reads every answer back: they are let go first, or a run of a
-            // million vignettes under -Xmx of three times its file ran out of heap here.
-            // Multiple-choice answers are short, and their other metrics (acc_norm) are recomputed
-            // from them: such a run's summary reads them back whole.
-            boolean multipleChoice = suite.vignettes().stream().anyMatch(Vignette::isMultipleChoice);
+            // file): they are let go first. The summary's figures are then computed from the
+            // answers as they are read back from the store, none of them held (per vignette a few
+            // numbers: RunDataLoader.stats), or a run of a million vignettes under -Xmx of three
+            // times its file ran out of heap here.
             planned = null;
             suite = null;
             plan = null;
             frames = null;
-            RunData figures = multipleChoice ? RunDataLoader.load(store, runId, current.number())
-                    : RunDataLoader.loadFigures(store, runId, current.number());
-            summary = RunSummary.of(jobCount, answerCount, report, figures, groupBy,
-                    FailedAnswers.of(figures));
+            FailedAnswers.Counter failedAnswers = new FailedAnswers.Counter();
+            RunStats figures = RunDataLoader.stats(store, runId, current.number(), groupBy, failedAnswers);
+            summary = RunSummary.of(jobCount, answerCount, report, figures, failedAnswers.result());
             if (adminNow != null) {
                 adminNow.finished();
             }

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * The failed answers of a run, per model: vignettes whose request the model API refused for what
@@ -48,23 +49,39 @@ public record FailedAnswers(List<PerModel> models) {
      * that "first" is the first stored). Any thread.
      */
     public static FailedAnswers of(RunData run) {
-        Map<String, long[]> counts = new LinkedHashMap<>();
-        Map<String, SampleRow> first = new LinkedHashMap<>();
-        for (SampleRow row : run.samples()) {
+        Counter counter = new Counter();
+        run.samples().forEach(counter);
+        return counter.result();
+    }
+
+    /**
+     * Counts failed answers one row at a time, in storage order (so that "first" is the first
+     * stored), as a run's rows stream from the store: per model two counts and its first failed
+     * answer's vignette and reason, not the rows. Not thread-safe.
+     */
+    public static final class Counter implements Consumer<SampleRow> {
+        private final Map<String, long[]> counts = new LinkedHashMap<>();
+        private final Map<String, String[]> first = new LinkedHashMap<>();
+
+        @Override
+        public void accept(SampleRow row) {
             long[] c = counts.computeIfAbsent(row.model(), m -> new long[2]);
             c[1]++;
             if (row.failed()) {
                 c[0]++;
-                first.putIfAbsent(row.model(), row);
+                first.putIfAbsent(row.model(), new String[]{row.vignetteId(), row.error()});
             }
         }
-        List<PerModel> models = new ArrayList<>();
-        counts.forEach((model, c) -> {
-            SampleRow f = first.get(model);
-            models.add(new PerModel(model, c[0], c[1], f == null ? null : f.vignetteId(),
-                    f == null ? null : f.error()));
-        });
-        return new FailedAnswers(models);
+
+        /** The failed answers counted so far. */
+        public FailedAnswers result() {
+            List<PerModel> models = new ArrayList<>();
+            counts.forEach((model, c) -> {
+                String[] f = first.get(model);
+                models.add(new PerModel(model, c[0], c[1], f == null ? null : f[0], f == null ? null : f[1]));
+            });
+            return new FailedAnswers(models);
+        }
     }
 
     /** Failed answers of every model. */

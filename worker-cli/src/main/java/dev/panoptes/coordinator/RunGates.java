@@ -135,7 +135,8 @@ public final class RunGates {
         if (maxCostUsd == null) {
             return null;
         }
-        RunStats stored = RunStats.of(RunDataLoader.loadFigures(store, runId, scoringNumber), null);
+        // Streamed: a resumed run of a million answers must not hold them to price them.
+        RunStats stored = RunDataLoader.stats(store, runId, scoringNumber, null, null);
         Double spent = RunCosts.of(stored, prices).totalUsd();
         Double unstored = RunCosts.unstoredUsd(store.unstoredSpend(runId), prices);
         return new CostBudget(prices, maxCostUsd).alreadySpent(spent == null ? 0 : spent)

@@ -14,7 +14,6 @@ import dev.panoptes.control.suite.JobPlan;
 import dev.panoptes.report.Figures;
 import dev.panoptes.report.RunData;
 import dev.panoptes.report.RunStats;
-import dev.panoptes.report.SampleRow;
 
 import java.time.Duration;
 import java.util.List;
@@ -66,19 +65,28 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
      */
     public static RunSummary of(int jobs, int answers, RunReport report, RunData data, String groupBy,
                                 FailedAnswers failedAnswers) {
-        RunStats stats = RunStats.of(data, groupBy);
+        return of(jobs, answers, report, RunStats.of(data, groupBy), failedAnswers);
+    }
+
+    /**
+     * As {@link #of(int, int, RunReport, RunData, String, FailedAnswers)}, from the run's
+     * statistics (as the coordinator computes them at the end of a run, streamed from the store
+     * without holding its answers: {@code RunDataLoader.stats}).
+     */
+    public static RunSummary of(int jobs, int answers, RunReport report, RunStats stats,
+                                FailedAnswers failedAnswers) {
         long prompt = 0;
         long completion = 0;
         for (RunStats.ModelStats m : stats.models()) {
             prompt += m.promptTokens();
             completion += m.completionTokens();
         }
-        long[] latencies = data.samples().stream().map(SampleRow::latencyMs).filter(l -> l != null)
-                .mapToLong(Long::longValue).sorted().toArray();
         return new RunSummary(jobs, report.completed() + report.skipped(), report.skipped(),
                 report.failed(), answers, stats.totalSamples(), report.redeliveries(),
-                report.duplicates(), new Usage(prompt, completion), percentile(latencies, 50),
-                percentile(latencies, 95), report.elapsed(), report.quarantined(), stats, failedAnswers);
+                report.duplicates(), new Usage(prompt, completion),
+                stats.latencyP50Ms() == null ? -1 : stats.latencyP50Ms(),
+                stats.latencyP95Ms() == null ? -1 : stats.latencyP95Ms(), report.elapsed(), report.quarantined(),
+                stats, failedAnswers);
     }
 
     /** True when every job of the run is complete. */
@@ -294,13 +302,5 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         String se = e.hasStandardError() ? "SE " + Figures.ratio(e.standardError()) + ", " : "";
         return Figures.ratio(e.mean()) + " (95% CI " + Figures.ratio(e.ciLow()) + "-" + Figures.ratio(e.ciHigh()) + ", "
                 + se + size + ")";
-    }
-
-    private static long percentile(long[] sorted, int p) {
-        if (sorted.length == 0) {
-            return -1;
-        }
-        int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
-        return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
     }
 }

@@ -6,11 +6,11 @@ import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.Perplexity;
-import dev.panoptes.control.stats.Sample;
+import dev.panoptes.control.stats.ClusteredMean;
 import dev.panoptes.control.store.ScoreEntry;
 
-import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -55,53 +55,107 @@ public final class ChoiceMetrics {
     static final ChoiceMetrics NONE = new ChoiceMetrics(Map.of(), Map.of(), Map.of(), Map.of());
 
     /**
-     * The metrics of a run's multiple-choice answers, per model in {@code models}' order; none
-     * when the run has no answer asked by log-likelihood.
+     * The metrics of a run's multiple-choice answers, computed one answer at a time ({@link RunTally}
+     * gives it every answer, from a list or streamed from the store): per metric and model a
+     * {@link ClusteredMean} (per vignette a few numbers, not the answers), and with a group-by key
+     * one per group; per model the same of its continuations' log-likelihoods, for perplexity.
+     * Not thread-safe.
      */
-    static ChoiceMetrics of(RunData data, List<String> models) {
-        return of(data, models, null);
-    }
+    static final class Tally {
+        private final String groupBy;
+        private final Map<String, Map<String, MetricTally>> byMetric = new LinkedHashMap<>();
+        private final Map<String, ClusteredMean> perplexity = new HashMap<>();
+        private final Map<String, Map<String, ClusteredMean>> perplexityByGroup = new HashMap<>();
 
-    /**
-     * The same, and with a group-by key also per model per value of that key (a group file's
-     * tasks), sorted by value.
-     */
-    static ChoiceMetrics of(RunData data, List<String> models, String groupBy) {
-        Map<String, Map<String, Estimate>> byMetric = new LinkedHashMap<>();
-        Map<String, Map<String, Map<String, Estimate>>> byGroup = new LinkedHashMap<>();
-        for (String metric : Scorers.loglikelihoodNames()) {
-            Map<String, Estimate> byModel = new LinkedHashMap<>();
-            Map<String, Map<String, Estimate>> groupsByModel = new LinkedHashMap<>();
-            for (String model : models) {
-                List<Sample> samples = new ArrayList<>();
-                List<String> groups = new ArrayList<>();
-                boolean answered = false;
-                for (SampleRow row : data.samples()) {
-                    Double value = row.model().equals(model) ? value(metric, row) : null;
-                    if (value != null) {
-                        samples.add(new Sample(row.vignetteId(), value));
-                        groups.add(groupBy == null ? "" : RunStats.groupOf(row, groupBy));
-                        answered |= !row.failed();
-                    }
-                }
-                if (answered) {
-                    byModel.put(model, Accuracy.of(samples));
-                    if (groupBy != null) {
-                        groupsByModel.put(model, Collections.unmodifiableMap(new TreeMap<>(
-                                Accuracy.byGroup(samples, groups))));
-                    }
-                }
-            }
-            if (!byModel.isEmpty()) {
-                byMetric.put(metric, Collections.unmodifiableMap(byModel));
-                byGroup.put(metric, Collections.unmodifiableMap(groupsByModel));
+        /** @param groupBy the group-by key, or null */
+        Tally(String groupBy) {
+            this.groupBy = groupBy;
+            for (String metric : Scorers.loglikelihoodNames()) {
+                byMetric.put(metric, new HashMap<>());
             }
         }
-        Map<String, Perplexity.Figure> perplexity = new LinkedHashMap<>();
-        Map<String, Map<String, Perplexity.Figure>> perplexityByGroup = new LinkedHashMap<>();
-        perplexity(data, models, groupBy, perplexity, perplexityByGroup);
-        return new ChoiceMetrics(Collections.unmodifiableMap(byMetric), Collections.unmodifiableMap(byGroup),
-                Collections.unmodifiableMap(perplexity), Collections.unmodifiableMap(perplexityByGroup));
+
+        /** Counts one answer ({@code group}: its value of the group-by key, null without one). */
+        void add(SampleRow row, String group) {
+            if (row.expected() == null && !isChoiceAnswer(row.response())) {
+                return; // in no metric and no perplexity: most answers of a run asked for text
+            }
+            for (Map.Entry<String, Map<String, MetricTally>> metric : byMetric.entrySet()) {
+                Double value = value(metric.getKey(), row);
+                if (value != null) {
+                    MetricTally t = metric.getValue().computeIfAbsent(row.model(), m -> new MetricTally());
+                    t.all.add(row.vignetteId(), value);
+                    t.answered |= !row.failed();
+                    if (group != null) {
+                        t.groups.computeIfAbsent(group, g -> new ClusteredMean()).add(row.vignetteId(), value);
+                    }
+                }
+            }
+            if (row.failed() || !isChoiceAnswer(row.response())) {
+                return;
+            }
+            ChoiceLoglikelihoods answer = parse(row.response());
+            if (answer != null && answer.isContinuation() && Double.isFinite(answer.loglikelihoods().get(0))) {
+                double ll = answer.loglikelihoods().get(0);
+                perplexity.computeIfAbsent(row.model(), m -> new ClusteredMean()).add(row.vignetteId(), ll);
+                if (group != null) {
+                    perplexityByGroup.computeIfAbsent(row.model(), m -> new HashMap<>())
+                            .computeIfAbsent(group, g -> new ClusteredMean()).add(row.vignetteId(), ll);
+                }
+            }
+        }
+
+        /** The metrics of the answers counted, per model in {@code models}' order. */
+        ChoiceMetrics metrics(List<String> models) {
+            Map<String, Map<String, Estimate>> metrics = new LinkedHashMap<>();
+            Map<String, Map<String, Map<String, Estimate>>> groups = new LinkedHashMap<>();
+            for (Map.Entry<String, Map<String, MetricTally>> metric : byMetric.entrySet()) {
+                Map<String, Estimate> byModel = new LinkedHashMap<>();
+                Map<String, Map<String, Estimate>> groupsByModel = new LinkedHashMap<>();
+                for (String model : models) {
+                    MetricTally t = metric.getValue().get(model);
+                    if (t == null || !t.answered) {
+                        continue;
+                    }
+                    byModel.put(model, t.all.estimate());
+                    if (groupBy != null) {
+                        Map<String, Estimate> sorted = new TreeMap<>();
+                        t.groups.forEach((g, mean) -> sorted.put(g, mean.estimate()));
+                        groupsByModel.put(model, Collections.unmodifiableMap(sorted));
+                    }
+                }
+                if (!byModel.isEmpty()) {
+                    metrics.put(metric.getKey(), Collections.unmodifiableMap(byModel));
+                    groups.put(metric.getKey(), Collections.unmodifiableMap(groupsByModel));
+                }
+            }
+            Map<String, Perplexity.Figure> ppl = new LinkedHashMap<>();
+            Map<String, Map<String, Perplexity.Figure>> pplByGroup = new LinkedHashMap<>();
+            for (String model : models) {
+                ClusteredMean lls = perplexity.get(model);
+                if (lls != null) {
+                    ppl.put(model, Perplexity.of(lls.estimate()));
+                }
+                Map<String, ClusteredMean> byGroup = perplexityByGroup.get(model);
+                if (byGroup != null) {
+                    Map<String, Perplexity.Figure> figures = new LinkedHashMap<>();
+                    new TreeMap<>(byGroup).forEach((g, mean) -> figures.put(g, Perplexity.of(mean.estimate())));
+                    pplByGroup.put(model, Collections.unmodifiableMap(figures));
+                }
+            }
+            if (metrics.isEmpty() && ppl.isEmpty()) {
+                return NONE;
+            }
+            return new ChoiceMetrics(Collections.unmodifiableMap(metrics), Collections.unmodifiableMap(groups),
+                    Collections.unmodifiableMap(ppl), Collections.unmodifiableMap(pplByGroup));
+        }
+
+        /** One metric of one model: over all its answers, whether one of them did not fail, per group. */
+        private static final class MetricTally {
+            final ClusteredMean all = new ClusteredMean();
+            final Map<String, ClusteredMean> groups = new HashMap<>();
+            boolean answered;
+        }
     }
 
     /**
@@ -148,42 +202,6 @@ public final class ChoiceMetrics {
             }
         }
         return false;
-    }
-
-    /**
-     * Per model with answers to one continuation, the perplexity of their log-likelihoods into
-     * {@code byModel}, and with a group-by key per value of it (sorted) into {@code byGroup}: a
-     * group of loglikelihood tasks has each task's perplexity, not an aggregate over them.
-     */
-    private static void perplexity(RunData data, List<String> models, String groupBy,
-                                   Map<String, Perplexity.Figure> byModel,
-                                   Map<String, Map<String, Perplexity.Figure>> byGroup) {
-        for (String model : models) {
-            List<Sample> lls = new ArrayList<>();
-            Map<String, List<Sample>> groups = new TreeMap<>();
-            for (SampleRow row : data.samples()) {
-                if (!row.model().equals(model) || row.failed() || row.response() == null
-                        || !row.response().startsWith("{\"resps\":")) {
-                    continue;
-                }
-                ChoiceLoglikelihoods answer = parse(row.response());
-                if (answer != null && answer.isContinuation() && Double.isFinite(answer.loglikelihoods().get(0))) {
-                    Sample ll = new Sample(row.vignetteId(), answer.loglikelihoods().get(0));
-                    lls.add(ll);
-                    if (groupBy != null) {
-                        groups.computeIfAbsent(RunStats.groupOf(row, groupBy), g -> new ArrayList<>()).add(ll);
-                    }
-                }
-            }
-            if (!lls.isEmpty()) {
-                byModel.put(model, Perplexity.of(lls));
-            }
-            if (!groups.isEmpty()) {
-                Map<String, Perplexity.Figure> figures = new LinkedHashMap<>();
-                groups.forEach((g, samples) -> figures.put(g, Perplexity.of(samples)));
-                byGroup.put(model, Collections.unmodifiableMap(figures));
-            }
-        }
     }
 
     private static boolean isContinuation(String response) {

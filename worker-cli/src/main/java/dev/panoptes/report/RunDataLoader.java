@@ -20,8 +20,10 @@ import java.util.TreeSet;
 import java.util.function.Consumer;
 
 /**
- * Reads what a result database holds about its runs into {@link RunData}: the one path from the
- * store to the summary, the export and the report, so that all three see the same rows.
+ * Reads what a result database holds about its runs: into {@link RunData}, every answer held, for
+ * the export and the report, which show every answer; or into {@link RunStats} as the answers
+ * stream from the store, none held ({@link #stats}), for the coordinator's summary, its budget,
+ * {@code runs} and {@code runs show}. One path from the store, so all of them see the same rows.
  *
  * <p>Records stored before runs were noted (schema version 1) belong to the run named by their
  * job id and show as model {@value #UNNAMED_MODEL} when their run named no model.
@@ -82,24 +84,45 @@ public final class RunDataLoader {
      *                                  run has no such scoring (the message names those it has)
      */
     public static RunData load(JdbcResultStore store, String runId, int scoringNumber) {
-        return load(store, runId, scoringNumber, false);
+        Header header = header(store, runId, scoringNumber);
+        List<SampleRow> samples = new ArrayList<>();
+        List<String> scoredBy = eachSample(store, header, false, true, samples::add);
+        return new RunData(header.info, samples, header.failures, header.events, scoredBy);
     }
 
     /**
-     * One run as {@link #load(JdbcResultStore, String, int)} reads it, but each sample with only
-     * what the figures need (model, vignette, epoch, score, metadata, latency, tokens, error, cache source):
-     * no prompt, expected answer, response, explanation, job id, worker id or API model name (so
-     * no per-worker table either). For the summary
-     * at the end of a run, when the suite itself is still in memory: a million answers' texts
-     * read back once more would double the heap a run needs.
+     * The statistics of one run, with the scores of scoring {@code scoringNumber} (0: the latest),
+     * computed from its answers as they are read from the store, none of them held
+     * ({@link RunTally}: what is kept grows with the run's vignettes, not its answers). The
+     * figures are those {@link RunStats#of(RunData, String)} gives for {@link #load}'s rows, but
+     * for the per-worker table, which is empty. For the coordinator's summary at the end of a run,
+     * its budget when it resumes, {@code runs} and {@code runs show}.
      *
+     * @param groupBy a metadata key to break the figures down by; null or blank for the key the
+     *                run was made with ({@link RunStats#groupByOf})
+     * @param also    given each answer too, after the figures count it (only what the figures
+     *                read: no prompt, response of text or explanation); null for nothing
      * @throws IllegalArgumentException as {@link #load(JdbcResultStore, String, int)} does
      */
-    public static RunData loadFigures(JdbcResultStore store, String runId, int scoringNumber) {
-        return load(store, runId, scoringNumber, true);
+    public static RunStats stats(JdbcResultStore store, String runId, int scoringNumber, String groupBy,
+                                 Consumer<SampleRow> also) {
+        Header header = header(store, runId, scoringNumber);
+        RunTally tally = new RunTally(RunStats.groupByOf(header.info, groupBy));
+        List<String> scoredBy = eachSample(store, header, true, tally.groupBy() != null, row -> {
+            tally.add(row);
+            if (also != null) {
+                also.accept(row);
+            }
+        });
+        return tally.stats(header.info, header.failures, scoredBy, List.of());
     }
 
-    private static RunData load(JdbcResultStore store, String runId, int scoringNumber, boolean figuresOnly) {
+    /** What is known of a run besides its answers. */
+    private record Header(String runId, RunEntry entry, int scoring, RunInfo info, List<FailureRow> failures,
+                          List<WorkerEvents> events) {
+    }
+
+    private static Header header(JdbcResultStore store, String runId, int scoringNumber) {
         List<Scoring> scorings = NO_RUN.equals(runId) ? List.of() : store.scorings(runId);
         Scoring shown = scorings.isEmpty() ? null : scorings.get(scorings.size() - 1);
         if (scoringNumber > 0) {
@@ -114,34 +137,10 @@ public final class RunDataLoader {
                         + describe(scorings));
             }
         }
-        int number = shown == null ? 0 : shown.number();
         RunEntry entry = null;
         for (RunEntry run : store.runs()) {
             if (run.runId().equals(runId)) {
                 entry = run;
-            }
-        }
-        List<SampleRow> samples = new ArrayList<>();
-        // The scorers that scored the answers: a vignette's sandbox check or its own scorer
-        // overrides the run's, and the accuracy heading names what scored, not what was asked.
-        Set<String> scorers = new TreeSet<>();
-        if (NO_RUN.equals(runId)) {
-            store.forEachRecord(null, r -> {
-                if (r.context().runId() == null) {
-                    samples.add(sample(runId, r, figuresOnly));
-                }
-            });
-        } else {
-            Consumer<StoredRecord> add = r -> {
-                samples.add(sample(runId, r, figuresOnly));
-                if (r.score() != null && r.score().score() != null && r.score().scorer() != null) {
-                    scorers.add(r.score().scorer());
-                }
-            };
-            if (figuresOnly) {
-                store.forEachRecordWithoutTexts(runId, number, add);
-            } else {
-                store.forEachRecord(runId, number, add);
             }
         }
         List<FailureRow> failures = new ArrayList<>();
@@ -151,9 +150,6 @@ public final class RunDataLoader {
                         f.reason(), f.attempts()));
             }
         });
-        if (entry == null && samples.isEmpty() && failures.isEmpty()) {
-            throw new IllegalArgumentException("the database holds no run '" + runId + "'");
-        }
         List<WorkerEvents> events = new ArrayList<>();
         for (WorkerEventCount e : store.workerEvents(runId)) {
             events.add(new WorkerEvents(runId, e.workerId(), e.failures(), e.quarantines()));
@@ -163,12 +159,53 @@ public final class RunDataLoader {
                 ? new RunInfo(runId, null, List.of(), scorer, 1, null, 0, null, null, shown, scorings)
                 : new RunInfo(runId, entry.suite(), entry.models(), scorer, entry.epochs(), entry.startedAt(),
                         entry.vignettes(), entry.manifest(), entry.finishedAt(), shown, scorings, entry.sittings());
+        return new Header(runId, entry, shown == null ? 0 : shown.number(), info, failures, events);
+    }
+
+    /**
+     * Gives each answer of the run to {@code action}, in storage order, read from the store's
+     * cursor; returns the scorers that scored them, the run's own first.
+     *
+     * @throws IllegalArgumentException when the store holds nothing about the run
+     */
+    private static List<String> eachSample(JdbcResultStore store, Header header, boolean figuresOnly,
+                                           boolean metadata, Consumer<SampleRow> action) {
+        String runId = header.runId;
+        long[] count = {0};
+        // The scorers that scored the answers: a vignette's sandbox check or its own scorer
+        // overrides the run's, and the accuracy heading names what scored, not what was asked.
+        Set<String> scorers = new TreeSet<>();
+        if (NO_RUN.equals(runId)) {
+            store.forEachRecord(null, r -> {
+                if (r.context().runId() == null) {
+                    count[0]++;
+                    action.accept(sample(runId, r, figuresOnly, metadata));
+                }
+            });
+        } else {
+            Consumer<StoredRecord> add = r -> {
+                count[0]++;
+                action.accept(sample(runId, r, figuresOnly, metadata));
+                if (r.score() != null && r.score().score() != null && r.score().scorer() != null) {
+                    scorers.add(r.score().scorer());
+                }
+            };
+            if (figuresOnly) {
+                store.forEachRecordWithoutTexts(runId, header.scoring, add);
+            } else {
+                store.forEachRecord(runId, header.scoring, add);
+            }
+        }
+        if (header.entry == null && count[0] == 0 && header.failures.isEmpty()) {
+            throw new IllegalArgumentException("the database holds no run '" + runId + "'");
+        }
+        String scorer = header.info.scorer();
         List<String> scoredBy = new ArrayList<>();
         if (scorers.remove(scorer)) {
             scoredBy.add(scorer);
         }
         scoredBy.addAll(scorers);
-        return new RunData(info, samples, failures, events, scoredBy);
+        return scoredBy;
     }
 
     /** "it has scorings 1 (exact, run, ...), 2 (...)", or "it has none", for messages. */
@@ -183,13 +220,18 @@ public final class RunDataLoader {
         return "it has " + (scorings.size() == 1 ? "scoring " : "scorings ") + String.join(", ", each);
     }
 
-    private static SampleRow sample(String runId, StoredRecord r, boolean figuresOnly) {
+    private static SampleRow sample(String runId, StoredRecord r, boolean figuresOnly, boolean metadata) {
         ResponseRecord record = r.record();
         var c = r.context();
         var score = r.score();
         if (figuresOnly) {
+            // The expected answer and response are there only for answers asked by log-likelihood
+            // (and the expected answer of a failed one): the multiple-choice figures read them.
+            // The metadata only when a figure is broken down by it: parsing it is the most a row costs.
             return new SampleRow(runId, c.model() == null ? UNNAMED_MODEL : c.model(), c.epoch(), record.vignetteId(),
-                    null, null, null, null, score == null ? null : score.score(), null, metadata(c.metadataJson()),
+                    null, null, c.expected(), record.response() == null || record.response().isEmpty() ? null
+                    : record.response(), score == null ? null : score.score(), null,
+                    metadata ? metadata(c.metadataJson()) : Map.of(),
                     null, null, record.latencyMs(),
                     record.usage() == null ? null : record.usage().promptTokens(),
                     record.usage() == null ? null : record.usage().completionTokens(), null, record.error(),

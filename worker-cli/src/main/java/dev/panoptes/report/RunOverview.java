@@ -56,8 +56,15 @@ public record RunOverview(String runId, String suite, List<String> models, Insta
 
     /** The overview of a run as the store holds it. */
     public static RunOverview of(RunData data) {
-        RunStats stats = RunStats.of(data, null);
-        RunInfo info = data.info();
+        return of(RunStats.of(data, null));
+    }
+
+    /**
+     * The overview of a run from its statistics (read from a list of its answers, or streamed
+     * from the store: {@link RunDataLoader#stats}).
+     */
+    public static RunOverview of(RunStats stats) {
+        RunInfo info = stats.info();
         Map<String, Estimate> accuracy = new LinkedHashMap<>();
         for (RunStats.ModelStats m : stats.models()) {
             accuracy.put(m.model(), m.accuracy());

@@ -1,10 +1,8 @@
 package dev.panoptes.report;
 
 import dev.panoptes.control.Usage;
-import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.PairedDifference;
-import dev.panoptes.control.stats.Sample;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -42,6 +40,10 @@ import java.util.TreeMap;
  * since a model that cannot answer a question has not answered it right; {@link ModelStats#withoutFailed()}
  * is the same figure with failed answers left out, so both are on record.
  *
+ * <p>Every figure is computed by {@link RunTally}, one answer at a time, from a run's list of
+ * answers ({@link #of}) or from answers streamed from the store ({@link RunDataLoader#stats}),
+ * which holds per vignette, not per answer.
+ *
  * <p>Immutable and thread-safe once built; building is O(samples) apart from sorting each
  * worker's latencies.
  */
@@ -58,11 +60,14 @@ public final class RunStats {
     private final List<Comparison> comparison;
     private final CacheHits cacheHits;
     private final ChoiceMetrics choiceMetrics;
-    private PassAtKFigures passAtK = new PassAtKFigures(java.util.Map.of());
-    private List<String> scorers = List.of();
+    private final PassAtKFigures passAtK;
+    private final List<String> scorers;
+    private final Long latencyP50Ms;
+    private final Long latencyP95Ms;
 
-    private RunStats(RunInfo info, String groupBy, List<ModelStats> models, List<WorkerStats> workers,
-                     List<Comparison> comparison, CacheHits cacheHits, ChoiceMetrics choiceMetrics) {
+    RunStats(RunInfo info, String groupBy, List<ModelStats> models, List<WorkerStats> workers,
+             List<Comparison> comparison, CacheHits cacheHits, ChoiceMetrics choiceMetrics, PassAtKFigures passAtK,
+             List<String> scorers, Long latencyP50Ms, Long latencyP95Ms) {
         this.cacheHits = cacheHits;
         this.choiceMetrics = choiceMetrics;
         this.info = info;
@@ -70,6 +75,10 @@ public final class RunStats {
         this.models = List.copyOf(models);
         this.workers = List.copyOf(workers);
         this.comparison = List.copyOf(comparison);
+        this.passAtK = passAtK;
+        this.scorers = List.copyOf(scorers);
+        this.latencyP50Ms = latencyP50Ms;
+        this.latencyP95Ms = latencyP95Ms;
     }
 
     /**
@@ -78,10 +87,15 @@ public final class RunStats {
      * manifest's {@code groupBy}), else null.
      */
     public static String groupByOf(RunData data, String given) {
+        return groupByOf(data.info(), given);
+    }
+
+    /** As {@link #groupByOf(RunData, String)}, from the run's header. */
+    public static String groupByOf(RunInfo info, String given) {
         if (given != null && !given.isBlank()) {
             return given;
         }
-        var manifest = data.info().manifest();
+        var manifest = info.manifest();
         return manifest == null ? null : manifest.groupBy();
     }
 
@@ -96,34 +110,24 @@ public final class RunStats {
      */
     public static RunStats of(RunData data, String groupBy) {
         Objects.requireNonNull(data, "data");
-        String key = groupBy == null || groupBy.isBlank() ? null : groupBy;
-        List<String> modelNames = modelOrder(data);
-        List<ModelStats> models = new ArrayList<>(modelNames.size());
-        for (String model : modelNames) {
-            models.add(modelStats(model, data, key));
+        RunTally tally = new RunTally(groupBy);
+        for (SampleRow row : data.samples()) {
+            tally.add(row);
         }
-        List<Comparison> comparison = new ArrayList<>();
-        for (int i = 1; i < modelNames.size(); i++) {
-            comparison.add(Comparison.paired(modelNames.get(0), modelNames.get(i), data));
-        }
-        int cached = 0;
-        long cachedPrompt = 0;
-        long cachedCompletion = 0;
-        Set<String> sources = new HashSet<>();
-        for (SampleRow sample : data.samples()) {
-            if (sample.cached()) {
-                cached++;
-                sources.add(sample.cachedFrom());
-                cachedPrompt += sample.promptTokens() == null ? 0 : sample.promptTokens();
-                cachedCompletion += sample.completionTokens() == null ? 0 : sample.completionTokens();
-            }
-        }
-        RunStats stats = new RunStats(data.info(), key, models, WorkerStats.of(data), comparison,
-                new CacheHits(cached, sources, new Usage(cachedPrompt, cachedCompletion)),
-                ChoiceMetrics.of(data, modelNames, key));
-        stats.passAtK = PassAtKFigures.of(data, modelNames);
-        stats.scorers = data.scorers();
-        return stats;
+        return tally.stats(data.info(), data.failures(), data.scorers(), WorkerStats.of(data));
+    }
+
+    /**
+     * The median model-call latency over the run's answers (nearest rank); null when none
+     * recorded one.
+     */
+    public Long latencyP50Ms() {
+        return latencyP50Ms;
+    }
+
+    /** The 95th percentile model-call latency (nearest rank); null when no answer recorded one. */
+    public Long latencyP95Ms() {
+        return latencyP95Ms;
     }
 
     /**
@@ -170,7 +174,11 @@ public final class RunStats {
         return models.stream().filter(m -> m.model().equals(name)).findFirst();
     }
 
-    /** One entry per worker that produced a sample or has recorded events, sorted by worker id. */
+    /**
+     * One entry per worker that produced a sample or has recorded events, sorted by worker id;
+     * empty when the figures were computed from answers streamed from the store
+     * ({@link RunDataLoader#stats}), which keeps no answer's job.
+     */
     public List<WorkerStats> workers() {
         return workers;
     }
@@ -212,61 +220,11 @@ public final class RunStats {
     }
 
     static List<String> modelOrder(RunData data) {
-        Set<String> names = new LinkedHashSet<>(data.info().models());
+        Set<String> answered = new LinkedHashSet<>();
         for (SampleRow sample : data.samples()) {
-            names.add(sample.model());
+            answered.add(sample.model());
         }
-        for (FailureRow failure : data.failures()) {
-            if (failure.model() != null) {
-                names.add(failure.model());
-            }
-        }
-        return new ArrayList<>(names);
-    }
-
-    private static ModelStats modelStats(String model, RunData data, String groupBy) {
-        int samples = 0;
-        long promptTokens = 0;
-        long completionTokens = 0;
-        int failedAnswers = 0;
-        List<Sample> scored = new ArrayList<>();
-        List<Sample> answered = new ArrayList<>();
-        List<String> groups = new ArrayList<>();
-        for (SampleRow row : data.samples()) {
-            if (!row.model().equals(model)) {
-                continue;
-            }
-            samples++;
-            // Tokens (and so cost) count only what this run asked of a model.
-            Usage charged = row.chargedUsage();
-            promptTokens += charged.promptTokens();
-            completionTokens += charged.completionTokens();
-            if (row.failed()) {
-                failedAnswers++;
-            }
-            Double score = row.figureScore();
-            if (score != null) {
-                Sample sample = new Sample(row.vignetteId(), score);
-                scored.add(sample);
-                if (!row.failed()) {
-                    answered.add(sample);
-                }
-                if (groupBy != null) {
-                    groups.add(groupOf(row, groupBy));
-                }
-            }
-        }
-        int failures = 0;
-        for (FailureRow failure : data.failures()) {
-            if (model.equals(failure.model())) {
-                failures++;
-            }
-        }
-        Map<String, Estimate> byGroup = groupBy == null
-                ? Map.of()
-                : Collections.unmodifiableMap(new TreeMap<>(Accuracy.byGroup(scored, groups)));
-        return new ModelStats(model, samples, scored.size(), samples - scored.size(), Accuracy.of(scored),
-                byGroup, promptTokens, completionTokens, failures, failedAnswers, Accuracy.of(answered));
+        return RunTally.modelOrder(data.info().models(), answered, data.failures());
     }
 
     /** The sample's value for the group-by key, as a string; {@value #NO_GROUP} when it has none. */
@@ -375,11 +333,6 @@ public final class RunStats {
      * @param paired          the paired difference (positive: {@code model} scored higher)
      */
     public record Comparison(String baseline, String model, int sharedVignettes, PairedDifference paired) {
-
-        static Comparison paired(String baseline, String model, RunData data) {
-            ModelComparison.Result result = ModelComparison.compare(data, baseline, data, model);
-            return new Comparison(baseline, model, result.shared(), result.difference());
-        }
 
         /** The mean difference; NaN without shared vignettes. */
         public double difference() {

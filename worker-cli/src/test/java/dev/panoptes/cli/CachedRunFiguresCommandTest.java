@@ -1,5 +1,6 @@
 package dev.panoptes.cli;
 
+import dev.panoptes.report.StreamedFigures;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.demo.StubModelServer;
@@ -69,6 +70,8 @@ class CachedRunFiguresCommandTest {
                 "--format", "csv").lines().toList());
         assertThat(csv.remove(0)).endsWith(",costUsd");
         assertThat(csv).hasSize(3).allSatisfy(row -> assertThat(row).endsWith(",0.0000021"));
+        // Both runs' figures, streamed from the store, are those of every answer loaded (cache hits too).
+        assertThat(StreamedFigures.assertAgree(dir.resolve("runs.db"))).isEqualTo(2);
     }
 
     private String eval(String label, Path summaryJson) {

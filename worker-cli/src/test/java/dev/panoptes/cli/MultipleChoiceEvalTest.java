@@ -1,5 +1,6 @@
 package dev.panoptes.cli;
 
+import dev.panoptes.report.StreamedFigures;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.demo.StubModelServer;
 import org.junit.jupiter.api.Test;
@@ -44,9 +45,20 @@ class MultipleChoiceEvalTest {
         assertThat(accuracy(summary)).isBetween(0.75, 1.0);
         // The capability check and one request per vignette (its four choices in one list of prompts).
         assertThat(stub.requestCount()).isEqualTo(40 + 1);
+        assertThat(StreamedFigures.assertAgree(dir.resolve("mc.db"))).isEqualTo(1);
+        String runId;
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("mc.db"))) {
             assertThat(store.recordCount()).isEqualTo(40);
+            runId = store.runs().get(0).runId();
         }
+        // runs show prints the summary's accuracy lines, acc_norm among them: it streams the
+        // log-likelihood answers it is recomputed from (it once read no response, and had none).
+        StringWriter shown = new StringWriter();
+        assertThat(WorkerMain.run(new String[] {"runs", "show", "--db", dir.resolve("mc.db").toString(), runId},
+                new PrintWriter(shown, true), new PrintWriter(new StringWriter(), true), Map.of())).isZero();
+        String accNorm = summary.substring(summary.indexOf("  acc_norm ("));
+        assertThat(shown.toString()).contains(accNorm.substring(0, accNorm.indexOf("\n  ", 3) < 0 ? accNorm.length()
+                : accNorm.indexOf("\n  ", 3)));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.panoptes.cli;
 
+import dev.panoptes.report.StreamedFigures;
 import dev.panoptes.control.score.ChoiceLoglikelihoods;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.demo.StubModelServer;
@@ -51,6 +52,8 @@ class TaskFileEvalTest {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("t.db"))) {
             assertThat(store.recordCount()).isEqualTo(40);
         }
+        // The summary's figures, streamed from the store, are those of every answer loaded.
+        assertThat(StreamedFigures.assertAgree(dir.resolve("t.db"))).isEqualTo(1);
     }
 
     @Test
@@ -149,6 +152,7 @@ class TaskFileEvalTest {
         assertThat(perplexity.path("ciHigh").asDouble()).isCloseTo(Math.exp(-(mean - half)), within(1e-6));
         assertThat(perplexity.path("n").asInt()).isEqualTo(5);
         assertThat(perplexity.path("method").asText()).startsWith("t interval on the mean log-likelihood");
+        assertThat(StreamedFigures.assertAgree(db)).isEqualTo(1);
     }
 
     @Test

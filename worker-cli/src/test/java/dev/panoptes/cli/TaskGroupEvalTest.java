@@ -1,5 +1,6 @@
 package dev.panoptes.cli;
 
+import dev.panoptes.report.StreamedFigures;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.demo.StubModelServer;
 import org.junit.jupiter.api.Test;
@@ -47,6 +48,7 @@ class TaskGroupEvalTest {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("g.db"))) {
             assertThat(store.recordCount()).isEqualTo(64);
         }
+        assertThat(StreamedFigures.assertAgree(dir.resolve("g.db"))).isEqualTo(1);
 
         // Each task's figure in the group is the figure of that task run alone; the aggregates are
         // the mean over all 64 documents (by size) and the mean of the two tasks' figures.
@@ -145,6 +147,7 @@ class TaskGroupEvalTest {
                 .matcher(alone.substring(alone.indexOf("  perplexity (")));
         assertThat(b.find()).as(alone).isTrue();
         assertThat(perplexity).contains("task=ll_b: " + b.group(1)).containsPattern("task=ll_a: [^\\n]*n=5\\)");
+        assertThat(StreamedFigures.assertAgree(dir.resolve("g.db"))).isEqualTo(1);
 
         // Perplexity has no aggregate over a group's tasks: asking for one is refused, saying so.
         Files.writeString(group, String.join("\n", "group: ll_pair", "task:", "  - ll_a.yaml", "  - ll_b.yaml",

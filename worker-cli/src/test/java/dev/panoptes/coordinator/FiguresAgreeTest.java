@@ -15,6 +15,7 @@ import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.Sample;
 import dev.panoptes.report.Figures;
 import dev.panoptes.report.ReportPage;
+import dev.panoptes.report.StreamedFigures;
 import dev.panoptes.worker.WorkerLoop;
 import dev.panoptes.worker.WorkerOptions;
 import org.junit.jupiter.api.AfterEach;
@@ -74,6 +75,8 @@ class FiguresAgreeTest {
         assertThat(run.run()).isZero();
         String summary = summaryOut.toString();
         String runId = runIdOf(summary);
+        // The summary's figures were streamed from the store: they are those of every answer loaded.
+        assertThat(StreamedFigures.assertAgree(db)).isEqualTo(1);
 
         // The run's record beside the export: every parameter that decided its answers, typed.
         Path manifestFile = dir.resolve("manifest.json");

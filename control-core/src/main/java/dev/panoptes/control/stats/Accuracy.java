@@ -1,8 +1,8 @@
 package dev.panoptes.control.stats;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -48,7 +48,8 @@ import java.util.Objects;
  * partial-credit scores the interval errs on the wide side. A mean outside [0, 1] (a scorer out
  * of contract) is clamped to it for the interval only.
  *
- * <p>Cost: two passes over the samples, O(n) time, and one hash map entry per cluster.
+ * <p>Cost: one pass over the samples, O(n) time, and one {@link ClusterTotals} per cluster: the
+ * samples themselves need not be held ({@link ClusteredMean}).
  *
  * <p>Stateless and thread-safe.
  */
@@ -70,52 +71,56 @@ public final class Accuracy {
      */
     public static Estimate of(List<Sample> samples) {
         Objects.requireNonNull(samples, "samples");
-        int n = samples.size();
+        ClusteredMean mean = new ClusteredMean();
+        for (int i = 0; i < samples.size(); i++) {
+            Sample sample = samples.get(i);
+            if (sample == null) {
+                throw new NullPointerException("samples[" + i + "] is null (n=" + samples.size() + ")");
+            }
+            mean.add(sample.cluster(), sample.value());
+        }
+        return mean.estimate();
+    }
+
+    /**
+     * Estimates a mean from running totals rather than the samples: the overall {@code totals}
+     * and one {@link ClusterTotals} per cluster. The one computation behind {@link #of(List)} and
+     * {@link ClusteredMean}, and behind a run's summary computed from answers streamed from the
+     * store. The sums of squares come from each cluster's squared deviations about its own mean
+     * and its mean's distance from the overall mean (the parallel form of the variance), so
+     * nothing cancels; without repeats they are the residuals themselves, added in the order of
+     * {@code clusters}.
+     *
+     * @param totals   the overall totals of the samples
+     * @param clusters each cluster's totals, in the order of its first sample; none empty
+     * @return the estimate; {@link Estimate#empty()} when there are no samples
+     * @throws NullPointerException when an argument is null
+     */
+    public static Estimate of(ClusteredMean.Totals totals, Collection<? extends ClusterTotals> clusters) {
+        Objects.requireNonNull(totals, "totals");
+        Objects.requireNonNull(clusters, "clusters");
+        int n = totals.n();
         if (n == 0) {
             return Estimate.empty();
         }
-
-        // Pass 1: the mean, and how many samples each cluster holds.
-        Map<String, Cluster> clusters = new HashMap<>();
-        double sum = 0;
-        double min = Double.POSITIVE_INFINITY;
-        double max = Double.NEGATIVE_INFINITY;
-        boolean repeats = false;
-        for (int i = 0; i < n; i++) {
-            Sample sample = samples.get(i);
-            if (sample == null) {
-                throw new NullPointerException("samples[" + i + "] is null (n=" + n + ")");
-            }
-            double x = sample.value();
-            sum += x;
-            min = Math.min(min, x);
-            max = Math.max(max, x);
-            Cluster cluster = clusters.computeIfAbsent(sample.cluster(), k -> new Cluster());
-            repeats |= ++cluster.count > 1;
-        }
         // sum / n of n copies of 0.1 need not be exactly 0.1; taking the value itself makes
         // "everyone scored the same" come out with a standard error of exactly zero.
-        double mean = min == max ? min : sum / n;
+        double mean = totals.min() == totals.max() ? totals.min() : totals.sum() / n;
         int g = clusters.size();
-
-        // Pass 2: residuals about the mean, not sums of squares, so nothing cancels.
+        boolean repeats = false;
         double squares = 0;
-        for (int i = 0; i < n; i++) {
-            Sample sample = samples.get(i);
-            double residual = sample.value() - mean;
-            squares += residual * residual;
-            if (repeats) {
-                clusters.get(sample.cluster()).residualSum += residual;
-            }
+        double clusterSquares = 0;
+        for (ClusterTotals cluster : clusters) {
+            repeats |= cluster.count() > 1;
+            double off = cluster.mean() - mean;
+            squares += cluster.squares() + cluster.count() * (off * off);
+            // The cluster's residual sum S_g = sum over g of (x_i - m) = count * (mean_g - m).
+            double residualSum = cluster.count() * off;
+            clusterSquares += residualSum * residualSum;
         }
-
         double se;
         double effectiveN;
         if (repeats) {
-            double clusterSquares = 0;
-            for (Cluster cluster : clusters.values()) {
-                clusterSquares += cluster.residualSum * cluster.residualSum;
-            }
             se = g < 2 ? Double.NaN : Math.sqrt((double) g / (g - 1) * clusterSquares) / n;
             effectiveN = effectiveN(n, g, clusterSquares, squares);
         } else {
@@ -167,11 +172,5 @@ public final class Accuracy {
             estimates.put(group.getKey(), of(group.getValue()));
         }
         return Collections.unmodifiableMap(estimates);
-    }
-
-    /** Running totals for one cluster; a class rather than boxed values so updates do not allocate. */
-    private static final class Cluster {
-        int count;
-        double residualSum;
     }
 }

@@ -42,7 +42,22 @@ public final class Perplexity {
         if (loglikelihoods.isEmpty()) {
             return Figure.EMPTY;
         }
-        Estimate mean = Accuracy.of(loglikelihoods);
+        return of(Accuracy.of(loglikelihoods));
+    }
+
+    /**
+     * The perplexity of answers whose log-likelihoods' mean {@link Accuracy} estimated (from a
+     * list, or one answer at a time by {@link ClusteredMean}, as a run's summary streams them).
+     *
+     * @param mean the estimate of the mean log-likelihood
+     * @return the figure; {@link Figure#EMPTY} when the estimate has no samples
+     * @throws NullPointerException when mean is null
+     */
+    public static Figure of(Estimate mean) {
+        Objects.requireNonNull(mean, "mean");
+        if (mean.n() == 0) {
+            return Figure.EMPTY;
+        }
         double m = mean.mean();
         double se = mean.standardError();
         int df = (mean.clustered() ? mean.clusters() : mean.n()) - 1;

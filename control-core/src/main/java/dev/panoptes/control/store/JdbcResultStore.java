@@ -532,8 +532,14 @@ public final class JdbcResultStore implements ResultStore {
 
     /**
      * As {@link #forEachRecord(String, int, Consumer)}, without the texts: each record's response
-     * reads as empty and its prompt, expected answer and score explanation as null. For figures
-     * (counts, scores, tokens, latencies, metadata), which then read none of the bulk of a row.
+     * reads as empty and its prompt, expected answer and score explanation as null, except that an
+     * answer asked by log-likelihood (a response beginning {@code {"resps":}, short) keeps its
+     * response and expected answer and a failed answer its expected answer, which the
+     * multiple-choice figures are recomputed from. For figures (counts, scores, tokens,
+     * latencies, metadata), which then read none of the bulk of a row. Records are read from a
+     * forward-only cursor a few hundred at a time and given to {@code action} one by one: the
+     * caller decides what it keeps. {@code action} runs on the calling thread, inside the store's
+     * lock, and must not call the store.
      *
      * @throws StoreException when the store cannot read
      */

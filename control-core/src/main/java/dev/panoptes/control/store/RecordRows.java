@@ -28,14 +28,26 @@ final class RecordRows {
             + "r.epoch, r.prompt, r.expected, r.metadata, s.scorer, s.score, s.explanation, r.error, "
             + "r.cached_from, r.transcript FROM panoptes_records r";
 
+    /** How a stored log-likelihood answer begins (its JSON's first key): such answers are short. */
+    private static final String CHOICE_ANSWER = "substr(r.response, 1, 9) = '{\"resps\":'";
+
     /**
      * {@link #SELECT} without the texts: the response reads as empty, and the prompt, the expected
      * answer, the score's explanation and the transcript as null. What a run's figures need (counts, scores,
-     * tokens, latencies, metadata), without reading the bulk of each row.
+     * tokens, latencies, metadata), without reading the bulk of each row. Two exceptions, which
+     * the multiple-choice figures recompute from: an answer asked by log-likelihood (its response
+     * begins {@code {"resps":}) keeps its response and expected answer, both short, and a failed
+     * answer keeps its expected answer (it counts 0 in those figures).
      */
-    static final String SELECT_FIGURES = SELECT.replace("r.response,", "'' AS response,")
-            .replace("r.prompt,", "NULL AS prompt,").replace("r.expected,", "NULL AS expected,")
+    static final String SELECT_FIGURES = SELECT
+            .replace("r.response,", "CASE WHEN " + CHOICE_ANSWER + " THEN r.response ELSE '' END AS response,")
+            .replace("r.prompt,", "NULL AS prompt,")
+            .replace("r.expected,", "CASE WHEN r.error IS NOT NULL OR " + CHOICE_ANSWER
+                    + " THEN r.expected END AS expected,")
             .replace("s.explanation,", "NULL AS explanation,").replace("r.transcript", "NULL AS transcript");
+
+    /** Rows a cursor over the records reads from the database at a time. */
+    static final int FETCH_ROWS = 512;
 
     private RecordRows() {
     }
@@ -56,6 +68,11 @@ final class RecordRows {
             if (runId != null) {
                 q.setString(1, runId);
             }
+            // A forward-only cursor read FETCH_ROWS at a time, so that a run's million records pass
+            // through the caller without being held: PostgreSQL's driver otherwise reads the whole
+            // result into memory first (it streams only so, and only outside autocommit, which the
+            // store's connection is); SQLite steps through its rows anyway.
+            q.setFetchSize(FETCH_ROWS);
             try (ResultSet rs = q.executeQuery()) {
                 while (rs.next()) {
                     action.accept(storedRecord(rs));

@@ -344,4 +344,37 @@ class AccuracyTest {
         }
         return out;
     }
+
+    @Test
+    void runningTotalsGiveTheTwoPassResidualFiguresOfTheSamples() {
+        // The summary streams answers into per-vignette totals; the figures must be those of the
+        // residuals about the overall mean, computed here the textbook way from the samples.
+        Random random = new Random(32);
+        List<Sample> samples = new ArrayList<>();
+        for (int i = 0; i < 3000; i++) {
+            String vignette = "v" + random.nextInt(700);
+            samples.add(new Sample(vignette, random.nextInt(4) == 0 ? random.nextDouble() : random.nextInt(2)));
+        }
+        double mean = samples.stream().mapToDouble(Sample::value).sum() / samples.size();
+        Map<String, Double> residualSums = new HashMap<>();
+        double squares = 0;
+        for (Sample s : samples) {
+            residualSums.merge(s.cluster(), s.value() - mean, Double::sum);
+            squares += (s.value() - mean) * (s.value() - mean);
+        }
+        double clusterSquares = residualSums.values().stream().mapToDouble(r -> r * r).sum();
+        int g = residualSums.size();
+        int n = samples.size();
+        ClusteredMean streamed = new ClusteredMean();
+        samples.forEach(s -> streamed.add(s.cluster(), s.value()));
+
+        Estimate e = streamed.estimate();
+
+        assertThat(e).isEqualTo(Accuracy.of(samples));
+        assertThat(e.clustered()).isTrue();
+        assertThat(e.clusters()).isEqualTo(g);
+        assertThat(e.mean()).isCloseTo(mean, within(EXACT));
+        assertThat(e.standardError()).isCloseTo(Math.sqrt((double) g / (g - 1) * clusterSquares) / n, within(EXACT));
+        assertThat(e.effectiveN()).isCloseTo(n / Math.max(clusterSquares / squares, 1.0), within(1e-9));
+    }
 }

@@ -63,11 +63,31 @@ class RecordsWithoutTextsTest {
                 assertThat(l.context().metadataJson()).isEqualTo(f.context().metadataJson());
                 assertThat(l.record().response()).isEmpty();
                 assertThat(l.context().prompt()).isNull();
-                assertThat(l.context().expected()).isNull();
             }
+            // A failed answer keeps its expected answer (it counts 0 in the multiple-choice figures).
+            assertThat(lean.get(0).context().expected()).isNull();
+            assertThat(lean.get(1).context().expected()).isEqualTo("6");
             assertThat(full.get(0).record().response()).isEqualTo("four, I think");
             assertThat(full.get(0).context().prompt()).isEqualTo("What is 2 + 2?");
             assertThat(lean.get(0).context().metadataJson()).contains("sums");
+        }
+    }
+
+    @Test
+    void logLikelihoodAnswersKeepTheirResponseAndExpectedChoice() {
+        Vignette mc = new Vignette("c1", "Pick one", "B", Map.of());
+        Job job = new Job(JobId.of("run3-m-e0-0000"), new EvalSpec("s", List.of(mc),
+                new SpecParams(null, null, null, null, "m")), "run3", 0);
+        String answer = "{\"resps\":[[-1.5,false],[-0.2,true]],\"lengths\":[1,1]}";
+        try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("c.db"))) {
+            store.record(job, new JobOutcome(job.id(), List.of(new ResponseRecord("c1", answer))), "w1");
+            List<StoredRecord> lean = new ArrayList<>();
+            store.forEachRecordWithoutTexts("run3", 0, lean::add);
+
+            assertThat(lean).hasSize(1);
+            assertThat(lean.get(0).record().response()).isEqualTo(answer);
+            assertThat(lean.get(0).context().expected()).isEqualTo("B");
+            assertThat(lean.get(0).context().prompt()).isNull();
         }
     }
 }
