@@ -146,6 +146,8 @@ class CostBudgetTest {
         assertThat(budget.unstoredUsd()).isEqualTo(1.0);
         assertThat(budget.reached()).isFalse();
         assertThat(budget.alreadySpentUnstored(0.5).reached()).as("2.0 of 2.0 USD spent").isTrue();
+        assertThat(budget.alreadySpentUnstored(0).spentUsd()).as("a resumed run whose sittings stored everything")
+                .isEqualTo(2.0);
         assertThatThrownBy(() -> budget.alreadySpentUnstored(-0.1)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("-0.1");
         assertThatThrownBy(() -> budget.alreadySpentUnstored(Double.NaN)).isInstanceOf(IllegalArgumentException.class);

@@ -58,6 +58,12 @@ final class RunDeletionContract {
             RunDeletion removed = store.deleteRun(A);
 
             assertThat(removed).isEqualTo(new RunDeletion(A, 2, 4, 2, 1, 1, true));
+            assertThat(removed.nothing()).as("a deletion that removed rows").isFalse();
+            // Each kind of row alone makes a deletion something (runs delete says what it removed).
+            assertThat(List.of(new RunDeletion(A, 1, 0, 0, 0, 0, false), new RunDeletion(A, 0, 1, 0, 0, 0, false),
+                    new RunDeletion(A, 0, 0, 1, 0, 0, false), new RunDeletion(A, 0, 0, 0, 1, 0, false),
+                    new RunDeletion(A, 0, 0, 0, 0, 1, false), new RunDeletion(A, 0, 0, 0, 0, 0, true)))
+                    .noneMatch(RunDeletion::nothing);
             assertThat(store.runs()).extracting(RunEntry::runId).containsExactly(B);
             assertThat(store.recordCount(A)).isZero();
             assertThat(store.scorings(A)).isEmpty();
