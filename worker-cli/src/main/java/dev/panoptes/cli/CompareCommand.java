@@ -16,6 +16,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
@@ -88,6 +89,10 @@ final class CompareCommand implements Callable<Integer> {
                     + " 8 or more characters. Default: the database's most recent run.")
     private List<String> runs;
 
+    @Parameters(arity = "0..2", paramLabel = "RUN",
+            description = "The same as --run, without the option: compare --db FILE RUN RUN.")
+    private List<String> runArguments;
+
     @Option(names = "--scoring", order = 16, paramLabel = "N",
             description = "The scoring to show (1 is the first; rescore adds more; 0 is the latest). Once: for"
                     + " every run compared. Twice: the first for the first run, the second for the second, in the"
@@ -121,7 +126,10 @@ final class CompareCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         verbose.apply();
-        List<String> runIds = runs == null ? List.of() : runs;
+        List<String> runIds = new ArrayList<>(runs == null ? List.of() : runs);
+        if (runArguments != null) {
+            runIds.addAll(runArguments);
+        }
         if (dbs.size() > 2) {
             throw invalid("--db", "compare takes one or two databases, got " + dbs.size());
         }

@@ -109,6 +109,15 @@ class CompareCommandTest {
                 .doesNotContain("scorers differ")
                 .contains("m (run " + RUN + ", second) - m (run " + RUN + ", first): 0.000, 95% CI -1.000 to +1.000, SE 0.408, p=1.000, 4 vignettes")
                 .contains("changed: 2 vignettes:\n      q0: 1.000 -> 0.000 (-1.000)\n      q3: 0.000 -> 1.000 (+1.000)");
+        String withOptions = out.toString();
+        out.getBuffer().setLength(0);
+        assertThat(execute("compare", "--db", a.toString(), "--db", b.toString(), "--run", RUN, "--run", RUN))
+                .isZero();
+        assertThat(out.toString()).isEqualTo(withOptions);
+        out.getBuffer().setLength(0);
+        assertThat(execute("compare", "--db", a.toString(), "--db", b.toString(), RUN.substring(0, 8), RUN))
+                .as("run ids as arguments, as a user first types them").isZero();
+        assertThat(out.toString()).isEqualTo(withOptions);
 
         Path other = store("other.db", "feedfacefeedface", Map.of("m", new String[][] {answers(2, "")}),
                 "another question ");
