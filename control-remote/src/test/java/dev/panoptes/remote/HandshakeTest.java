@@ -66,7 +66,11 @@ class HandshakeTest {
             assertThat(bad.received()).noneMatch(m -> m instanceof Message.Assign || m instanceof Message.Registered);
             assertThat(reply.orTimeout(10, TimeUnit.SECONDS).join().records()).hasSize(1);
             assertThat(coordinator.pool.snapshot()).containsExactly(worker);
-            assertThat(coordinator.rejected).hasSize(1);
+            // The listener hears of a rejection on the server's events thread, after the rejected
+            // frame went out: the bad peer reading it proves nothing about the report yet.
+            eventually().until(() -> !coordinator.rejected.isEmpty());
+            assertThat(coordinator.rejected).singleElement().asString().contains("wrong token");
+            assertThat(coordinator.rejectedFrom).containsExactly(bad.socket().getLocalSocketAddress());
         }
     }
 

@@ -208,6 +208,11 @@ final class Call extends CompletableFuture<ModelResponse> {
         return text;
     }
 
+    /** Whether the call waits on the timer for its next attempt (its last one failed). */
+    synchronized boolean waitingToRetry() {
+        return retry != null;
+    }
+
     /** Fails the call because the client is closing. */
     void abandon() {
         int attempt;

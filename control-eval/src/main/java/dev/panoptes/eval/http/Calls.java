@@ -94,6 +94,17 @@ final class Calls {
         return live.size();
     }
 
+    /** Calls in flight waiting on the timer for their next attempt. */
+    int waitingToRetry() {
+        int n = 0;
+        for (Call call : live) {
+            if (call.waitingToRetry()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
     void throttled() {
         throttled.increment();
     }

@@ -460,6 +460,11 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
         return calls.inFlight();
     }
 
+    /** Calls whose last attempt failed and that wait on the timer for the next one. For tests. */
+    int callsWaitingToRetry() {
+        return calls.waitingToRetry();
+    }
+
     /** Whether a connection has needed TLS yet, which builds the TLS context. For tests. */
     boolean tlsBuilt() {
         return transport.tlsBuilt();

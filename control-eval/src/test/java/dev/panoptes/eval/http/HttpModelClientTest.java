@@ -1035,7 +1035,12 @@ class HttpModelClientTest {
         void callsWaitingToRetryHoldNoThread() {
             server.otherwise(Reply.status(503, "{\"error\":{\"message\":\"overloaded\"}}")
                     .header("retry-after-ms", "30000"));
-            HttpModelClient client = build(fast().retryBudget(Duration.ofMinutes(2)));
+            // Timeouts far from the 2 s and 5 s of fast(): they are not what this test is about, and
+            // its 200 first attempts connect at once through the one I/O thread. On a cold client
+            // at load 12 some of those connects took over 2 s and were retried, so that those calls
+            // ended after 2 attempts, not the 1 this test checks.
+            HttpModelClient client = build(fast().retryBudget(Duration.ofMinutes(2))
+                    .connectTimeout(Duration.ofSeconds(30)).requestTimeout(Duration.ofSeconds(30)));
             await().atMost(Duration.ofSeconds(5)).until(() -> threadsNamed(client.threadPrefix()).size() == 3);
             int liveBefore = threads.getThreadCount();
 
@@ -1043,7 +1048,11 @@ class HttpModelClientTest {
             for (int i = 0; i < 200; i++) {
                 calls.add(client.completeAsync(prompt("p" + i)));
             }
-            await().atMost(Duration.ofSeconds(20)).until(() -> server.requestCount() == 200);
+            // Not pendingTimers() == 200: an attempt waiting for its answer has a timer too (its
+            // timeout), and a call closed then has no failure yet to name.
+            await().atMost(Duration.ofSeconds(20)).until(() -> client.callsWaitingToRetry() == 200);
+            assertThat(server.requestCount()).isEqualTo(200);
+            // An attempt's timeout is cancelled just after its call scheduled the retry.
             await().atMost(Duration.ofSeconds(5)).until(() -> client.pendingTimers() == 200);
 
             // 200 calls wait 30 s each for their retry, on the one timer thread.
