@@ -1,5 +1,6 @@
 package dev.panoptes.eval.http;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -83,7 +84,7 @@ final class TextCompletions {
      *
      * @throws ChatCompletions.BadResponse when the body is not a text completion at all
      */
-    ModelResponse probeVerdict(String body) throws ChatCompletions.BadResponse {
+    ModelResponse probeVerdict(Answer body) throws ChatCompletions.BadResponse {
         JsonNode choice = root(body).get("choices").get(0);
         String shortfall = shortfall(choice.get("logprobs"), PROBE_PROMPT);
         return new ModelResponse(shortfall == null ? "" : shortfall, null, null, null, 0);
@@ -138,7 +139,7 @@ final class TextCompletions {
      *                                     continuation has a token without one (JOB: an empty
      *                                     context)
      */
-    ModelResponse parseLoglikelihoods(String body, LoglikelihoodRequest request) throws ChatCompletions.BadResponse {
+    ModelResponse parseLoglikelihoods(Answer body, LoglikelihoodRequest request) throws ChatCompletions.BadResponse {
         JsonNode root = root(body);
         int n = request.choices().size();
         JsonNode[] byIndex = new JsonNode[n];
@@ -218,14 +219,17 @@ final class TextCompletions {
         greedy.add(allTop);
     }
 
-    /** The body as an object with a non-empty {@code choices} array, or whose fault it is not. */
-    private JsonNode root(String body) throws ChatCompletions.BadResponse {
+    /**
+     * The body as an object with a non-empty {@code choices} array, or whose fault it is not.
+     * Read from the body's bytes, with no copy to text first: only a message about it needs that.
+     */
+    private JsonNode root(Answer body) throws ChatCompletions.BadResponse {
         JsonNode root;
-        try {
-            root = mapper.readTree(body);
+        try (JsonParser parser = body.json(mapper)) {
+            root = mapper.readTree(parser);
         } catch (IOException e) {
             throw new ChatCompletions.BadResponse(FailureScope.TRANSIENT, "malformed or truncated JSON in the response"
-                    + " body; body starts: " + Texts.excerpt(body, 120));
+                    + " body; body starts: " + Texts.excerpt(body.body(), 120));
         }
         if (root == null || !root.isObject()) {
             throw new ChatCompletions.BadResponse(FailureScope.WORKER, "the response body is not a JSON object");
@@ -233,7 +237,7 @@ final class TextCompletions {
         JsonNode choices = root.get("choices");
         if (choices == null || !choices.isArray() || choices.isEmpty()) {
             throw new ChatCompletions.BadResponse(FailureScope.WORKER, "the response has no 'choices' of a text"
-                    + " completion; body starts: " + Texts.excerpt(body, 120));
+                    + " completion; body starts: " + Texts.excerpt(body.body(), 120));
         }
         return root;
     }
