@@ -1,22 +1,27 @@
 package dev.panoptes.eval.http;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpResponse;
 import org.apache.hc.core5.http.Message;
 
+import java.io.IOException;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 
 /**
- * An HTTP answer as this package reads it: status, headers and the body as text (in the
- * charset of its Content-Type, UTF-8 by default). Immutable: made on the I/O thread that read
- * the answer, read on whichever thread the exchange's future hands it to.
+ * An HTTP answer as this package reads it: status, headers and the body, as bytes for a JSON
+ * parser and as text (in the charset of its Content-Type, UTF-8 by default) for messages.
+ * Immutable: made on the I/O thread that read the answer, read on whichever thread the
+ * exchange's future hands it to.
  */
 final class Answer {
     private final HttpResponse head;
-    private final String body;
+    private final byte[] bytes;
+    private final Charset charset;
 
     Answer(Message<HttpResponse, byte[]> message) {
         this.head = message.getHead();
@@ -33,15 +38,31 @@ final class Answer {
                 // An unknown or malformed charset: JSON is UTF-8 anyway.
             }
         }
-        this.body = bytes == null ? "" : new String(bytes, charset);
+        this.bytes = bytes == null ? new byte[0] : bytes;
+        this.charset = charset;
     }
 
     int status() {
         return head.getCode();
     }
 
+    /**
+     * The body as text. Decoded on each call, not when the answer arrives: a 2xx body is
+     * parsed from its bytes ({@link #json}), and only messages about a failure need the text.
+     */
     String body() {
-        return body;
+        return new String(bytes, charset);
+    }
+
+    /**
+     * A parser of the body, reading its bytes without a copy to text first when they are UTF-8
+     * (or ASCII), as JSON is; from the decoded text in any other declared charset.
+     *
+     * @throws IOException when the parser cannot be made (never for an in-memory body in practice)
+     */
+    JsonParser json(ObjectMapper mapper) throws IOException {
+        return charset.equals(StandardCharsets.UTF_8) || charset.equals(StandardCharsets.US_ASCII)
+                ? mapper.createParser(bytes) : mapper.createParser(body());
     }
 
     /** The first value of a header, by case-insensitive name. */

@@ -1,9 +1,12 @@
 package dev.panoptes.eval.http;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.ChatMessage;
@@ -19,6 +22,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * The JSON of OpenAI's {@code POST /chat/completions}: builds request bodies and reads response
@@ -86,8 +90,25 @@ final class ChatCompletions {
         }
     }
 
+    /** As {@link #parseResponse(Answer)}, for a body at hand as text. */
+    ModelResponse parseResponse(String body) throws BadResponse {
+        try {
+            return parse(mapper.createParser(body), () -> body);
+        } catch (IOException e) {
+            throw malformed(e, () -> body);
+        }
+    }
+
     /**
      * Reads a 2xx response body.
+     *
+     * <p>It streams through the body once, from its bytes, and makes trees of only what it
+     * reads: the first choice, {@code model} and {@code usage}. Everything else (further
+     * choices, {@code id}, {@code system_fingerprint}, ...) is skipped token by token, though
+     * still checked to be well-formed, so that a body cut short anywhere is malformed as before.
+     * The checks of the shape run once the body has been read to its end, in the order they
+     * had when the whole body was one tree, so that each failure keeps its message and scope.
+     * Runs on the I/O thread that read the answer: its CPU is the worker's per call.
      *
      * @return the answer, with latency 0 (the caller knows the latency)
      * @throws BadResponse when the body is not JSON ({@link FailureScope#TRANSIENT}: truncated on
@@ -96,25 +117,64 @@ final class ChatCompletions {
      *                     carries an error (scoped by the status in its code, else
      *                     {@link FailureScope#JOB}: the server understood and refused the request)
      */
-    ModelResponse parseResponse(String body) throws BadResponse {
-        JsonNode root;
+    ModelResponse parseResponse(Answer answer) throws BadResponse {
         try {
-            root = mapper.readTree(body);
+            return parse(answer.json(mapper), answer::body);
         } catch (IOException e) {
-            String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
-            throw new BadResponse(FailureScope.TRANSIENT, "malformed or truncated JSON in the response body ("
-                    + Texts.excerpt(why, 120) + "); body starts: " + Texts.excerpt(body, 120));
+            throw malformed(e, answer::body);
         }
-        if (root == null || root.isMissingNode()) {
-            throw new BadResponse(FailureScope.TRANSIENT, "empty response body");
+    }
+
+    private static BadResponse malformed(IOException e, Supplier<String> body) {
+        String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+        return new BadResponse(FailureScope.TRANSIENT, "malformed or truncated JSON in the response body ("
+                + Texts.excerpt(why, 120) + "); body starts: " + Texts.excerpt(body.get(), 120));
+    }
+
+    private ModelResponse parse(JsonParser parser, Supplier<String> body) throws IOException, BadResponse {
+        // Null as long as 'choices' is not a non-empty array; a JSON null when its first element is one.
+        JsonNode firstChoice = null;
+        JsonNode modelNode = null;
+        JsonNode usageNode = null;
+        boolean choicesArray = false;
+        try (parser) {
+            JsonToken rootToken = parser.nextToken();
+            if (rootToken == null) {
+                throw new BadResponse(FailureScope.TRANSIENT, "empty response body");
+            }
+            if (rootToken != JsonToken.START_OBJECT) {
+                // Read to the end, so that a malformed body is called malformed before it is
+                // called the wrong shape, as when it was read whole.
+                parser.skipChildren();
+                throw new BadResponse(FailureScope.WORKER, "the response body is not a JSON object; body starts: "
+                        + Texts.excerpt(body.get(), 120));
+            }
+            for (String name = parser.nextFieldName(); name != null; name = parser.nextFieldName()) {
+                JsonToken value = parser.nextToken();
+                switch (name) {
+                    case "choices":
+                        // A repeated field counts once, the last, as in a tree.
+                        choicesArray = value == JsonToken.START_ARRAY;
+                        firstChoice = null;
+                        if (choicesArray) {
+                            firstChoice = firstElement(parser);
+                        } else {
+                            parser.skipChildren();
+                        }
+                        break;
+                    case "model":
+                        modelNode = parser.readValueAsTree();
+                        break;
+                    case "usage":
+                        usageNode = parser.readValueAsTree();
+                        break;
+                    default:
+                        parser.skipChildren();
+                }
+            }
         }
-        if (!root.isObject()) {
-            throw new BadResponse(FailureScope.WORKER, "the response body is not a JSON object; body starts: "
-                    + Texts.excerpt(body, 120));
-        }
-        JsonNode choices = root.get("choices");
-        if (choices == null || !choices.isArray()) {
-            Optional<ApiError> error = ApiError.parse(mapper, body);
+        if (!choicesArray) {
+            Optional<ApiError> error = ApiError.parse(mapper, body.get());
             if (error.isPresent()) {
                 // llama.cpp puts the HTTP status it meant in the code; without one, the server
                 // understood the request well enough to answer with an error about it.
@@ -123,23 +183,42 @@ final class ChatCompletions {
                         "the response carries an error instead of 'choices': " + error.get().describe());
             }
             throw new BadResponse(FailureScope.WORKER, "the response has no 'choices' array; body starts: "
-                    + Texts.excerpt(body, 120));
+                    + Texts.excerpt(body.get(), 120));
         }
-        if (choices.isEmpty()) {
+        if (firstChoice == null) {
             // The shape of a chat completion with nothing in it: some gateways answer so when a
             // filter drops the output, which is about this prompt, not about the worker.
             throw new BadResponse(FailureScope.JOB, "the response's 'choices' array is empty");
         }
-        JsonNode message = choices.get(0).get("message");
+        JsonNode message = firstChoice.get("message");
         if (message == null || !message.isObject()) {
             throw new BadResponse(FailureScope.WORKER, "the response has no object 'choices[0].message'");
         }
         String text = content(message.get("content"));
-        String finishReason = textOrNull(choices.get(0).get("finish_reason"));
-        String model = textOrNull(root.get("model"));
+        String finishReason = textOrNull(firstChoice.get("finish_reason"));
+        String model = textOrNull(modelNode);
         List<ToolCall> calls = toolCalls((ObjectNode) message);
-        return new ModelResponse(text, finishReason, model, usage(root.get("usage")), 0, calls,
+        return new ModelResponse(text, finishReason, model, usage(usageNode), 0, calls,
                 calls.isEmpty() ? null : message);
+    }
+
+    /**
+     * With the parser at an array's start: its first element as a tree (null when the array is
+     * empty, {@link NullNode} when the element is a JSON null), the others skipped; leaves the
+     * parser at the array's end.
+     */
+    private static JsonNode firstElement(JsonParser parser) throws IOException {
+        JsonNode first = null;
+        if (parser.nextToken() != JsonToken.END_ARRAY) {
+            first = parser.readValueAsTree();
+            if (first == null) {
+                first = NullNode.getInstance();
+            }
+            while (parser.nextToken() != JsonToken.END_ARRAY) {
+                parser.skipChildren();
+            }
+        }
+        return first;
     }
 
     /**

@@ -42,7 +42,7 @@ final class Diagnosis {
     /** Reads a 2xx answer's body, or says what is wrong with it and whose fault that is. */
     @FunctionalInterface
     interface BodyReader {
-        ModelResponse read(String body) throws ChatCompletions.BadResponse;
+        ModelResponse read(Answer answer) throws ChatCompletions.BadResponse;
     }
 
     /** The answer to a 2xx, or why the attempt failed and whether another may help. */
@@ -56,10 +56,10 @@ final class Diagnosis {
      */
     ModelResponse answer(Answer response, String model, BodyReader reader) throws AttemptFailure {
         int status = response.status();
-        String body = response.body();
         if (status >= 200 && status <= 299) {
             try {
-                return reader != null ? reader.read(body) : codec.parseResponse(body);
+                // Parsed from the body's bytes: a 2xx body becomes text only for a message about it.
+                return reader != null ? reader.read(response) : codec.parseResponse(response);
             } catch (ChatCompletions.BadResponse e) {
                 if (e.scope() == FailureScope.WORKER) {
                     throw new AttemptFailure(FailureScope.WORKER, "the model API at " + baseUrl + " answered HTTP "
@@ -71,6 +71,7 @@ final class Diagnosis {
                 throw new AttemptFailure(e.scope(), "HTTP " + status + " but " + e.getMessage(), null, retryAfter);
             }
         }
+        String body = response.body();
         Optional<ApiError> error = ApiError.parse(mapper, body);
         FailureScope scope = Retries.scopeOf(status, error.orElse(null));
         if (scope == FailureScope.WORKER) {

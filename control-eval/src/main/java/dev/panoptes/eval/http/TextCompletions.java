@@ -13,7 +13,6 @@ import dev.panoptes.eval.ModelResponse;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 
 /**
@@ -83,9 +82,9 @@ final class TextCompletions {
      *
      * @throws ChatCompletions.BadResponse when the body is not a text completion at all
      */
-    ModelResponse probeVerdict(String body) throws ChatCompletions.BadResponse {
-        JsonNode choice = root(body).get("choices").get(0);
-        String shortfall = shortfall(choice.get("logprobs"), PROBE_PROMPT);
+    ModelResponse probeVerdict(Answer body) throws ChatCompletions.BadResponse {
+        TextCompletionAnswer.Choice choice = root(body).choices.get(0);
+        String shortfall = shortfall(choice.logprobs, PROBE_PROMPT);
         return new ModelResponse(shortfall == null ? "" : shortfall, null, null, null, 0);
     }
 
@@ -93,34 +92,34 @@ final class TextCompletions {
      * What is missing from a choice's {@code logprobs} for prompt log-probabilities, or null
      * when nothing is.
      */
-    private static String shortfall(JsonNode logprobs, String prompt) {
-        if (logprobs == null || logprobs.isNull() || !logprobs.isObject()) {
+    private static String shortfall(TextCompletionAnswer.Logprobs logprobs, String prompt) {
+        if (logprobs == null) {
             return "it returned no log-probabilities at all";
         }
-        JsonNode values = logprobs.get("token_logprobs");
-        JsonNode offsets = logprobs.get("text_offset");
-        if (values == null || !values.isArray() || offsets == null || !offsets.isArray()) {
-            int n = logprobs.path("content").size();
+        TextCompletionAnswer.Values values = logprobs.values;
+        int[] offsets = logprobs.offsets;
+        if (values == null || offsets == null) {
+            int n = logprobs.contentSize;
             return "it returned log-probabilities for " + n + (n == 1 ? " token" : " tokens")
                     + " in the chat shape (logprobs.content), those of the generated text only, not of the prompt";
         }
         int promptLength = prompt.codePointCount(0, prompt.length());
         int promptTokens = 0;
-        for (JsonNode o : offsets) {
-            if (o.asInt() < promptLength) {
+        for (int o : offsets) {
+            if (o < promptLength) {
                 promptTokens++;
             }
         }
-        if (promptTokens < 2 || offsets.get(0).asInt() != 0) {
-            return "it returned log-probabilities for " + values.size() + (values.size() == 1 ? " token" : " tokens")
+        if (promptTokens < 2 || offsets[0] != 0) {
+            return "it returned log-probabilities for " + values.size + (values.size == 1 ? " token" : " tokens")
                     + " with " + (promptTokens == 0 ? "none" : promptTokens + "") + " of them in the prompt:"
                     + " the generated text's only, not the prompt's (echo ignored)";
         }
-        if (!values.get(0).isNull()) {
+        if (values.size == 0 || !values.isNull[0]) {
             return "its first prompt token has a log-probability, where it can have none (nothing precedes it)";
         }
         for (int i = 1; i < promptTokens; i++) {
-            if (!values.get(i).isNumber()) {
+            if (i >= values.size || !values.number[i]) {
                 return "prompt token " + i + " has no log-probability";
             }
         }
@@ -131,6 +130,9 @@ final class TextCompletions {
      * Reads the answer to a log-likelihood request: per choice, the sum of its continuation's
      * token log-probabilities and whether each was the top one.
      *
+     * <p>The answer is read in one streaming pass ({@link TextCompletionAnswer}), keeping of each
+     * choice only the arrays scored here. Runs on the I/O thread that read the answer.
+     *
      * @return the answer, its text {@link ChoiceLoglikelihoods}' JSON, with latency 0
      * @throws ChatCompletions.BadResponse when the body is not a text completion
      *                                     ({@link FailureScope#WORKER}, or TRANSIENT when cut
@@ -138,13 +140,13 @@ final class TextCompletions {
      *                                     continuation has a token without one (JOB: an empty
      *                                     context)
      */
-    ModelResponse parseLoglikelihoods(String body, LoglikelihoodRequest request) throws ChatCompletions.BadResponse {
-        JsonNode root = root(body);
+    ModelResponse parseLoglikelihoods(Answer body, LoglikelihoodRequest request) throws ChatCompletions.BadResponse {
+        TextCompletionAnswer root = root(body);
         int n = request.choices().size();
-        JsonNode[] byIndex = new JsonNode[n];
+        TextCompletionAnswer.Choice[] byIndex = new TextCompletionAnswer.Choice[n];
         int position = 0;
-        for (JsonNode choice : root.get("choices")) {
-            int index = choice.has("index") ? choice.get("index").asInt() : position;
+        for (TextCompletionAnswer.Choice choice : root.choices) {
+            int index = choice.index != null ? choice.index : position;
             if (index >= 0 && index < n) {
                 byIndex[index] = choice;
             }
@@ -158,7 +160,7 @@ final class TextCompletions {
                         + n + " prompts sent (one per choice): the server does not take a list of prompts");
             }
             String prompt = request.prompt(i);
-            JsonNode logprobs = byIndex[i].get("logprobs");
+            TextCompletionAnswer.Logprobs logprobs = byIndex[i].logprobs;
             String shortfall = shortfall(logprobs, prompt);
             if (shortfall != null) {
                 throw new ChatCompletions.BadResponse(FailureScope.WORKER, "asked with echo and logprobs, " + shortfall
@@ -166,48 +168,42 @@ final class TextCompletions {
             }
             scoreContinuation(logprobs, request.context(), prompt, i, lls, greedy);
         }
-        String model = root.hasNonNull("model") ? root.get("model").asText() : null;
+        String model = root.model != null && !root.model.isNull() ? root.model.asText() : null;
         ChoiceLoglikelihoods result = ChoiceLoglikelihoods.of(request.choices(), lls, greedy);
-        return new ModelResponse(result.toJson(), null, model, usage(root.get("usage")), 0);
+        return new ModelResponse(result.toJson(), null, model, usage(root.usage), 0);
     }
 
     /** Adds one choice's log-likelihood and greedy flag. */
-    private static void scoreContinuation(JsonNode logprobs, String context, String prompt, int choice,
-                                          List<Double> lls, List<Boolean> greedy) throws ChatCompletions.BadResponse {
-        JsonNode values = logprobs.get("token_logprobs");
-        JsonNode offsets = logprobs.get("text_offset");
-        JsonNode tops = logprobs.get("top_logprobs");
+    private static void scoreContinuation(TextCompletionAnswer.Logprobs logprobs, String context, String prompt,
+                                          int choice, List<Double> lls, List<Boolean> greedy)
+            throws ChatCompletions.BadResponse {
+        TextCompletionAnswer.Values values = logprobs.values;
+        int[] offsets = logprobs.offsets;
+        TextCompletionAnswer.Tops tops = logprobs.tops;
         int contextLength = context.codePointCount(0, context.length());
         int promptLength = prompt.codePointCount(0, prompt.length());
         double sum = 0;
         boolean allTop = true;
         int counted = 0;
-        for (int j = 0; j < offsets.size(); j++) {
-            int start = offsets.get(j).asInt();
+        for (int j = 0; j < offsets.length; j++) {
+            int start = offsets[j];
             if (start >= promptLength) {
                 break;
             }
-            int end = j + 1 < offsets.size() ? Math.min(offsets.get(j + 1).asInt(), promptLength) : promptLength;
+            int end = j + 1 < offsets.length ? Math.min(offsets[j + 1], promptLength) : promptLength;
             if (end <= contextLength) {
                 continue;
             }
-            JsonNode value = values.get(j);
-            if (value == null || !value.isNumber()) {
+            if (j >= values.size || !values.number[j]) {
                 throw new ChatCompletions.BadResponse(FailureScope.JOB, "choice " + choice + "'s continuation starts"
                         + " at the prompt's first token, which has no log-probability: the vignette's prompt is empty");
             }
-            double lp = value.asDouble();
+            double lp = values.value[j];
             sum += lp;
             counted++;
-            JsonNode top = tops == null ? null : tops.get(j);
-            if (top == null || !top.isObject() || top.isEmpty()) {
+            // A top that is missing, not an object or empty means the token was not known to be the top one.
+            if (tops == null || j >= tops.size || !tops.present[j] || tops.max[j] > lp) {
                 allTop = false;
-            } else {
-                for (Iterator<JsonNode> it = top.elements(); it.hasNext(); ) {
-                    if (it.next().asDouble() > lp) {
-                        allTop = false;
-                    }
-                }
             }
         }
         if (counted == 0) {
@@ -218,22 +214,24 @@ final class TextCompletions {
         greedy.add(allTop);
     }
 
-    /** The body as an object with a non-empty {@code choices} array, or whose fault it is not. */
-    private JsonNode root(String body) throws ChatCompletions.BadResponse {
-        JsonNode root;
+    /**
+     * The body as an object with a non-empty {@code choices} array, or whose fault it is not.
+     * Read from the body's bytes, with no copy to text first: only a message about it needs that.
+     */
+    private TextCompletionAnswer root(Answer body) throws ChatCompletions.BadResponse {
+        TextCompletionAnswer root;
         try {
-            root = mapper.readTree(body);
+            root = TextCompletionAnswer.read(body.json(mapper));
         } catch (IOException e) {
             throw new ChatCompletions.BadResponse(FailureScope.TRANSIENT, "malformed or truncated JSON in the response"
-                    + " body; body starts: " + Texts.excerpt(body, 120));
+                    + " body; body starts: " + Texts.excerpt(body.body(), 120));
         }
-        if (root == null || !root.isObject()) {
+        if (!root.isObject) {
             throw new ChatCompletions.BadResponse(FailureScope.WORKER, "the response body is not a JSON object");
         }
-        JsonNode choices = root.get("choices");
-        if (choices == null || !choices.isArray() || choices.isEmpty()) {
+        if (root.choices == null || root.choices.isEmpty()) {
             throw new ChatCompletions.BadResponse(FailureScope.WORKER, "the response has no 'choices' of a text"
-                    + " completion; body starts: " + Texts.excerpt(body, 120));
+                    + " completion; body starts: " + Texts.excerpt(body.body(), 120));
         }
         return root;
     }
