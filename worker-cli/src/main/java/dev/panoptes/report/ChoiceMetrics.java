@@ -1,13 +1,11 @@
 package dev.panoptes.report;
 
 import dev.panoptes.control.score.ChoiceLoglikelihoods;
-import dev.panoptes.control.score.RunScoring;
 import dev.panoptes.control.score.Scorers;
 import dev.panoptes.control.stats.Accuracy;
 import dev.panoptes.control.stats.Estimate;
 import dev.panoptes.control.stats.Perplexity;
 import dev.panoptes.control.stats.ClusteredMean;
-import dev.panoptes.control.store.ScoreEntry;
 
 import java.util.Collections;
 import java.util.HashMap;
@@ -33,9 +31,6 @@ import java.util.TreeMap;
  * <p>Immutable once built.
  */
 public final class ChoiceMetrics {
-    /** Scores each answer by the metric named in each call ({@link RunScoring#score(String, String, String)}). */
-    private static final RunScoring SCORING = new RunScoring("acc");
-
     private final Map<String, Map<String, Estimate>> byMetric;
     private final Map<String, Map<String, Map<String, Estimate>>> byGroup;
     private final Map<String, Perplexity.Figure> perplexity;
@@ -80,8 +75,9 @@ public final class ChoiceMetrics {
             if (row.expected() == null && !isChoiceAnswer(row.response())) {
                 return; // in no metric and no perplexity: most answers of a run asked for text
             }
+            ChoiceLoglikelihoods answer = parsedAnswer(row);
             for (Map.Entry<String, Map<String, MetricTally>> metric : byMetric.entrySet()) {
-                Double value = value(metric.getKey(), row);
+                Double value = value(metric.getKey(), row, answer);
                 if (value != null) {
                     MetricTally t = metric.getValue().computeIfAbsent(row.model(), m -> new MetricTally());
                     t.all.add(row.vignetteId(), value);
@@ -91,10 +87,6 @@ public final class ChoiceMetrics {
                     }
                 }
             }
-            if (row.failed() || !isChoiceAnswer(row.response())) {
-                return;
-            }
-            ChoiceLoglikelihoods answer = parse(row.response());
             if (answer != null && answer.isContinuation() && Double.isFinite(answer.loglikelihoods().get(0))) {
                 double ll = answer.loglikelihoods().get(0);
                 perplexity.computeIfAbsent(row.model(), m -> new ClusteredMean()).add(row.vignetteId(), ll);
@@ -169,6 +161,11 @@ public final class ChoiceMetrics {
      * @param row    the answer
      */
     static Double value(String metric, SampleRow row) {
+        return value(metric, row, parsedAnswer(row));
+    }
+
+    /** The same, {@code answer} being the row's {@link #parsedAnswer}: one parse for every metric. */
+    private static Double value(String metric, SampleRow row, ChoiceLoglikelihoods answer) {
         if (row.expected() == null || row.expected().isEmpty()) {
             return null;
         }
@@ -178,11 +175,18 @@ public final class ChoiceMetrics {
         if (!isChoiceAnswer(row.response())) {
             return null;
         }
-        if (!metric.equals("acc") && isContinuation(row.response())) {
+        if (answer == null) {
+            return 0.0; // not such JSON after all: the scorer gives it 0, with the reason
+        }
+        if (!metric.equals("acc") && answer.isContinuation()) {
             return null; // acc_norm and acc_bytes compare choices: a continuation has neither
         }
-        ScoreEntry e = SCORING.score(metric, row.expected(), row.response());
-        return e == null ? null : e.score();
+        return Scorers.loglikelihoodScore(metric, answer, row.expected()).value();
+    }
+
+    /** The log-likelihoods of an answer that did not fail and was asked by log-likelihood; else null. */
+    private static ChoiceLoglikelihoods parsedAnswer(SampleRow row) {
+        return row.failed() || !isChoiceAnswer(row.response()) ? null : parse(row.response());
     }
 
     /** True when {@code response} is a stored log-likelihood answer. */
@@ -202,11 +206,6 @@ public final class ChoiceMetrics {
             }
         }
         return false;
-    }
-
-    private static boolean isContinuation(String response) {
-        ChoiceLoglikelihoods answer = parse(response);
-        return answer != null && answer.isContinuation();
     }
 
     /** The stored answer's log-likelihoods; null when it is not such JSON (it then scores 0 with a reason). */

@@ -32,21 +32,26 @@ final class LoglikelihoodScorer extends SpecScorer {
         } catch (IllegalArgumentException e) {
             return new Score(0, e.getMessage());
         }
+        return score(spec(), lls, expected);
+    }
+
+    /** {@code metric}'s score of an answer already parsed: what {@link #compare} gives for its JSON. */
+    static Score score(String metric, ChoiceLoglikelihoods lls, String expected) {
         int want = Vignette.choiceIndex(expected, lls.loglikelihoods().size());
         if (want < 0) {
             return unusableExpected(expected, "is not the index of one of the " + lls.loglikelihoods().size()
                     + " choices");
         }
         if (lls.isContinuation()) {
-            if (!spec().equals(ACC)) {
-                return new Score(0, spec() + " compares choices; this vignette has one continuation (lm-eval's"
+            if (!metric.equals(ACC)) {
+                return new Score(0, metric + " compares choices; this vignette has one continuation (lm-eval's"
                         + " loglikelihood): score it acc, whether the continuation is the greedy one");
             }
             boolean greedy = lls.greedy().get(0);
             return new Score(greedy ? 1 : 0, greedy ? "greedy" : "not greedy: some token of the continuation was not"
                     + " the model's top one");
         }
-        int got = switch (spec()) {
+        int got = switch (metric) {
             case ACC_NORM -> lls.chosenPerChar();
             case ACC_BYTES -> lls.chosenPerByte();
             default -> lls.chosen();

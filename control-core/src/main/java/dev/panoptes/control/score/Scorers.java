@@ -1,6 +1,7 @@
 package dev.panoptes.control.score;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Builds scorers from their spec text, as written in eval suites and on the command line.
@@ -121,6 +122,22 @@ public final class Scorers {
     /** The log-likelihood scorers, {@code acc}, {@code acc_norm} and {@code acc_bytes}, in that order. */
     public static List<String> loglikelihoodNames() {
         return LOGLIKELIHOOD;
+    }
+
+    /**
+     * The score of {@code metric} (one of {@link #loglikelihoodNames()}) for an answer already
+     * parsed, as that scorer gives it for the answer's JSON: for whoever scores many metrics of
+     * one answer without parsing it again. Any thread.
+     *
+     * @throws IllegalArgumentException when {@code metric} is not a log-likelihood scorer
+     * @throws NullPointerException     when an argument is null
+     */
+    public static Score loglikelihoodScore(String metric, ChoiceLoglikelihoods answer, String expected) {
+        if (!isLoglikelihood(metric)) {
+            throw new IllegalArgumentException(metric + " is not one of " + LOGLIKELIHOOD);
+        }
+        return LoglikelihoodScorer.score(metric, Objects.requireNonNull(answer, "answer"),
+                Objects.requireNonNull(expected, "expected"));
     }
 
     private static Scorer noArgument(String spec, String argument, Scorer scorer) {

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** acc, acc_norm and acc_bytes as lm-eval computes them, from the stored answer alone. */
 class LoglikelihoodScorerTest {
@@ -26,6 +27,22 @@ class LoglikelihoodScorerTest {
         assertThat(Scorers.parse("acc_norm").score(answer, "1").value()).isEqualTo(1.0);
         // Per byte: -1.0, -0.2, -0.55: the long one again.
         assertThat(Scorers.parse("acc_bytes").score(answer, "1").value()).isEqualTo(1.0);
+    }
+
+    @Test
+    void anAnswerParsedOnceScoresEachMetricAsItsJsonDoes() {
+        Choices choices = new Choices(List.of("no", "a very long answer", "éé"));
+        ChoiceLoglikelihoods parsed = ChoiceLoglikelihoods.of(choices, List.of(-2.0, -3.6, -2.2),
+                List.of(true, false, false));
+        for (String metric : Scorers.loglikelihoodNames()) {
+            for (String expected : List.of("0", "1", "2", "7")) {
+                assertThat(Scorers.loglikelihoodScore(metric, parsed, expected))
+                        .as("%s against %s", metric, expected)
+                        .isEqualTo(Scorers.parse(metric).score(parsed.toJson(), expected));
+            }
+        }
+        assertThatThrownBy(() -> Scorers.loglikelihoodScore("exact", parsed, "0"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exact is not one of");
     }
 
     @Test
