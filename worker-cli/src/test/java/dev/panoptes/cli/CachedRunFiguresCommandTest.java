@@ -8,14 +8,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -51,8 +48,8 @@ class CachedRunFiguresCommandTest {
                 + "               33 more in the 3 answers the cache served (30 prompt + 3 completion), spent by"
                 + " the run that answered them\n";
         assertThat(second).contains(tokens).contains("cost:        0.0000 USD");
-        String secondId = runId(second);
-        String shown = command("runs", "show", "--db", db(), secondId);
+        String secondId = EvalRun.runIdOf(second);
+        String shown = EvalRun.succeeded("runs", "show", "--db", db(), secondId);
         assertThat(shown).contains(tokens);
 
         JsonNode summary = new ObjectMapper().readTree(dir.resolve("second.json").toFile());
@@ -61,12 +58,12 @@ class CachedRunFiguresCommandTest {
         assertThat(Files.readString(dir.resolve("first.json"))).contains("\"costUsd\" : 0.0000063,")
                 .doesNotContain("E-").doesNotContain("0000000001");
 
-        String firstId = runId(first);
-        String jsonl = command("results", "--db", db(), "--run", firstId, "--price", PRICE);
+        String firstId = EvalRun.runIdOf(first);
+        String jsonl = EvalRun.succeeded("results", "--db", db(), "--run", firstId, "--price", PRICE);
         assertThat(jsonl.lines()).hasSize(3).allSatisfy(line -> assertThat(line).endsWith(",\"costUsd\":0.0000021}"));
-        String cachedJsonl = command("results", "--db", db(), "--run", secondId, "--price", PRICE);
+        String cachedJsonl = EvalRun.succeeded("results", "--db", db(), "--run", secondId, "--price", PRICE);
         assertThat(cachedJsonl.lines()).hasSize(3).allSatisfy(line -> assertThat(line).endsWith(",\"costUsd\":0}"));
-        List<String> csv = new ArrayList<>(command("results", "--db", db(), "--run", firstId, "--price", PRICE,
+        List<String> csv = new ArrayList<>(EvalRun.succeeded("results", "--db", db(), "--run", firstId, "--price", PRICE,
                 "--format", "csv").lines().toList());
         assertThat(csv.remove(0)).endsWith(",costUsd");
         assertThat(csv).hasSize(3).allSatisfy(row -> assertThat(row).endsWith(",0.0000021"));
@@ -75,7 +72,7 @@ class CachedRunFiguresCommandTest {
     }
 
     private String eval(String label, Path summaryJson) {
-        return command("eval", "--suite", SUITE.toString(), "--db", db(), "--model", StubModelServer.MODEL,
+        return EvalRun.succeeded("eval", "--suite", SUITE.toString(), "--db", db(), "--model", StubModelServer.MODEL,
                 "--model-api", stub.baseUrl().toString(), "--scorer", "numeric", "--limit", "3", "--temperature", "0",
                 "--run-label", label, "--price", PRICE, "--summary-json", summaryJson.toString(), "--no-progress");
     }
@@ -84,17 +81,5 @@ class CachedRunFiguresCommandTest {
         return dir.resolve("runs.db").toString();
     }
 
-    /** "(run id abc...)" of a summary. */
-    private static String runId(String summary) {
-        int at = summary.indexOf("(run id ");
-        return summary.substring(at + "(run id ".length(), summary.indexOf(')', at));
-    }
 
-    private static String command(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = WorkerMain.run(args, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
-        assertThat(exit).as("%s exits 0; its stderr:%n%s", String.join(" ", args), err).isZero();
-        return out.toString();
-    }
 }

@@ -52,8 +52,8 @@ class CompareTaskGroupTest {
                 StubModelServer.SMALL_MODEL, "--model-api=" + stub.baseUrl());
         assertThat(big.exit()).as(big.console()).isZero();
         assertThat(small.exit()).as(small.console()).isZero();
-        String first = runId(big.out());
-        String second = runId(small.out());
+        String first = big.runId();
+        String second = small.runId();
 
         EvalRun text = EvalRun.of("compare", "--db", db.toString(), "--run", first, "--run", second, "--show", "0");
         Path html = dir.resolve("compare.html");
@@ -274,8 +274,8 @@ class CompareTaskGroupTest {
         assertThat(big.exit()).as(big.console()).isZero();
         assertThat(small.exit()).as(small.console()).isZero();
 
-        EvalRun json = EvalRun.of("compare", "--db", db.toString(), "--run", runId(big.out()), "--run",
-                runId(small.out()), "--json");
+        EvalRun json = EvalRun.of("compare", "--db", db.toString(), "--run", big.runId(), "--run",
+                small.runId(), "--json");
 
         assertThat(json.exit()).as(json.console()).isZero();
         JsonNode metrics = JSON.readTree(json.out()).get("comparisons").get(0).get("metrics");
@@ -284,9 +284,4 @@ class CompareTaskGroupTest {
         assertThat(metrics.get(0).get("metric").asText()).isEqualTo("acc");
     }
 
-    private static String runId(String summary) {
-        Matcher m = Pattern.compile("\\(run id ([0-9a-f]+)\\)").matcher(summary);
-        assertThat(m.find()).as(summary).isTrue();
-        return m.group(1);
-    }
 }

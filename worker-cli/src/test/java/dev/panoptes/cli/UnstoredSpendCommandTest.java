@@ -150,17 +150,17 @@ class UnstoredSpendCommandTest {
         // to send, so each pays for four answered calls (440 tokens, 0.44 USD) that are not stored.
         String first = runRemotely(suite, dir.resolve("first.json"), "1", "--max-frame-bytes", "65536");
         String second = runRemotely(suite, dir.resolve("second.json"), "1", "--max-frame-bytes", "65536");
-        String runId = runId(first);
-        assertThat(runId(second)).as("the second sitting resumes the run").isEqualTo(runId);
+        String runId = EvalRun.runIdOf(first);
+        assertThat(EvalRun.runIdOf(second)).as("the second sitting resumes the run").isEqualTo(runId);
         assertThat(second).contains("answers:     4 of 8 stored").contains("not stored:  440 tokens");
 
-        String shown = command("runs", "show", "--db", fleetDb(), runId);
+        String shown = EvalRun.succeeded("runs", "show", "--db", fleetDb(), runId);
         assertThat(shown).as("runs show adds up both sittings")
                 .contains("not stored:  880 tokens (800 prompt + 80 completion) spent by the calls of 2 attempts over 2"
                         + " sittings whose answers were never stored");
 
         Path html = dir.resolve("report.html");
-        command("report", "--db", fleetDb(), "--run", runId, "--price", "m=1000/1000", "--out", html.toString());
+        EvalRun.succeeded("report", "--db", fleetDb(), "--run", runId, "--price", "m=1000/1000", "--out", html.toString());
         String page = Files.readString(html);
         assertThat(page).contains("Not stored: 880 tokens (800 prompt + 80 completion), 0.8800 USD, spent by the calls"
                 + " of 2 attempts over 2 sittings whose answers were never stored");
@@ -246,20 +246,7 @@ class UnstoredSpendCommandTest {
         return dir.resolve("fleet.db").toString();
     }
 
-    private static String runId(String summary) {
-        int at = summary.indexOf("(run id ");
-        assertThat(at).as(summary).isNotNegative();
-        return summary.substring(at + "(run id ".length(), summary.indexOf(')', at));
-    }
 
-    /** Runs a command of worker.jar that must exit 0. @return its standard output */
-    private static String command(String... args) {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = WorkerMain.run(args, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
-        assertThat(exit).as("%s exits 0; its stderr:%n%s", String.join(" ", args), err).isZero();
-        return out.toString();
-    }
 
     /** Eight vignettes, the one at {@code huge} answered with 70,000 characters, too large to send. */
     private Path suiteTooLargeAt(int huge) throws IOException {
