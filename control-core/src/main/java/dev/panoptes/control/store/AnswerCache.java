@@ -44,18 +44,25 @@ public final class AnswerCache {
 
     /**
      * For each key that has one, the newest successful answer a model gave for it, stored at or
-     * after {@code notBefore}.
+     * after {@code notBefore}. On SQLite the answers stored since the last keying (a sitting that
+     * never ended, killed say) are keyed first, in a transaction of their own
+     * ({@link RequestKeyIndex}): every answer stored before the call is found.
      *
-     * @throws StoreException when the store cannot read
+     * @throws StoreException when the store cannot read, or on SQLite cannot key the answers (a
+     *                        retry may mend either)
      */
     public Map<String, CachedAnswer> lookUp(Collection<String> requestKeys, Instant notBefore) {
         List<String> keys = new ArrayList<>(new LinkedHashSet<>(requestKeys));
         keys.remove(null);
         Map<String, CachedAnswer> found = new HashMap<>();
+        if (keys.isEmpty()) {
+            return found;
+        }
+        store.keyAnswers();
         for (int from = 0; from < keys.size(); from += CacheRows.KEYS_PER_QUERY) {
             List<String> batch = keys.subList(from, Math.min(keys.size(), from + CacheRows.KEYS_PER_QUERY));
             store.read("cached answers", c -> {
-                CacheRows.newest(c, batch, notBefore.toEpochMilli(), found);
+                CacheRows.newest(c, store.requestKeys(), batch, notBefore.toEpochMilli(), found);
                 return null;
             });
         }

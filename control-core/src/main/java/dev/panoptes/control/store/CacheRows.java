@@ -28,18 +28,19 @@ final class CacheRows {
 
     /**
      * Adds to {@code found} the newest successful answer a model gave (not a cached copy) for each
-     * of {@code keys} (at most {@link #KEYS_PER_QUERY}) stored at or after {@code notBefore}.
+     * of {@code keys} (at most {@link #KEYS_PER_QUERY}) stored at or after {@code notBefore}, found
+     * through {@code requestKeys} (on SQLite, among the records keyed so far: key them first).
      */
-    static void newest(Connection c, List<String> keys, long notBefore, Map<String, CachedAnswer> found)
-            throws SQLException {
-        StringBuilder sql = new StringBuilder("SELECT request_key, run_id, response, model, finish_reason, "
-                + "prompt_tokens, completion_tokens, stored_at, vignette_id FROM panoptes_records "
-                + "WHERE error IS NULL AND cached_from IS NULL AND run_id IS NOT NULL AND stored_at >= ? "
-                + "AND request_key IN (");
+    static void newest(Connection c, RequestKeyIndex requestKeys, List<String> keys, long notBefore,
+                       Map<String, CachedAnswer> found) throws SQLException {
+        StringBuilder sql = new StringBuilder("SELECT r.request_key, r.run_id, r.response, r.model, "
+                + "r.finish_reason, r.prompt_tokens, r.completion_tokens, r.stored_at, r.vignette_id FROM "
+                + requestKeys.lookupFrom() + " WHERE r.error IS NULL AND r.cached_from IS NULL AND r.run_id IS NOT NULL"
+                + " AND r.stored_at >= ? AND " + requestKeys.lookupKey() + " IN (");
         for (int i = 0; i < keys.size(); i++) {
             sql.append(i == 0 ? "?" : ", ?");
         }
-        sql.append(") ORDER BY stored_at DESC, job_id, vignette_id");
+        sql.append(") ORDER BY r.stored_at DESC, r.job_id, r.vignette_id");
         try (PreparedStatement q = c.prepareStatement(sql.toString())) {
             q.setLong(1, notBefore);
             for (int i = 0; i < keys.size(); i++) {

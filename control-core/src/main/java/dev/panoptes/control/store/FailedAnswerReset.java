@@ -41,8 +41,11 @@ public record FailedAnswerReset(String runId, List<Removed> answers, long scores
     public record Removed(String jobId, String vignetteId, String model, Integer epoch, String error) {
     }
 
-    /** Removes the run's failed answers and their scores, in the connection's current transaction (the caller commits). */
-    static FailedAnswerReset reset(Connection c, String runId) throws SQLException {
+    /**
+     * Removes the run's failed answers, their scores and their key entries ({@link RequestKeyIndex#forget}),
+     * in the connection's current transaction (the caller commits).
+     */
+    static FailedAnswerReset reset(Connection c, RequestKeyIndex requestKeys, String runId) throws SQLException {
         List<Removed> removed = new ArrayList<>();
         try (PreparedStatement select = c.prepareStatement("SELECT job_id, vignette_id, run_model, epoch, error"
                 + " FROM panoptes_records WHERE run_id = ? AND error IS NOT NULL ORDER BY job_id, vignette_id")) {
@@ -65,11 +68,13 @@ public record FailedAnswerReset(String runId, List<Removed> answers, long scores
             delete.setString(1, runId);
             scores = delete.executeUpdate();
         }
+        requestKeys.forget(c, "run_id = ? AND error IS NOT NULL", runId);
         try (PreparedStatement delete = c.prepareStatement(
                 "DELETE FROM panoptes_records WHERE run_id = ? AND error IS NOT NULL")) {
             delete.setString(1, runId);
             delete.executeUpdate();
         }
+        requestKeys.settle(c);
         return new FailedAnswerReset(runId, removed, scores);
     }
 }

@@ -3,6 +3,8 @@ package dev.panoptes.control.store;
 import dev.panoptes.control.Job;
 import dev.panoptes.control.JobId;
 import dev.panoptes.control.JobOutcome;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -94,6 +96,7 @@ import java.util.function.Consumer;
  * before storing.
  */
 public final class JdbcResultStore implements ResultStore {
+    private static final Logger log = LoggerFactory.getLogger(JdbcResultStore.class);
     /** The schema version this code writes and reads. */
     public static final int SCHEMA_VERSION = StoreSchema.VERSION;
     /** How long a SQLite writer waits for another one (another process on the file) by default. */
@@ -344,6 +347,36 @@ public final class JdbcResultStore implements ResultStore {
         T read(Connection c) throws SQLException;
     }
 
+    /**
+     * Keys the answers stored since the last keying, so that the cache finds them (SQLite; nothing
+     * on PostgreSQL, whose index is current), in a transaction of its own.
+     *
+     * @throws StoreException when the store cannot write
+     */
+    synchronized void keyAnswers() {
+        if (db.isSqlite()) {
+            db.write("key the stored answers by request", () -> db.requestKeys().catchUp(db.connection()));
+        }
+    }
+
+    /**
+     * {@link #keyAnswers} after a sitting ended, its end already committed: a failure is logged, not
+     * thrown (the caller would read it as the end not noted), and the cache's next lookup keys them.
+     */
+    private void keyAnswersAfterSitting(String runId) {
+        try {
+            keyAnswers();
+        } catch (StoreException e) {
+            log.warn("the answers of run {} are not yet keyed for the response cache (the next lookup keys them): {}",
+                    runId, e.getMessage());
+        }
+    }
+
+    /** How the cache finds records by request key on this database; used under the store's lock. */
+    RequestKeyIndex requestKeys() {
+        return db.requestKeys();
+    }
+
     /** The response cache's view of this store: looking answers up by request key, storing them as cached. */
     public AnswerCache answerCache() {
         return new AnswerCache(this);
@@ -584,6 +617,7 @@ public final class JdbcResultStore implements ResultStore {
             RunTables.endSitting(db.connection(), runId, now, unstored);
             RunTables.finishRun(db.connection(), runId, now);
         });
+        keyAnswersAfterSitting(runId);
     }
 
     /**
@@ -611,6 +645,7 @@ public final class JdbcResultStore implements ResultStore {
         Instant now = clock.instant();
         db.write("note the end of a sitting of run " + runId,
                 () -> RunTables.endSitting(db.connection(), runId, now, unstored));
+        keyAnswersAfterSitting(runId);
     }
 
     /**
@@ -655,7 +690,7 @@ public final class JdbcResultStore implements ResultStore {
     public synchronized RunDeletion deleteRun(String runId) {
         java.util.Objects.requireNonNull(runId, "runId");
         RunDeletion[] removed = {null};
-        db.write("delete run " + runId, () -> removed[0] = RunDeletion.delete(db.connection(), runId));
+        db.write("delete run " + runId, () -> removed[0] = RunDeletion.delete(db.connection(), db.requestKeys(), runId));
         outcomes.runDeleted(runId);
         return removed[0];
     }
@@ -672,7 +707,7 @@ public final class JdbcResultStore implements ResultStore {
         java.util.Objects.requireNonNull(runId, "runId");
         FailedAnswerReset[] removed = {null};
         db.write("reset the failed answers of run " + runId,
-                () -> removed[0] = FailedAnswerReset.reset(db.connection(), runId));
+                () -> removed[0] = FailedAnswerReset.reset(db.connection(), db.requestKeys(), runId));
         return removed[0];
     }
 

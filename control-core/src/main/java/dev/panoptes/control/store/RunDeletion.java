@@ -29,11 +29,16 @@ public record RunDeletion(String runId, long records, long scores, long scorings
         return records == 0 && scores == 0 && scorings == 0 && failures == 0 && workerEvents == 0 && !noted;
     }
 
-    /** Removes everything stored for {@code runId}, in the connection's current transaction (the caller commits). */
-    static RunDeletion delete(Connection c, String runId) throws SQLException {
+    /**
+     * Removes everything stored for {@code runId}, the key entries of its answers included
+     * ({@link RequestKeyIndex#forget}), in the connection's current transaction (the caller commits).
+     */
+    static RunDeletion delete(Connection c, RequestKeyIndex requestKeys, String runId) throws SQLException {
         long scores = update(c, "DELETE FROM panoptes_scores WHERE job_id IN "
                 + "(SELECT job_id FROM panoptes_records WHERE run_id = ?)", runId);
+        requestKeys.forget(c, "run_id = ?", runId);
         long records = update(c, "DELETE FROM panoptes_records WHERE run_id = ?", runId);
+        requestKeys.settle(c);
         long scorings = update(c, "DELETE FROM panoptes_scorings WHERE run_id = ?", runId);
         long failures = update(c, "DELETE FROM panoptes_failures WHERE run_id = ?", runId);
         long events = update(c, "DELETE FROM panoptes_worker_events WHERE run_id = ?", runId);

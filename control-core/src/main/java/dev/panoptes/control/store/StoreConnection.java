@@ -40,6 +40,8 @@ final class StoreConnection {
     /** The last operation failed: check the connection before the next. */
     private boolean suspect;
     private boolean sqlite;
+    /** How records are found by request key on this database; set with {@link #sqlite}. */
+    private RequestKeyIndex requestKeys;
     private boolean closed;
     /** Prepared once per connection (sqlite-jdbc compiles SQL on every prepare). */
     private PreparedStatement insertRecord;
@@ -80,6 +82,11 @@ final class StoreConnection {
     /** True on SQLite, after the connection was opened. */
     boolean isSqlite() {
         return sqlite;
+    }
+
+    /** How the records are found by request key on this database, after the connection was opened. */
+    RequestKeyIndex requestKeys() {
+        return requestKeys;
     }
 
     /** The database as messages name it, without its password. */
@@ -177,6 +184,7 @@ final class StoreConnection {
         String product = connection.getMetaData().getDatabaseProductName().toLowerCase(java.util.Locale.ROOT);
         sqlite = product.contains("sqlite");
         boolean postgres = product.contains("postgresql");
+        requestKeys = RequestKeyIndex.of(sqlite);
         try (Statement s = connection.createStatement()) {
             if (sqlite) {
                 s.execute("PRAGMA busy_timeout = " + busyTimeoutMs);
@@ -196,7 +204,7 @@ final class StoreConnection {
                     lock.execute();
                 }
             }
-            StoreSchema.prepare(connection, description);
+            StoreSchema.prepare(connection, description, requestKeys);
             connection.commit();
         } catch (SQLException | RuntimeException e) {
             connection.rollback();

@@ -25,7 +25,7 @@ import java.util.List;
  *
  * <p>Version 4 keeps with each record of a temperature-0 request the
  * {@link dev.panoptes.control.RequestKey} of the request that produced it ({@code request_key},
- * indexed: the response cache looks answers up by it; null for any other request, which is never
+ * indexed (on SQLite since version 7: keyed in bulk, see below): the response cache looks answers up by it; null for any other request, which is never
  * served from the cache and would only cost the index a random write) and,
  * for an answer served from the cache, the run whose answer it copies ({@code cached_from}). Records
  * of older versions keep both null: they are never served from the cache.
@@ -44,6 +44,15 @@ import java.util.List;
  * refuses the database: it would delete a run without these rows, and a run started again under
  * the same id would inherit them.
  *
+ * <p>Version 7 changes how records are found by request key on SQLite ({@link RequestKeyIndex}):
+ * the index {@code panoptes_records_request_key} is dropped (maintaining it cost most of the store
+ * thread's time per answer in a large database) and the records are keyed in bulk into
+ * {@code panoptes_request_keys} when a sitting ends and before the cache looks, how far in
+ * {@code panoptes_request_key_mark}. A version 6 SQLite database gets both tables and every record
+ * keyed, sorted, in the upgrade's transaction. On PostgreSQL nothing changes (its index stays); the
+ * version is raised there too, one version for both, and an older Panoptes refuses a version 7
+ * SQLite database, whose records it would store without keying them.
+ *
  * <p>Any version: {@code panoptes_sittings} keeps each start of a run (run, number from 1, start,
  * end and answers stored when the coordinator noted its end), created when missing; runs noted
  * before it existed have no sittings. {@code panoptes_stops} keeps what stopped a sitting (run,
@@ -51,7 +60,7 @@ import java.util.List;
  */
 final class StoreSchema {
     /** The schema version this code writes and reads. */
-    static final int VERSION = 6;
+    static final int VERSION = 7;
 
     /** The columns version 2 added to the records, in the order it added them. */
     private static final List<String> RECORD_COLUMNS_V2 = List.of(
@@ -73,11 +82,12 @@ final class StoreSchema {
     }
 
     /**
-     * Creates or upgrades the tables, in the connection's current transaction (the caller commits).
+     * Creates or upgrades the tables, in the connection's current transaction (the caller commits),
+     * with what {@code requestKeys} finds records by request key through.
      *
      * @throws StoreException when the database holds a newer schema
      */
-    static void prepare(Connection connection, String description) throws SQLException {
+    static void prepare(Connection connection, String description, RequestKeyIndex requestKeys) throws SQLException {
         try (Statement s = connection.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_schema (version INTEGER NOT NULL)");
             Integer version = null;
@@ -155,7 +165,9 @@ final class StoreSchema {
                 s.execute("ALTER TABLE panoptes_records ADD COLUMN " + RECORD_COLUMN_V5);
             }
             // Version 6 only adds panoptes_unstored, created above when missing.
-            s.execute("CREATE INDEX IF NOT EXISTS panoptes_records_request_key ON panoptes_records (request_key)");
+            // Version 7: on SQLite the records are keyed in bulk rather than indexed (every record keyed now
+            // when upgrading); PostgreSQL keeps its index.
+            requestKeys.prepare(s, version);
             if (version == null) {
                 s.execute("INSERT INTO panoptes_schema (version) VALUES (" + VERSION + ")");
             } else if (version < VERSION) {
