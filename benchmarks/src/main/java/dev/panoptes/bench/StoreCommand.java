@@ -59,6 +59,10 @@ final class StoreCommand extends BenchCommand {
             + " share its commit; default the writer's own.")
     Double lingerMs;
 
+    @Option(names = "--cacheable", description = "With --writer: requests at temperature 0 with a model source, so"
+            + " that each record keeps its request key as a run with the response cache does (default: no key).")
+    boolean cacheable;
+
     StoreCommand() {
         super(3);
     }
@@ -119,7 +123,7 @@ final class StoreCommand extends BenchCommand {
                             ? JdbcResultStore.openSqlite(dir.resolve(round + ".db"))
                             : JdbcResultStore.openPostgres(postgres, null, null)).withScoring(new RunScoring("exact"))) {
                         StoreThreadBench.Result res = StoreThreadBench.round(store, r == 0 ? Math.min(outcomes, 20_000)
-                                : outcomes, jobSize, rate, round, (long) (linger() * 1e6));
+                                : outcomes, jobSize, rate, round, (long) (linger() * 1e6), cacheable);
                         report.progress(String.format(Locale.ROOT, "store thread, job size %d, %s: %.2f us CPU per"
                                 + " answer, %,.0f answers/s, %.1f answers per commit [load %.2f]", jobSize,
                                 r == 0 ? "warm-up" : "round " + r, res.storeThreadMicrosPerAnswer(),
@@ -147,7 +151,7 @@ final class StoreCommand extends BenchCommand {
         report.line("### The store thread on " + (postgres == null ? "SQLite" : "PostgreSQL") + " (" + runs()
                 + " rounds of " + outcomes + " answers after a warm-up round, submitted at "
                 + (rate == 0 ? "the writer's pace" : rate + " answers/s") + ", linger " + linger()
-                + " ms, exact-match scoring; median (min-max))");
+                + " ms, exact-match scoring" + (cacheable ? ", request keys kept" : "") + "; median (min-max))");
         report.line("");
         report.line("Machine: " + Machine.describe() + ".");
         report.line("");

@@ -69,6 +69,20 @@ public final class StoreThreadBench {
     /** As {@link #round(JdbcResultStore, int, int, int, String)}, the writer lingering {@code lingerNanos} for a batch. */
     public static Result round(JdbcResultStore store, int answers, int jobSize, int ratePerSecond, String tag,
                                long lingerNanos) throws InterruptedException {
+        return round(store, answers, jobSize, ratePerSecond, tag, lingerNanos, false);
+    }
+
+    /**
+     * As {@link #round(JdbcResultStore, int, int, int, String, long)}; when {@code cacheable}, the
+     * requests are the response cache's kind (temperature 0, a model source), so that each record
+     * keeps its request's key ({@link dev.panoptes.control.RequestKey#stored}), as a run with the
+     * cache on stores them.
+     */
+    public static Result round(JdbcResultStore store, int answers, int jobSize, int ratePerSecond, String tag,
+                               long lingerNanos, boolean cacheable) throws InterruptedException {
+        SpecParams params = cacheable
+                ? new SpecParams(null, 0.0, null, null, "stub-arithmetic").withModelSource("model-id stub-arithmetic")
+                : new SpecParams(null, null, null, null, "stub-arithmetic");
         int jobs = Math.max(1, answers / jobSize);
         List<StoreWriter.RecordWrite> writes = new ArrayList<>(jobs);
         Random random = new Random(7);
@@ -88,7 +102,7 @@ public final class StoreThreadBench {
                         new Usage(14, 2)));
             }
             Job job = new Job(JobId.of(tag + "-j" + j), new EvalSpec("suite", vignettes,
-                    new SpecParams(null, null, null, null, "stub-arithmetic")), runId, 0);
+                    params), runId, 0);
             writes.add(new StoreWriter.RecordWrite(new JobState(job), worker, new JobOutcome(job.id(), records)));
         }
         long[] stored = new long[1];

@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -120,36 +121,59 @@ class JdbcResultStoreV7Test {
 
     @Test
     void theAnswersOfASittingThatNeverEndedAreFoundByTheNextLookup() throws Exception {
+        checkUnendedSittingsAnswersFound(this::open, () ->
+                assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).as("nothing keyed yet").isZero());
+    }
+
+    /**
+     * A sitting closed without endSitting or finishRun, as a coordinator killed with kill -9 leaves
+     * it: the next lookup finds its answers, and those of a sitting still going. {@code closed} runs
+     * between the two. Shared with {@link PostgresResultStoreTest}.
+     */
+    static void checkUnendedSittingsAnswersFound(Supplier<JdbcResultStore> open, Check closed) throws Exception {
         List<String> keys;
-        try (JdbcResultStore store = open()) {
+        try (JdbcResultStore store = open.get()) {
             keys = answer(store, "aaaa", 4);
-            // Closed without endSitting or finishRun, as a coordinator killed with kill -9 leaves it.
         }
-        assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).isZero();
-        try (JdbcResultStore store = open()) {
+        closed.run();
+        try (JdbcResultStore store = open.get()) {
             assertFound(store, keys, "aaaa");
-            // And those of this sitting, never ended either, by a lookup in it.
             List<String> more = answer(store, "bbbb", 2);
             assertFound(store, more, "bbbb");
         }
     }
 
+    /** An assertion that may read the database. */
+    interface Check {
+        void run() throws Exception;
+    }
+
     @Test
     void afterDeletingTheRunWithTheHighestRowidANewRunsAnswersAreFound() throws Exception {
-        List<String> first;
-        try (JdbcResultStore store = open()) {
-            first = answer(store, "aaaa", 2);
-            store.endSitting("aaaa");
-            List<String> deleted = answer(store, "bbbb", 3);
-            store.endSitting("bbbb");
-            assertThat(store.deleteRun("bbbb").records()).isEqualTo(3);
+        checkNewAnswersFoundAfterDeletingTheLastRun(this::open, () -> {
             // Its key entries went with it, and the mark came down to the highest record left.
             assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).isEqualTo(2);
             assertThat(number("SELECT through FROM panoptes_request_key_mark"))
                     .isEqualTo(number("SELECT MAX(rowid) FROM panoptes_records"));
-            assertThat(lookUp(store, deleted)).isEmpty();
+        });
+    }
 
-            // SQLite gives the new records the deleted rowids: never ended, they are found all the same.
+    /**
+     * Two runs' answers keyed, the later one deleted ({@code deleted} runs then); a third run's
+     * answers, in a sitting never ended (on SQLite in the deleted rowids), are found, so are the
+     * first's, and the deleted run's are not. Shared with {@link PostgresResultStoreTest}.
+     */
+    static void checkNewAnswersFoundAfterDeletingTheLastRun(Supplier<JdbcResultStore> open, Check deleted)
+            throws Exception {
+        try (JdbcResultStore store = open.get()) {
+            List<String> first = answer(store, "aaaa", 2);
+            store.endSitting("aaaa");
+            List<String> gone = answer(store, "bbbb", 3);
+            store.endSitting("bbbb");
+            assertThat(store.deleteRun("bbbb").records()).isEqualTo(3);
+            deleted.run();
+            assertThat(lookUp(store, gone)).isEmpty();
+
             List<String> next = answer(store, "cccc", 2);
             assertFound(store, next, "cccc");
             assertFound(store, first, "aaaa");
@@ -233,16 +257,25 @@ class JdbcResultStoreV7Test {
 
     @Test
     void aStaleKeyEntryNeverYieldsAnAnswer() throws Exception {
+        checkAStaleKeyEntryYieldsNothing(this::execute, this::open,
+                () -> assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).isEqualTo(1));
+    }
+
+    /**
+     * A record deleted behind the store's back (its key entry, on SQLite, left: {@code left} checks
+     * it), its job and vignette then answering another request: the old key finds nothing, the new
+     * one its answer. Shared with {@link PostgresResultStoreTest}.
+     */
+    static void checkAStaleKeyEntryYieldsNothing(JdbcResultStoreV4Test.Sql sql, Supplier<JdbcResultStore> open,
+                                                 Check left) throws Exception {
         String stale;
-        try (JdbcResultStore store = open()) {
+        try (JdbcResultStore store = open.get()) {
             stale = answer(store, "aaaa", 1).get(0);
             store.endSitting("aaaa");
         }
-        // The record goes behind the store's back, its key entry stays; the same job and vignette
-        // then answer another request.
-        execute("DELETE FROM panoptes_records");
-        assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).isEqualTo(1);
-        try (JdbcResultStore store = open()) {
+        sql.execute("DELETE FROM panoptes_records");
+        left.run();
+        try (JdbcResultStore store = open.get()) {
             assertThat(lookUp(store, List.of(stale))).isEmpty();
             Job same = job("aaaa", 0);
             Vignette other = new Vignette("v0", "another question");
@@ -257,26 +290,40 @@ class JdbcResultStoreV7Test {
 
     @Test
     void aVersion6DatabaseIsUpgradedEveryAnswerKeyedAndTheIndexDropped() throws Exception {
-        List<String> keys;
-        try (JdbcResultStore store = open()) {
-            keys = answer(store, "aaaa", 5);
-            store.endSitting("aaaa");
-        }
-        execute("DROP TABLE panoptes_request_keys", "DROP TABLE panoptes_request_key_mark",
-                "CREATE INDEX panoptes_records_request_key ON panoptes_records (request_key)",
-                "UPDATE panoptes_schema SET version = 6");
-        try (JdbcResultStore store = open()) {
+        checkUpgradeFromVersion6(this::execute, this::open, () -> {
             assertThat(number("SELECT MAX(version) FROM panoptes_schema")).isEqualTo(7);
             assertThat(number("SELECT COUNT(*) FROM sqlite_master WHERE name = 'panoptes_records_request_key'"))
                     .isZero();
             assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).as("keyed by the upgrade").isEqualTo(5);
             assertThat(number("SELECT through FROM panoptes_request_key_mark"))
                     .isEqualTo(number("SELECT MAX(rowid) FROM panoptes_records"));
+        });
+        assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).isEqualTo(5);
+    }
+
+    /**
+     * A version 6 database (SQLite's: the index, none of the key tables) with answers the cache may
+     * serve opens at version 7 ({@code upgraded} checks what it holds before any lookup); the
+     * answers are found, and reopening upgrades nothing twice. Shared with
+     * {@link PostgresResultStoreTest}.
+     */
+    static void checkUpgradeFromVersion6(JdbcResultStoreV4Test.Sql sql, Supplier<JdbcResultStore> open,
+                                         Check upgraded) throws Exception {
+        List<String> keys;
+        try (JdbcResultStore store = open.get()) {
+            keys = answer(store, "aaaa", 5);
+            store.endSitting("aaaa");
+        }
+        sql.execute("DROP TABLE IF EXISTS panoptes_request_keys", "DROP TABLE IF EXISTS panoptes_request_key_mark",
+                "CREATE INDEX IF NOT EXISTS panoptes_records_request_key ON panoptes_records (request_key)",
+                "UPDATE panoptes_schema SET version = 6");
+        try (JdbcResultStore store = open.get()) {
+            upgraded.run();
             assertFound(store, keys, "aaaa");
         }
-        try (JdbcResultStore store = open()) {
+        try (JdbcResultStore store = open.get()) {
             assertThat(store.recordCount()).as("opened again: nothing upgraded twice or lost").isEqualTo(5);
-            assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).isEqualTo(5);
+            assertFound(store, keys, "aaaa");
         }
     }
 }

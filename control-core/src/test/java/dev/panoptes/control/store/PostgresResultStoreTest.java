@@ -226,6 +226,44 @@ class PostgresResultStoreTest {
         assertThat(schemaVersions()).containsExactly(JdbcResultStore.SCHEMA_VERSION);
     }
 
+    private long number(String query) throws Exception {
+        try (Connection c = db.connect(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(query)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** Version 7 keeps PostgreSQL's index on the request key, and none of SQLite's key tables. */
+    private void assertIndexedNotKeyed() throws Exception {
+        assertThat(number("SELECT COUNT(*) FROM pg_indexes WHERE indexname = 'panoptes_records_request_key'"))
+                .isEqualTo(1);
+        assertThat(number("SELECT COUNT(*) FROM information_schema.tables WHERE table_name IN "
+                + "('panoptes_request_keys', 'panoptes_request_key_mark')")).isZero();
+    }
+
+    @Test
+    void theAnswersOfASittingThatNeverEndedAreFoundThroughTheIndex() throws Exception {
+        JdbcResultStoreV7Test.checkUnendedSittingsAnswersFound(db::open, this::assertIndexedNotKeyed);
+    }
+
+    @Test
+    void afterDeletingTheLastRunANewRunsAnswersAreFound() throws Exception {
+        JdbcResultStoreV7Test.checkNewAnswersFoundAfterDeletingTheLastRun(db::open, this::assertIndexedNotKeyed);
+    }
+
+    @Test
+    void aRecordReplacedBehindTheStoresBackIsFoundByItsNewKeyOnly() throws Exception {
+        JdbcResultStoreV7Test.checkAStaleKeyEntryYieldsNothing(db::execute, db::open, () -> { });
+    }
+
+    @Test
+    void aVersion6DatabaseIsUpgradedItsIndexKept() throws Exception {
+        JdbcResultStoreV7Test.checkUpgradeFromVersion6(db::execute, db::open, () -> {
+            assertThat(schemaVersions()).containsExactly(7);
+            assertIndexedNotKeyed();
+        });
+    }
+
     @Test
     void eachSittingKeepsItsUnstoredSpendAndTheRunAddsThemUp() {
         JdbcResultStoreV6Test.checkUnstoredSpendPerSittingAndInAll(db::open);
