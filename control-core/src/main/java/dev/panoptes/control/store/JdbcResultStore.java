@@ -81,7 +81,9 @@ import java.util.function.Consumer;
  * means), {@link OutcomeWriter} (an outcome's records and scores in one transaction), and the SQL
  * by table: {@link OutcomeRows} (records and failures as written), {@link RecordRows} (records as
  * read), {@link ScoreTables} (scorings and scores), {@link RunTables} (runs and worker events)
- * and {@link StoreSchema}.
+ * and {@link StoreSchema}; {@link RequestKeyIndex} is how the response cache finds answers by
+ * request key, the one thing SQLite and PostgreSQL do differently (SQLite keys them in bulk when a
+ * sitting ends and before the cache looks up).
  *
  * <p>Credentials are never printed: {@link #toString()} and every error message name the
  * database without its password.
@@ -606,7 +608,9 @@ public final class JdbcResultStore implements ResultStore {
     /**
      * Notes that a run ended with its summary, now, and keeps with the sitting that ends what its
      * model calls spent on answers never stored ({@code unstored}, one entry per model), in the
-     * same transaction: as {@link #endSitting(String, List)}.
+     * same transaction: as {@link #endSitting(String, List)}. On SQLite it then keys the answers
+     * stored since the last keying for the response cache ({@link RequestKeyIndex}), in a
+     * transaction of its own; a failure there is logged, not thrown (the cache's next lookup keys them).
      *
      * @throws StoreException when the store cannot write (nothing was noted)
      */
@@ -636,7 +640,8 @@ public final class JdbcResultStore implements ResultStore {
      * {@link UnstoredSpend}). A model's figures replace what was kept for it in this sitting
      * (the coordinator's figures grow over the sitting: noting them again does not count them
      * twice); a sitting that was ended already still gets them; entries of nothing are not kept.
-     * {@link #unstoredSpend} adds them up over the run's sittings.
+     * {@link #unstoredSpend} adds them up over the run's sittings. On SQLite it then keys the
+     * answers for the response cache, as {@link #finishRun(String, List)} does.
      *
      * @throws StoreException when the store cannot write (nothing was noted)
      */
