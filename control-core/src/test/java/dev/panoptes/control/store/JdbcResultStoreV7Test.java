@@ -125,6 +125,20 @@ class JdbcResultStoreV7Test {
                 assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).as("nothing keyed yet").isZero());
     }
 
+    /** Opening a store keys nothing (a report or an export opens it and never looks answers up): the lookup does. */
+    @Test
+    void openingAStoreKeysNothingTheLookupDoes() throws Exception {
+        List<String> keys;
+        try (JdbcResultStore store = open()) {
+            keys = answer(store, "aaaa", 3);
+        }
+        try (JdbcResultStore store = open()) {
+            assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).isZero();
+            assertFound(store, keys, "aaaa");
+            assertThat(number("SELECT COUNT(*) FROM panoptes_request_keys")).isEqualTo(3);
+        }
+    }
+
     /**
      * A sitting closed without endSitting or finishRun, as a coordinator killed with kill -9 leaves
      * it: the next lookup finds its answers, and those of a sitting still going. {@code closed} runs
