@@ -53,7 +53,9 @@ public final class RequestKey {
     /**
      * The key a record keeps for its request: {@link #of(Job, Vignette)} for a
      * {@link #cacheable} request, else null. Only such keys are ever looked up, and a key the store
-     * indexes costs a write at a random place of the index, several times the row's own cost.
+     * keeps costs it an entry to find it by: on PostgreSQL a write at a random place of the index,
+     * several times the row's own cost; on SQLite a share of a sorted bulk insert
+     * ({@code dev.panoptes.control.store.RequestKeyIndex}).
      */
     public static String stored(Job job, Vignette vignette) {
         return cacheable(job.spec().params()) ? of(job, vignette) : null;
