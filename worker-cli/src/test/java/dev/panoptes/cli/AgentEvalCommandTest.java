@@ -43,7 +43,7 @@ class AgentEvalCommandTest {
             long before = stub.requestCount();
             int exit = WorkerMain.run(new String[] {"eval", "--suite", AGENT.toString(), "--model", model,
                     "--model-api", stub.baseUrl().toString(), "--db", dir.resolve(model + ".db").toString(),
-                    "--sandboxes", "2", "--no-progress"}, new PrintWriter(out, true), new PrintWriter(err, true),
+                    "--sandboxes", "4", "--no-progress"}, new PrintWriter(out, true), new PrintWriter(err, true),
                     Map.of());
 
             assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
@@ -66,7 +66,7 @@ class AgentEvalCommandTest {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int exit = WorkerMain.run(new String[] {"eval", "--suite", AGENT.toString(), "--model", StubModelServer.MODEL,
-                "--model-api", stub.baseUrl().toString(), "--db", db.toString(), "--sandboxes", "2", "--no-progress"},
+                "--model-api", stub.baseUrl().toString(), "--db", db.toString(), "--sandboxes", "4", "--no-progress"},
                 new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
         assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
 
@@ -96,7 +96,7 @@ class AgentEvalCommandTest {
         StringWriter err = new StringWriter();
         int exit = WorkerMain.run(new String[] {"eval", "--suite", CODE.toString(), "--model", StubModelServer.MODEL,
                 "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("code.db").toString(), "--epochs", "5",
-                "--sandboxes", "2", "--no-progress"}, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+                "--sandboxes", "4", "--no-progress"}, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
 
         assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
         String summary = out.toString();

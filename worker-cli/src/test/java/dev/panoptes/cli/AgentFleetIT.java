@@ -67,7 +67,7 @@ class AgentFleetIT {
         Process coordinator = startCoordinator(db);
         String address = jars.awaitListening(coordinator);
 
-        Process doomed = startWorker(address, "doomed", slow, Map.of());
+        Process doomed = startWorker(address, "doomed", slow, Map.of(), 2);
         // Its first model turn is answered: its sample's sandbox is open and the loop is under way.
         await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(5))
                 .until(() -> slow.requestCount() >= 1 || !doomed.isAlive());
@@ -75,7 +75,7 @@ class AgentFleetIT {
         long turnsBeforeKill = slow.requestCount();
         doomed.destroyForcibly(); // kill -9: no goodbye to the coordinator, no sandbox closed by it
         assertThat(doomed.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        startWorker(address, "healthy", fast, Map.of());
+        startWorker(address, "healthy", fast, Map.of(), 4);
 
         jars.assertExitCode(coordinator, 0);
         String printed = jars.log(coordinator);
@@ -103,9 +103,9 @@ class AgentFleetIT {
         String address = jars.awaitListening(coordinator);
 
         // No bubblewrap on its PATH: it says so at start, registers, and fails closed.
-        Process bare = startWorker(address, "bare", model, Map.of("PATH", "/nonexistent"));
+        Process bare = startWorker(address, "bare", model, Map.of("PATH", "/nonexistent"), 2);
         jars.awaitOutput(coordinator, "worker bare quarantined");
-        startWorker(address, "healthy", model, Map.of());
+        startWorker(address, "healthy", model, Map.of(), 4);
 
         jars.assertExitCode(coordinator, 0);
         assertThat(jars.log(bare)).contains("worker=bare - cannot run sandboxes, so runs no sandboxed command:"
@@ -131,10 +131,17 @@ class AgentFleetIT {
                 "--heartbeat-interval", "1s", "--wait-for-workers", "1m");
     }
 
-    private Process startWorker(String coordinator, String id, StubModelServer model, Map<String, String> env)
-            throws IOException {
+    /**
+     * A worker taking {@code capacity} jobs (of one sample each) at once, each in a sandbox of its
+     * own. The healthy worker, which runs every sample, takes four: what is checked does not
+     * depend on it, and the run ends sooner. The doomed worker takes two, so that no trajectory of
+     * it can end before the kill.
+     */
+    private Process startWorker(String coordinator, String id, StubModelServer model, Map<String, String> env,
+                                int capacity) throws IOException {
         return jars.start(env, "--coordinator", coordinator, "--model-api", model.baseUrl().toString(), "--model",
-                MODEL, "--id", id, "--capacity", "2", "--sandboxes", "2", "--heartbeat", "1s");
+                MODEL, "--id", id, "--capacity", String.valueOf(capacity), "--sandboxes", String.valueOf(capacity),
+                "--heartbeat", "1s");
     }
 
     private static List<StoredRecord> records(Path db) {

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.panoptes.demo.StubModelServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -36,8 +38,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code build.sh} (npm and esbuild; Maven runs it before the tests). A loopback HTTP
  * server on an ephemeral port serves that page and, under {@code logs/}, the folder
  * {@link InspectLog} wrote, as {@code inspect view} serves a log folder; besides the report
- * fixture's logs, it holds one of a run of three epochs. Skipped, saying why, when
- * Chromium or the built page is missing. Leaves a screenshot in {@code target/inspect-viewer.png}.
+ * fixture's logs, it holds one of a run of three epochs. Fails, saying why, when Chromium or
+ * the built page is missing. Leaves a screenshot in {@code target/inspect-viewer.png}.
+ *
+ * <p>One Chromium serves the class's tests. Each log is opened by a fresh load of the page at
+ * its route, and so is the agent log's sample; other samples are routed to by the fragment within
+ * the log shown (the 5 MB page loads once per log), and loaded afresh if the viewer has not shown
+ * them within 5 s. Routed by the fragment, the viewer (not ours) stayed on "Loading..." for the
+ * agent log's sample in every run, and, on a heavily loaded machine (load 13), kept showing the
+ * previous log after the fragment named another; a fresh load showed each at once.
  */
 class InspectViewerBrowserTest {
     /** The viewer's page; the system property {@code inspect.viewer.dir} names another. */
@@ -50,11 +59,15 @@ class InspectViewerBrowserTest {
     private static final Path MC_TASK = Path.of("..", "evals", "arithmetic-task.yaml").toAbsolutePath().normalize();
 
     @TempDir
+    static Path profile;
+
+    private static DevToolsPage page;
+
+    @TempDir
     Path dir;
 
-    @Test
-    @Timeout(value = 60, unit = TimeUnit.SECONDS)
-    void theViewerShowsTheTaskTheModelTheAccuracyAndTheSamples() throws Exception {
+    @BeforeAll
+    static void startChromium() throws Exception {
         String chromium = chromium();
         // Fails rather than skips: a check that skips itself is a check nobody runs.
         assertThat(chromium).as("no 'chromium' on the PATH nor at /usr/bin/chromium: install Debian's package"
@@ -62,7 +75,19 @@ class InspectViewerBrowserTest {
                 .isNotNull();
         assertThat(VIEWER.resolve("dist/viewer.js")).as("the Inspect viewer page is not built: Maven builds it"
                 + " before the tests with " + VIEWER.resolve("build.sh") + ", which needs node and npm").isRegularFile();
+        page = DevToolsPage.start(chromium, profile);
+    }
 
+    @AfterAll
+    static void stopChromium() {
+        if (page != null) {
+            page.close();
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS)
+    void theViewerShowsTheTaskTheModelTheAccuracyAndTheSamples() throws Exception {
         RunData run = InspectLogTest.withManifest(ReportFixtures.run());
         RunStats.ModelStats model = RunStats.of(run, null).model("m-b").orElseThrow();
         Path logs = dir.resolve("logs");
@@ -75,13 +100,13 @@ class InspectViewerBrowserTest {
         server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
         server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
         server.start();
-        try (DevToolsPage page = DevToolsPage.start(chromium, Files.createDirectories(dir.resolve("profile")))) {
-            page.open("http://127.0.0.1:" + server.getAddress().getPort() + "/#/logs/" + file);
+        try {
+            String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
             String accuracy = shown(model.accuracy().mean());
             String stderr = shown(model.accuracy().standardError());
             // Every text asserted below is waited for: the grid fills its rows after the header.
-            JsonNode shown = page.awaitPromise(untilShown(List.of("capitals & <sums>", "m-b", accuracy, "6 Samples",
-                    "What is the capital of France?", "Name a prime above 10.", "reply 0.0", "reply 2.1")));
+            JsonNode shown = show(base, "/logs/" + file, List.of("capitals & <sums>", "m-b", accuracy, "6 Samples",
+                    "What is the capital of France?", "Name a prime above 10.", "reply 0.0", "reply 2.1"));
             String text = shown.get("text").asText();
             assertThat(shown.get("found").asBoolean()).as("the viewer shows the log; it shows:%n%s", text).isTrue();
             assertThat(text).contains("capitals & <sums>").contains("m-b").contains("exact")
@@ -96,34 +121,30 @@ class InspectViewerBrowserTest {
             Path target = Files.createDirectories(Path.of("target"));
             page.screenshot(target.resolve("inspect-viewer.png"));
 
-            // One sample opened: its chat, system prompt first, and the answer.
-            // (Routed by the fragment, as a person's click routes it: the 5 MB page loads once. On
-            // the messages tab: the viewer picks its default tab before the sample has loaded.)
-            String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
-            JsonNode sample = route(page, base, "/logs/" + file + "/samples/sample/v3/2/messages",
+            // One sample opened: its chat, system prompt first, and the answer. (On the messages
+            // tab: the viewer picks its default tab before the sample has loaded.)
+            JsonNode sample = route(base, "/logs/" + file + "/samples/sample/v3/2/messages",
                     List.of("Sample v3 (Epoch 2)", "SYSTEM\n\nBe brief.", "USER\n\nName a prime above 10.",
                             "ASSISTANT\n\nreply 2.1"));
             assertThat(sample.get("found").asBoolean()).as("the viewer opens a sample; it shows:%n%s",
                     sample.get("text").asText()).isTrue();
 
             // The .eval form of model m-a: the same header, and samples read from the zip.
-            page.evaluate("location.hash = '#/logs/" + zip + "'");
             String accuracyA = shown(RunStats.of(run, null).model("m-a").orElseThrow().accuracy().mean());
-            JsonNode zipShown = page.awaitPromise(untilShown(List.of("m-a", "ACCURACY\nMEAN\n" + accuracyA,
-                    "answer 2.1", "6 Samples")));
+            JsonNode zipShown = show(base, "/logs/" + zip, List.of("m-a", "ACCURACY\nMEAN\n" + accuracyA,
+                    "answer 2.1", "6 Samples"));
             assertThat(zipShown.get("found").asBoolean()).as("the viewer shows the .eval log; it shows:%n%s",
                     zipShown.get("text").asText()).isTrue();
 
             // A log of three epochs: the viewer offers epochs 1 to 3, lists the nine samples, and
             // opens each (vignette, epoch) from its own member, samples/<id>_epoch_<epoch>.json.
-            page.evaluate("location.hash = '#/logs/" + epochs + "'");
-            JsonNode listed = page.awaitPromise(untilShown(List.of("m-e", "EPOCHS:\nall\n1\n2\n3\n", "9 Samples",
-                    "SAMPLE Q3")));
+            JsonNode listed = show(base, "/logs/" + epochs, List.of("m-e", "EPOCHS:\nall\n1\n2\n3\n", "9 Samples",
+                    "SAMPLE Q3"));
             assertThat(listed.get("found").asBoolean()).as("the viewer lists the epochs; it shows:%n%s",
                     listed.get("text").asText()).isTrue();
             assertThat(listed.get("text").asText()).doesNotContain("EPOCHS:\nall\n0");
             for (String[] epoch : new String[][] {{"1", "wrong"}, {"3", "right"}}) {
-                JsonNode opened = route(page, base, "/logs/" + epochs + "/samples/sample/q2/" + epoch[0]
+                JsonNode opened = route(base, "/logs/" + epochs + "/samples/sample/q2/" + epoch[0]
                         + "/messages", List.of("Sample q2 (Epoch " + epoch[0] + ")", "USER\n\nQuestion q2",
                         "ASSISTANT\n\n" + epoch[1]));
                 assertThat(opened.get("found").asBoolean()).as("the viewer opens q2's epoch %s; it shows:%n%s",
@@ -137,12 +158,6 @@ class InspectViewerBrowserTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void anExportedAgentRunShowsItsToolCallsAndOutputsInTheSamplesMessagesAndTranscript() throws Exception {
-        String chromium = chromium();
-        assertThat(chromium).as("no 'chromium' on the PATH nor at /usr/bin/chromium: install Debian's package"
-                + " (sudo apt-get install -y chromium; bash .ci/test, the README's test command, does this)")
-                .isNotNull();
-        assertThat(VIEWER.resolve("dist/viewer.js")).as("the Inspect viewer page is not built: Maven builds it"
-                + " before the tests with " + VIEWER.resolve("build.sh") + ", which needs node and npm").isRegularFile();
         // As a user: eval of the shipped agent suite against the stub, then export --format inspect.
         Path db = AgentRun.evalInto(dir);
         Path logs = dir.resolve("logs");
@@ -157,22 +172,21 @@ class InspectViewerBrowserTest {
         server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
         server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
         server.start();
-        try (DevToolsPage page = DevToolsPage.start(chromium, Files.createDirectories(dir.resolve("profile")))) {
+        try {
             String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
-            page.open(base + "#/logs/" + file);
-            JsonNode listed = page.awaitPromise(untilShown(List.of("agent", "8 Samples", AgentRun.PYTHON_TASK)));
+            JsonNode listed = show(base, "/logs/" + file, List.of("agent", "8 Samples", AgentRun.PYTHON_TASK));
             assertThat(listed.get("found").asBoolean()).as("the viewer lists the agent log; it shows:%n%s",
                     listed.get("text").asText()).isTrue();
 
             // The sample's messages: the python call with its code, the tool's output, then submit.
             String sample = "/logs/" + file + "/samples/sample/" + AgentRun.PYTHON_TASK + "/1/";
-            JsonNode messages = route(page, base, sample + "messages", List.of("Sample " + AgentRun.PYTHON_TASK,
+            JsonNode messages = show(base, sample + "messages", List.of("Sample " + AgentRun.PYTHON_TASK,
                     AgentRun.PYTHON_CODE, AgentRun.PYTHON_OUTPUT, "submit"));
             assertThat(messages.get("found").asBoolean()).as("the viewer shows the tool call in the messages; it"
                     + " shows:%n%s", messages.get("text").asText()).isTrue();
 
             // The transcript: the model events and the tool events, the python call's code and output.
-            JsonNode transcript = route(page, base, sample + "transcript", List.of(AgentRun.PYTHON_CODE,
+            JsonNode transcript = route(base, sample + "transcript", List.of(AgentRun.PYTHON_CODE,
                     AgentRun.PYTHON_OUTPUT, "TOOL: PYTHON", "MODEL CALL: STUB-ARITHMETIC"));
             assertThat(transcript.get("found").asBoolean()).as("the viewer shows the tool call in the transcript;"
                     + " it shows:%n%s", transcript.get("text").asText()).isTrue();
@@ -185,12 +199,6 @@ class InspectViewerBrowserTest {
     @Test
     @Timeout(value = 120, unit = TimeUnit.SECONDS)
     void anExportedMultipleChoiceRunShowsEachSamplesChoicesTargetAnswerAndScore() throws Exception {
-        String chromium = chromium();
-        assertThat(chromium).as("no 'chromium' on the PATH nor at /usr/bin/chromium: install Debian's package"
-                + " (sudo apt-get install -y chromium; bash .ci/test, the README's test command, does this)")
-                .isNotNull();
-        assertThat(VIEWER.resolve("dist/viewer.js")).as("the Inspect viewer page is not built: Maven builds it"
-                + " before the tests with " + VIEWER.resolve("build.sh") + ", which needs node and npm").isRegularFile();
         // As a user: eval of the shipped multiple-choice task against the stub, then export it in both forms.
         Path db = dir.resolve("mc.db");
         try (StubModelServer stub = StubModelServer.start(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
@@ -223,18 +231,20 @@ class InspectViewerBrowserTest {
         server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
         server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
         server.start();
-        try (DevToolsPage page = DevToolsPage.start(chromium, Files.createDirectories(dir.resolve("profile")))) {
+        try {
             String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
-            page.open(base + "#/logs/" + file);
-            JsonNode listed = page.awaitPromise(untilShown(List.of("arithmetic-task", StubModelServer.MODEL,
-                    "40 Samples", "ACCURACY\nMEAN\n0.875")));
+            JsonNode listed = show(base, "/logs/" + file, List.of("arithmetic-task", StubModelServer.MODEL,
+                    "40 Samples", "ACCURACY\nMEAN\n0.875"));
             assertThat(listed.get("found").asBoolean()).as("the viewer lists the multiple-choice samples; it"
                     + " shows:%n%s", listed.get("text").asText()).isTrue();
             page.screenshot(Files.createDirectories(Path.of("target")).resolve("inspect-viewer-choice.png"));
             for (String[] form : new String[][] {{file, "json"}, {zip, "eval"}}) {
+                boolean loaded = form[0].equals(file);
                 for (Shown expected : wrongAndRight) {
-                    JsonNode opened = route(page, base, "/logs/" + form[0] + "/samples/sample/" + expected.id()
-                            + "/1/messages", expected.needles());
+                    String at = "/logs/" + form[0] + "/samples/sample/" + expected.id() + "/1/messages";
+                    // Within the log loaded last, by the fragment; into the other log, a fresh load.
+                    JsonNode opened = loaded ? route(base, at, expected.needles()) : show(base, at, expected.needles());
+                    loaded = true;
                     assertThat(opened.get("found").asBoolean()).as("the viewer (%s log) shows sample %s's choices,"
                             + " target %s, answer %s and score %s; it shows:%n%s", form[1], expected.id(),
                             expected.target(), expected.answer(), expected.score(), opened.get("text").asText())
@@ -320,32 +330,37 @@ class InspectViewerBrowserTest {
     }
 
     /**
-     * A promise resolving, once the page's text holds every needle (or after 20 s), to
-     * {@code {found, text}}: the viewer loads the log after the page's load event.
+     * Loads the viewer at a route ({@code #/logs/...}) and waits, at most 20 s, until the page's
+     * text holds every needle: the viewer loads the log after the page's load event. Returns
+     * {@code {found, text}}. Via a blank page: a navigation to the same page with another
+     * fragment would stay in the document (no load event, nothing reloaded).
      */
+    private static JsonNode show(String base, String route, List<String> needles) throws Exception {
+        page.open("about:blank");
+        page.open(base + "#" + route);
+        return page.awaitPromise(untilShown(needles, 20_000));
+    }
+
     /**
-     * Opens a route of the viewer by its fragment, as a click does, and waits for its texts. The
-     * viewer (not ours) was once seen in a loaded CI run to stay on "Loading..." for a sample the
-     * log holds, which a fresh load of the same route then showed; a person would reload, so the
-     * test does once, and the texts must then show. The log is the same bytes both times.
+     * Goes to a route within the log the page shows, by the fragment, as a person's click does
+     * (the 5 MB page is not loaded again), and waits until the page's text holds every needle. A
+     * route the viewer has not shown within 5 s is loaded afresh ({@link #show}), saying so on
+     * standard output: routed so, the viewer (not ours) has been seen to stay on "Loading...".
      */
-    private static JsonNode route(DevToolsPage page, String base, String route, List<String> needles)
-            throws Exception {
+    private static JsonNode route(String base, String route, List<String> needles) throws Exception {
         page.evaluate("location.hash = '#" + route + "'");
-        JsonNode shown = page.awaitPromise(untilShown(needles));
+        JsonNode shown = page.awaitPromise(untilShown(needles, 5_000));
         if (shown.get("found").asBoolean()) {
             return shown;
         }
-        // Via a blank page: a navigation to the same page with another fragment stays in the
-        // document (no load event, nothing reloaded).
-        page.open("about:blank");
-        page.open(base + "#" + route);
-        return page.awaitPromise(untilShown(needles));
+        System.out.println("the viewer did not show " + route + " within 5 s of routing to it; loading it afresh");
+        return show(base, route, needles);
     }
 
-    private static String untilShown(List<String> needles) throws IOException {
+    /** A promise resolving, once the page's text holds every needle or after {@code millis}, to {@code {found, text}}. */
+    private static String untilShown(List<String> needles, int millis) throws IOException {
         String json = new com.fasterxml.jackson.databind.ObjectMapper().writeValueAsString(needles);
-        return "new Promise(function (resolve) { var needles = " + json + "; var deadline = Date.now() + 20000;"
+        return "new Promise(function (resolve) { var needles = " + json + "; var deadline = Date.now() + " + millis + ";"
                 + " (function check() { var text = document.body.innerText;"
                 + " var found = needles.every(function (n) { return text.indexOf(n) >= 0; });"
                 + " if (found || Date.now() > deadline) { resolve({found: found, text: text}); }"

@@ -40,9 +40,13 @@ class ToolLoopSecurityTest {
     @Test
     void whatAToolCallTriesIsContainedAndInTheTranscriptAndTheNextSampleGoesOn() throws Exception {
         long worker = ProcessHandle.current().pid();
+        // 3 s per command, so that "sleep 1000" is killed soon; and a 16 MiB work folder, so that
+        // filling it is quick: with the default 256 MiB, writing it took past 3 s on a loaded
+        // machine and the disk-filling command was killed for its time instead of failing for space.
+        SandboxLimits limits = SandboxLimits.defaults().withCommandTimeout(Duration.ofSeconds(3))
+                .withWorkBytes(16L * 1024 * 1024);
         try (ServerSocket coordinator = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-             Sandboxes sandboxes = Sandboxes.onPath(System.getenv("PATH"), SandboxLimits.defaults()
-                     .withCommandTimeout(Duration.ofSeconds(3)), 2)) {
+             Sandboxes sandboxes = Sandboxes.onPath(System.getenv("PATH"), limits, 2)) {
             assertThat(sandboxes.check()).as("this machine must run sandboxes").isNull();
             int port = coordinator.getLocalPort();
             List<String> attempts = List.of(
@@ -56,7 +60,7 @@ class ToolLoopSecurityTest {
                     "sleep 1000 & echo left-behind",
                     "sleep 1000",
                     "python3 -c 'x = bytearray(10 * 1024 ** 3)'",
-                    "head -c 600M /dev/zero > big; ls -l big | cut -d' ' -f5",
+                    "head -c 64M /dev/zero > big; ls -l big | cut -d' ' -f5",
                     "bomb() { bomb | bomb & }; bomb; sleep 2",
                     "echo still-here");
             Scripted model = new Scripted(attempts);
@@ -87,7 +91,7 @@ class ToolLoopSecurityTest {
             assertThat(tools.get(8).get("output").asText()).contains("MemoryError");
             assertThat(tools.get(9).get("output").asText()).contains("No space left on device");
             assertThat(Long.parseLong(tools.get(9).get("output").asText().strip().lines().reduce((a, b) -> b)
-                    .orElseThrow())).isLessThanOrEqualTo(SandboxLimits.defaults().workBytes());
+                    .orElseThrow())).isLessThanOrEqualTo(limits.workBytes());
             assertThat(tools.get(11).get("output").asText()).isEqualTo("still-here\n");
             // The model's last turn, after the sleep was killed, was answered.
             assertThat(r.text()).isEqualTo("done");
