@@ -265,9 +265,9 @@ final class JobAssignments {
      * @param answer the {@link JobOutcome} or {@link Message.Failed} that answers it
      */
     private Dispatch answered(JobId id, String what, Object answer) {
-        Dispatch cancelled = jobs.cancelledDispatch(id);
         Dispatch d = jobs.answered(id);
         if (d == null) {
+            Dispatch cancelled = jobs.lastCancelledAnswered();
             if (cancelled != null) {
                 log.debug("worker={} job={} - {} for a job the coordinator cancelled: its slot is free again",
                         workerId(), id, what);
