@@ -58,7 +58,7 @@ final class JobAssignments {
     private final PendingJobs.Assigner assigner = new PendingJobs.Assigner() {
         @Override
         public void assign(Dispatch d) {
-            transport.send(d.frame());
+            transport.send(d.takeFrame());
             liveness.sent(loop.nowMs());
             if (log.isDebugEnabled()) {
                 log.debug("worker={} job={} - assigned ({} pending)", workerId(), d.job().id(), jobs.pendingCount() + 1);
