@@ -180,8 +180,8 @@ final class PayloadReader {
                 case "vignetteId" -> vignetteId = text(p);
                 case "transcript" -> transcript = text(p);
                 case "response" -> response = text(p);
-                case "model" -> model = text(p);
-                case "finishReason" -> finishReason = text(p);
+                case "model" -> model = FieldReader.repeatedText(p);
+                case "finishReason" -> finishReason = FieldReader.repeatedText(p);
                 case "latencyMs" -> latencyMs = integer(p);
                 case "usage" -> usage = FieldReader.object(p) ? usage(p) : null;
                 case "error" -> error = text(p);

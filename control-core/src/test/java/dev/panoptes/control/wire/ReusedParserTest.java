@@ -97,6 +97,26 @@ class ReusedParserTest {
         assertThat(decoder.decode(good, 0, good.length)).contains(new Message.Result(outcome("j1", "4")));
     }
 
+    @Test
+    void anAnswersModelAndFinishReasonAreOneStringFromFrameToFrameAndAlwaysTheirOwnValue() {
+        byte[] a = codec.encode(new Message.Result(outcome("j1", "4")));
+        byte[] b = codec.encode(new Message.Result(outcome("j2", "5")));
+        ResponseRecord first = ((Message.Result) decoder.decode(a, 0, a.length).orElseThrow()).outcome().records().get(0);
+        ResponseRecord second = ((Message.Result) decoder.decode(b, 0, b.length).orElseThrow()).outcome().records().get(0);
+        assertThat(second.model()).isEqualTo("stub").isSameAs(first.model());
+        assertThat(second.finishReason()).isEqualTo("stop").isSameAs(first.finishReason());
+        // Many names share the cache's few slots: each is still read as itself.
+        for (int i = 0; i < 2_000; i++) {
+            String model = "model-" + (i % 300);
+            byte[] frame = codec.encode(new Message.Result(new JobOutcome(JobId.of("j" + i), List.of(
+                    new ResponseRecord("v1", "r", model, i % 2 == 0 ? "stop" : "length", 1L, null)))));
+            ResponseRecord r = ((Message.Result) decoder.decode(frame, 0, frame.length).orElseThrow()).outcome()
+                    .records().get(0);
+            assertThat(r.model()).isEqualTo(model);
+            assertThat(r.finishReason()).isEqualTo(i % 2 == 0 ? "stop" : "length");
+        }
+    }
+
     private static JobOutcome outcome(String job, String response) {
         return new JobOutcome(JobId.of(job), List.of(new ResponseRecord("v1", response, "stub", "stop", 3L,
                 new Usage(5, 1))));
