@@ -71,11 +71,16 @@ final class MessageDecoder {
      * @throws ProtocolException when the bytes are not a JSON object of the protocol's shape
      */
     Optional<Message> decode(byte[] body, int offset, int length) {
+        return Optional.ofNullable(decodeOrNull(body, offset, length));
+    }
+
+    /** As {@link #decode}, null for a type this version does not know (no {@link Optional} per frame). */
+    Message decodeOrNull(byte[] body, int offset, int length) {
         try {
-            return Optional.ofNullable(readInOnePass(body, offset, length));
+            return readInOnePass(body, offset, length);
         } catch (IOException | RuntimeException e) {
             // Not in normal form, or wrong: the careful reading says which.
-            return decodeCarefully(body, offset, length);
+            return decodeCarefully(body, offset, length).orElse(null);
         }
     }
 
