@@ -72,6 +72,11 @@ final class FleetCommand extends BenchCommand {
             + " with jcmd), and print its hottest frames per thread.")
     Path asprof;
 
+    @Option(names = "--async-profiler-event", paramLabel = "cpu|alloc", description = "What --async-profiler"
+            + " samples: cpu (1 ms of CPU) or alloc (every 512 KB allocated, reported in bytes, per answer too;"
+            + " default: ${DEFAULT-VALUE}).", defaultValue = "cpu")
+    String asprofEvent;
+
     FleetCommand() {
         super(3);
     }
@@ -85,6 +90,10 @@ final class FleetCommand extends BenchCommand {
         if (jobSizes.stream().anyMatch(j -> j < 1) || latenciesMs.stream().anyMatch(l -> l < 0)) {
             throw new CommandLine.ParameterException(spec.commandLine(), "--job-size must be at least 1 and"
                     + " --latency-ms at least 0, got " + jobSizes + " and " + latenciesMs);
+        }
+        if (!asprofEvent.equals("cpu") && !asprofEvent.equals("alloc")) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "--async-profiler-event must be cpu or"
+                    + " alloc, got " + asprofEvent);
         }
         if (db.equals("postgres")) {
             String env = System.getenv("PANOPTES_TEST_POSTGRES");
@@ -122,6 +131,6 @@ final class FleetCommand extends BenchCommand {
     @Override
     int measure(BenchContext ctx, Report report) throws Exception {
         return FleetBench.run(ctx, report, new FleetBench.Options(builds, runs(), vignettes, connections, capacity,
-                latenciesMs, jobSizes, db, dbPasswordFile, fleetThreads, pollMs, asprof));
+                latenciesMs, jobSizes, db, dbPasswordFile, fleetThreads, pollMs, asprof, asprofEvent));
     }
 }

@@ -11,6 +11,26 @@ final class Checks {
         return Objects.requireNonNull(value, () -> what + " must not be null");
     }
 
+    /**
+     * As {@link #notNull(Object, String)} for a field named "{@code what} {@code of}" (such as
+     * "records of outcome" and the outcome's id): the name is joined only when the check fails,
+     * since these checks run on every answer and job.
+     */
+    static <T> T notNull(T value, String what, Object of) {
+        if (value == null) {
+            throw new NullPointerException(what + " " + of + " must not be null");
+        }
+        return value;
+    }
+
+    /** As {@link #notNegative(long, String)}, the field named "{@code what} {@code of}" only when it fails. */
+    static long notNegative(long value, String what, Object of) {
+        if (value < 0) {
+            throw new IllegalArgumentException(what + " " + of + " must not be negative, got " + value);
+        }
+        return value;
+    }
+
     static String notEmpty(String value, String what) {
         notNull(value, what);
         if (value.isEmpty()) {

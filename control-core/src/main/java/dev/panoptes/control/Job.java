@@ -18,8 +18,8 @@ public record Job(JobId id, EvalSpec spec, String runId, int epoch) {
      */
     public Job {
         Checks.notNull(id, "job id");
-        Checks.notNull(spec, "spec of job " + id);
-        Checks.notNegative(epoch, "epoch of job " + id);
+        Checks.notNull(spec, "spec of job", id);
+        Checks.notNegative(epoch, "epoch of job", id);
     }
 
     /** A job outside any run. */

@@ -14,7 +14,7 @@ public record JobOutcome(JobId jobId, List<ResponseRecord> records) {
     /** @throws NullPointerException when a part is missing */
     public JobOutcome {
         Checks.notNull(jobId, "jobId of an outcome");
-        records = List.copyOf(Checks.notNull(records, "records of outcome " + jobId));
+        records = List.copyOf(Checks.notNull(records, "records of outcome", jobId));
     }
 
     /**

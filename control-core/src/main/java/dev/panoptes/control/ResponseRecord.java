@@ -24,8 +24,10 @@ public record ResponseRecord(String vignetteId, String response, String model, S
     public ResponseRecord {
         Checks.notEmpty(vignetteId, "vignetteId of a response record");
         response = response == null ? "" : response;
-        if (latencyMs != null) {
-            Checks.notNegative(latencyMs, "latencyMs of vignette '" + vignetteId + "'");
+        if (latencyMs != null && latencyMs < 0) {
+            // The message is made only here: this constructor runs for every answer decoded.
+            throw new IllegalArgumentException("latencyMs of vignette '" + vignetteId + "' must not be negative, got "
+                    + latencyMs);
         }
         if (error != null && error.isEmpty()) {
             throw new IllegalArgumentException("the error of a failed answer to vignette '" + vignetteId

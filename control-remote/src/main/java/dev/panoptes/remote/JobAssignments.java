@@ -58,7 +58,7 @@ final class JobAssignments {
     private final PendingJobs.Assigner assigner = new PendingJobs.Assigner() {
         @Override
         public void assign(Dispatch d) {
-            transport.send(d.frame());
+            transport.send(d.takeFrame());
             liveness.sent(loop.nowMs());
             if (log.isDebugEnabled()) {
                 log.debug("worker={} job={} - assigned ({} pending)", workerId(), d.job().id(), jobs.pendingCount() + 1);
@@ -265,9 +265,9 @@ final class JobAssignments {
      * @param answer the {@link JobOutcome} or {@link Message.Failed} that answers it
      */
     private Dispatch answered(JobId id, String what, Object answer) {
-        Dispatch cancelled = jobs.cancelledDispatch(id);
         Dispatch d = jobs.answered(id);
         if (d == null) {
+            Dispatch cancelled = jobs.lastCancelledAnswered();
             if (cancelled != null) {
                 log.debug("worker={} job={} - {} for a job the coordinator cancelled: its slot is free again",
                         workerId(), id, what);

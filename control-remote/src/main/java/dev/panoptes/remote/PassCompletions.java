@@ -27,13 +27,50 @@ import java.util.concurrent.RejectedExecutionException;
  * <p><b>Threads.</b> Not thread-safe: the loop's owner thread only.
  */
 final class PassCompletions {
-    /** A future to complete, and with what: exactly one of outcome and failure is set. */
-    private record Completion(CompletableFuture<JobOutcome> future, JobOutcome outcome, Throwable failure) {
-    }
-
     private final Executor executor;
     private final boolean direct;
-    private List<Completion> batch = new ArrayList<>();
+    /**
+     * The futures to complete and, at the same index, what with: a {@link JobOutcome} or the
+     * {@link Throwable} to fail it with. Two lists rather than a pair object per answer.
+     */
+    private Batch batch = new Batch(16);
+
+    /** A pass's completions: futures and their results, index by index. */
+    private static final class Batch {
+        final List<CompletableFuture<JobOutcome>> futures;
+        final List<Object> results;
+
+        Batch(int capacity) {
+            futures = new ArrayList<>(capacity);
+            results = new ArrayList<>(capacity);
+        }
+
+        boolean isEmpty() {
+            return futures.isEmpty();
+        }
+
+        int size() {
+            return futures.size();
+        }
+
+        void add(CompletableFuture<JobOutcome> future, Object result) {
+            futures.add(future);
+            results.add(result);
+        }
+
+        void clear() {
+            futures.clear();
+            results.clear();
+        }
+    }
+
+    /**
+     * Direct mode: the batch completed last, emptied, to take the current one's place at the
+     * next completion. Two batches that keep their grown arrays, instead of a new one each time
+     * sized by the last (a pass's reads often complete thousands, its end a few, and the lists
+     * regrew from there: measured at a tenth of the selector thread's CPU). Null while in use.
+     */
+    private Batch spare = new Batch(16);
 
     /**
      * @param executor where completions run in the default mode; must not run them inline
@@ -46,18 +83,32 @@ final class PassCompletions {
 
     /** Completes a future with an outcome once the pass hands its completions over. */
     void complete(CompletableFuture<JobOutcome> future, JobOutcome outcome) {
-        batch.add(new Completion(future, outcome, null));
+        batch.add(future, outcome);
     }
 
     /** Fails a future once the pass hands its completions over. */
     void fail(CompletableFuture<JobOutcome> future, Throwable failure) {
-        batch.add(new Completion(future, null, failure));
+        batch.add(future, failure);
     }
 
     /** In direct mode, completes here and now what the pass decided so far; otherwise does nothing. */
     void completeIfDirect() {
-        if (direct) {
-            completeAll(take());
+        if (direct && !batch.isEmpty()) {
+            completeHere();
+        }
+    }
+
+    /** Direct mode: completes the current batch on this thread, another one collecting what its callbacks add. */
+    private void completeHere() {
+        Batch taken = batch;
+        batch = spare != null ? spare : new Batch(Math.max(16, taken.size()));
+        spare = null;
+        try {
+            completeAll(taken);
+        } finally {
+            // One huge pass (a mass failure) does not pin its arrays.
+            spare = taken.size() > 65_536 ? new Batch(16) : taken;
+            taken.clear();
         }
     }
 
@@ -70,11 +121,11 @@ final class PassCompletions {
         if (batch.isEmpty()) {
             return;
         }
-        List<Completion> taken = take();
         if (direct && !stopping) {
-            completeAll(taken);
+            completeHere();
             return;
         }
+        Batch taken = take();
         try {
             executor.execute(() -> completeAll(taken));
         } catch (RejectedExecutionException e) {
@@ -84,12 +135,10 @@ final class PassCompletions {
         }
     }
 
-    private List<Completion> take() {
-        if (batch.isEmpty()) {
-            return List.of();
-        }
-        List<Completion> taken = batch;
-        batch = new ArrayList<>(Math.max(16, taken.size()));
+    /** Takes the batch away for the executor, leaving a new one sized like it. */
+    private Batch take() {
+        Batch taken = batch;
+        batch = new Batch(Math.max(16, taken.size()));
         return taken;
     }
 
@@ -100,15 +149,15 @@ final class PassCompletions {
      * selector at once (measured: holding those wakes to the end of the batch cost the dispatch
      * benchmark throughput at K=256, the selector idling while the completion thread finished).
      */
-    private static void completeAll(List<Completion> taken) {
+    private static void completeAll(Batch taken) {
         HandOffBatch batch = HandOffBatch.openForItems();
         try {
             for (int i = 0; i < taken.size(); i++) {
-                Completion c = taken.get(i);
-                if (c.failure() != null) {
-                    c.future().completeExceptionally(c.failure());
+                Object result = taken.results.get(i);
+                if (result instanceof Throwable failure) {
+                    taken.futures.get(i).completeExceptionally(failure);
                 } else {
-                    c.future().complete(c.outcome());
+                    taken.futures.get(i).complete((JobOutcome) result);
                 }
             }
         } finally {

@@ -40,7 +40,7 @@ public final class FleetBench {
     /** How to run it: the options of the {@code fleet} command. */
     public record Options(List<Path> builds, int runs, int vignettes, int connections, int capacity,
                           List<Long> latenciesMs, List<Integer> jobSizes, String db, Path dbPasswordFile,
-                          int fleetThreads, long pollMs, Path asprof) {
+                          int fleetThreads, long pollMs, Path asprof, String asprofEvent) {
     }
 
     /** One run's figures; CPU figures are microseconds per stored answer. */
@@ -135,6 +135,8 @@ public final class FleetBench {
                 long peakRssKb = 0;
                 boolean profiling = false;
                 boolean profiled = false;
+                long profiledFrom = 0;
+                long profiledTo = 0;
                 Path collapsed = ctx.logDir().resolve("fleet-" + name + ".collapsed");
                 long deadline = t0 + Duration.ofMinutes(30).toNanos();
                 while (true) {
@@ -154,10 +156,12 @@ public final class FleetBench {
                     long stored = store.storedSoFar();
                     polls.add(new Poll(sample.nanos(), stored, sample, fleet.cpuNanos(), store.serverCpuNanos()));
                     if (profile != null && !profiling && !profiled && stored >= FROM * o.vignettes()) {
-                        AsyncProfile.start(o.asprof(), pid);
+                        AsyncProfile.start(o.asprof(), pid, o.asprofEvent());
+                        profiledFrom = store.storedSoFar();
                         profiling = true;
                     } else if (profiling && stored >= TO * o.vignettes()) {
-                        AsyncProfile.stop(o.asprof(), pid, collapsed);
+                        AsyncProfile.stop(o.asprof(), pid, collapsed, o.asprofEvent());
+                        profiledTo = store.storedSoFar();
                         profiling = false;
                         profiled = true;
                     }
@@ -192,10 +196,13 @@ public final class FleetBench {
                 double[] gc = SuiteBench.gcPeaksMb(gcLog);
                 if (profiled) {
                     profile.line("");
-                    profile.line("### Where the coordinator's CPU goes in the steady state (" + key + "; async-profiler,"
-                            + " cpu, 1 ms, per thread, " + FROM * 100 + " % to " + TO * 100 + " % of the answers)");
+                    profile.line("### Where the coordinator's CPU or allocation goes in the steady state (" + key + "; async-profiler,"
+                            + (o.asprofEvent().equals("alloc") ? " alloc, bytes" : " cpu, 1 ms") + ", per thread, "
+                            + FROM * 100 + " % to " + TO * 100 + " % of the answers, about "
+                            + (profiledTo - profiledFrom) + " answers stored while profiling)");
                     Function<String, String> group = ThreadCpu::group;
-                    AsyncProfile.report(profile, collapsed, group, ThreadCpu.GROUPS, 12);
+                    AsyncProfile.report(profile, collapsed, group, ThreadCpu.GROUPS, 12, o.asprofEvent(),
+                            profiledTo - profiledFrom);
                     profile.line("");
                     profile.line("Collapsed stacks: " + collapsed);
                 }

@@ -14,12 +14,14 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * A CPU profile of another JVM over a window, with async-profiler's agent (not a dependency: the
- * path of its {@code libasyncProfiler.so} is given, e.g. from Maven Central's
+ * A CPU or allocation profile of another JVM over a window, with async-profiler's agent (not a
+ * dependency: the path of its {@code libasyncProfiler.so} is given, e.g. from Maven Central's
  * {@code tools.profiler:async-profiler} jar):
- * {@link #start} attaches and samples every thread's CPU each millisecond, {@link #stop} writes
- * the collapsed stacks (one line per distinct stack, the thread's name first), and
- * {@link #report} prints, per thread group, the samples and the frames that used them (self).
+ * {@link #start} attaches and samples every thread's CPU each millisecond (or, for
+ * {@code alloc}, the allocations, one sample per 512 KB allocated in TLABs), {@link #stop} writes
+ * the collapsed stacks (one line per distinct stack, the thread's name first; for {@code alloc}
+ * the bytes, not the samples), and {@link #report} prints, per thread group, the samples and the
+ * frames that used them (self).
  *
  * <p>Called from the parent's main thread.
  */
@@ -32,12 +34,35 @@ public final class AsyncProfile {
      * {@code jcmd JVMTI.agent_load} (its options quoted, or jcmd reads their '=' as its own). @throws IllegalStateException when it fails
      */
     public static void start(Path library, long pid) {
-        Jcmd.run(pid, "JVMTI.agent_load", library.toAbsolutePath().toString(), "\"start,event=cpu,interval=1ms,threads\"");
+        start(library, pid, "cpu");
+    }
+
+    /**
+     * Starts profiling {@code pid} per thread for {@code event}: {@code cpu} (a sample per
+     * millisecond of CPU) or {@code alloc} (a sample per 512 KB allocated).
+     * @throws IllegalArgumentException for another event; @throws IllegalStateException when loading fails
+     */
+    public static void start(Path library, long pid, String event) {
+        String options = switch (event) {
+            case "cpu" -> "start,event=cpu,interval=1ms,threads";
+            case "alloc" -> "start,event=alloc,alloc=512k,threads";
+            default -> throw new IllegalArgumentException("async-profiler event must be cpu or alloc, got " + event);
+        };
+        Jcmd.run(pid, "JVMTI.agent_load", library.toAbsolutePath().toString(), "\"" + options + "\"");
     }
 
     /** Stops and writes the collapsed stacks to {@code out}. @throws IllegalStateException when it fails */
     public static void stop(Path library, long pid, Path out) {
-        Jcmd.run(pid, "JVMTI.agent_load", library.toAbsolutePath().toString(), "\"stop,file=" + out + ",collapsed\"");
+        stop(library, pid, out, "cpu");
+    }
+
+    /**
+     * Stops and writes the collapsed stacks to {@code out}; for {@code alloc}, each stack's bytes
+     * ({@code total}) rather than its samples. @throws IllegalStateException when it fails
+     */
+    public static void stop(Path library, long pid, Path out, String event) {
+        Jcmd.run(pid, "JVMTI.agent_load", library.toAbsolutePath().toString(), "\"stop,file=" + out + ",collapsed"
+                + (event.equals("alloc") ? ",total" : "") + "\"");
     }
 
     /**
@@ -48,6 +73,16 @@ public final class AsyncProfile {
      */
     public static void report(Report report, Path collapsed, Function<String, String> group, List<String> order,
                               int top) throws IOException {
+        report(report, collapsed, group, order, top, "cpu", 0);
+    }
+
+    /**
+     * As {@link #report(Report, Path, Function, List, int)}, for {@code event} ({@code cpu}: samples
+     * are milliseconds; {@code alloc}: bytes); with {@code answers} over 0, each group's total is
+     * also given per answer (microseconds or bytes).
+     */
+    public static void report(Report report, Path collapsed, Function<String, String> group, List<String> order,
+                              int top, String event, long answers) throws IOException {
         Map<String, Map<String, Long>> self = new LinkedHashMap<>();
         Map<String, Map<String, Long>> product = new LinkedHashMap<>();
         Map<String, Long> totals = new HashMap<>();
@@ -78,8 +113,11 @@ public final class AsyncProfile {
                 continue;
             }
             report.line("");
-            report.line(String.format(Locale.ROOT, "**%s**: %,d ms of CPU sampled (%.0f %% of the process)", g, total,
-                    100.0 * total / all));
+            boolean alloc = event.equals("alloc");
+            String perAnswer = answers <= 0 ? "" : String.format(Locale.ROOT, ", %.1f %s per answer",
+                    alloc ? (double) total / answers : total * 1e3 / answers, alloc ? "bytes" : "us");
+            report.line(String.format(Locale.ROOT, "**%s**: %,d %s sampled (%.0f %% of the process%s)", g, total,
+                    alloc ? "bytes allocated" : "ms of CPU", 100.0 * total / all, perAnswer));
             report.line("");
             List<List<String>> rows = new ArrayList<>();
             List<Map.Entry<String, Long>> s = sorted(self.get(g), top);

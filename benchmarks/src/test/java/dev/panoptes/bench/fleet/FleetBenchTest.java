@@ -32,7 +32,7 @@ class FleetBenchTest {
         Report report = new Report(new PrintStream(captured, true, StandardCharsets.UTF_8), null);
         try (BenchContext ctx = new BenchContext("fleet-test", false, List.of(), List.of())) {
             int code = FleetBench.run(ctx, report, new FleetBench.Options(List.of(jar), 1, 2000, 20, 8,
-                    List.of(0L), List.of(1), "sqlite", null, 1, 10, null));
+                    List.of(0L), List.of(1), "sqlite", null, 1, 10, null, "cpu"));
             assertThat(code).isZero();
         }
         String out = captured.toString(StandardCharsets.UTF_8);

@@ -36,7 +36,8 @@ final class RunLedger {
     /** The run's event queue, where the writer posts what became of each write. */
     private final BlockingQueue<Runnable> events;
     private final List<RunReport.FailedJob> failed = new ArrayList<>();
-    private final Map<String, Integer> completedByWorker = new HashMap<>();
+    /** Jobs stored per worker id, a mutable count each: no boxed Integer per answer stored. */
+    private final Map<String, int[]> completedByWorker = new HashMap<>();
     /** Writes answers and failures to the store, on a thread of its own; made with the first. */
     private StoreWriter writer;
     /** A stepped run writes on its own thread, within each step: see {@link SchedulerRun#writeInline()}. */
@@ -81,9 +82,11 @@ final class RunLedger {
         return failed;
     }
 
-    /** Jobs stored per worker id; the live map, for the report. */
+    /** Jobs stored per worker id, as of now, for the report. */
     Map<String, Integer> completedByWorker() {
-        return completedByWorker;
+        Map<String, Integer> counts = new HashMap<>();
+        completedByWorker.forEach((id, n) -> counts.put(id, n[0]));
+        return counts;
     }
 
     /** False while the store is down or has too many writes waiting: sending more would only pile up. */
@@ -119,7 +122,11 @@ final class RunLedger {
         WorkerHandle worker = write.worker();
         duplicates += receipt.duplicates();
         completed++;
-        completedByWorker.merge(worker.id(), 1, Integer::sum);
+        int[] byWorker = completedByWorker.get(worker.id());
+        if (byWorker == null) {
+            completedByWorker.put(worker.id(), byWorker = new int[1]);
+        }
+        byWorker[0]++;
         outstanding--;
         log.debug("worker={} job={} - completed ({} stored, {} duplicates)", worker.id(), state.job.id(),
                 receipt.stored(), receipt.duplicates());
@@ -229,7 +236,7 @@ final class RunLedger {
             return report;
         }
         return new RunReport(report.totalJobs(), report.skipped(), completed, failed, report.attempts(),
-                report.redeliveries(), duplicates, completedByWorker, report.elapsed(), report.quarantined());
+                report.redeliveries(), duplicates, completedByWorker(), report.elapsed(), report.quarantined());
     }
 
     /** Stops the store's writer, however the run ended; what still waits for the store is lost (logged). */

@@ -16,7 +16,8 @@ import java.io.IOException;
  * valid frame builds no path strings. Each value reader expects the parser on the field's name
  * (or, for array items, on the previous item) and leaves it on the value it read.
  *
- * <p>Stateless; the parser belongs to the calling thread.
+ * <p>Stateless but for {@link #repeatedText}'s small cache of short strings, which any thread
+ * may use (lock-free); the parser belongs to the calling thread.
  */
 final class FieldReader {
     private FieldReader() {
@@ -43,6 +44,49 @@ final class FieldReader {
             return p.getText();
         }
         return t == JsonToken.VALUE_NULL ? null : wrongType(p, t, "a string");
+    }
+
+    /** Strings read by {@link #repeatedText}, by a hash of their characters; see there. */
+    private static final String[] REPEATED = new String[64];
+    /** Longer values are not looked up: the texts that repeat from answer to answer are short names. */
+    private static final int REPEATED_MAX_CHARS = 48;
+
+    /**
+     * As {@link #text}, for a field whose few values come again and again (an answer's model
+     * name, its finish reason): a value read lately, by any thread, is returned as that same
+     * {@link String} instead of a new one, which on the coordinator saved two strings per answer.
+     * Lock-free: a slot holds whichever value was written to it last; a reader that sees a
+     * {@code String} sees it whole (its fields are final), and a lost write only costs a miss.
+     */
+    static String repeatedText(JsonParser p) throws IOException {
+        JsonToken t = p.nextToken();
+        if (t != JsonToken.VALUE_STRING) {
+            return t == JsonToken.VALUE_NULL ? null : wrongType(p, t, "a string");
+        }
+        int length = p.getTextLength();
+        if (length > REPEATED_MAX_CHARS) {
+            return p.getText();
+        }
+        char[] chars = p.getTextCharacters();
+        int offset = p.getTextOffset();
+        int h = 0;
+        for (int i = 0; i < length; i++) {
+            h = 31 * h + chars[offset + i];
+        }
+        int slot = (h ^ (h >>> 16)) & (REPEATED.length - 1);
+        String known = REPEATED[slot];
+        if (known != null && known.length() == length) {
+            boolean same = true;
+            for (int i = 0; i < length && same; i++) {
+                same = known.charAt(i) == chars[offset + i];
+            }
+            if (same) {
+                return known;
+            }
+        }
+        String read = new String(chars, offset, length);
+        REPEATED[slot] = read;
+        return read;
     }
 
     /** An integer (one beyond a long is clamped to its range), or null for JSON null. */

@@ -6,7 +6,6 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
@@ -155,12 +154,12 @@ public final class FrameDecoder {
 
     private int deliver(byte[] bytes, int offset, int length, Consumer<? super Message> sink) {
         framesDecoded++;
-        Optional<Message> message = codec.decode(bytes, offset, length);
-        if (message.isEmpty()) {
+        Message message = codec.decodeOrNull(bytes, offset, length);
+        if (message == null) {
             log.debug("ignoring a frame of unknown type ({} bytes)", length);
             return 0;
         }
-        sink.accept(message.get());
+        sink.accept(message);
         return 1;
     }
 }

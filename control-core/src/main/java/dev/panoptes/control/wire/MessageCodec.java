@@ -143,6 +143,11 @@ public final class MessageCodec {
         return decoder.decode(body, offset, length);
     }
 
+    /** As {@link #decode(byte[], int, int)}, null for an unknown type; for {@link FrameDecoder}, once per frame. */
+    Message decodeOrNull(byte[] body, int offset, int length) {
+        return decoder.decodeOrNull(body, offset, length);
+    }
+
     /** Decodes one whole frame body. */
     public Optional<Message> decode(byte[] body) {
         return decode(body, 0, body.length);

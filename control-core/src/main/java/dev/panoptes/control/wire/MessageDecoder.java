@@ -40,16 +40,23 @@ import static dev.panoptes.control.wire.FieldReader.text;
  * "register.capacity must be an integer, got a string"). When a frame has several faults, the
  * first in the document is the one named.
  *
- * <p>Thread-safe and stateless beyond Jackson's immutable factory and readers.
+ * <p>The single pass reads with this thread's {@link ReusedParser}: one parser per thread for
+ * the frames it decodes, one after the other, instead of one per frame.
+ *
+ * <p>Thread-safe: beyond Jackson's immutable factory and readers, its only state is each
+ * thread's own parser.
  */
 final class MessageDecoder {
     private final ObjectMapper mapper;
     private final JsonFactory factory;
     private final PayloadReader payloads;
+    /** Each decoding thread's parser, reused across its frames; owned by that thread. */
+    private final ThreadLocal<ReusedParser> parsers;
 
     MessageDecoder(ObjectMapper mapper) {
         this.mapper = mapper;
         this.factory = mapper.getFactory();
+        this.parsers = ThreadLocal.withInitial(() -> new ReusedParser(factory));
         this.payloads = new PayloadReader(mapper);
     }
 
@@ -64,11 +71,16 @@ final class MessageDecoder {
      * @throws ProtocolException when the bytes are not a JSON object of the protocol's shape
      */
     Optional<Message> decode(byte[] body, int offset, int length) {
+        return Optional.ofNullable(decodeOrNull(body, offset, length));
+    }
+
+    /** As {@link #decode}, null for a type this version does not know (no {@link Optional} per frame). */
+    Message decodeOrNull(byte[] body, int offset, int length) {
         try {
-            return Optional.ofNullable(readInOnePass(body, offset, length));
+            return readInOnePass(body, offset, length);
         } catch (IOException | RuntimeException e) {
             // Not in normal form, or wrong: the careful reading says which.
-            return decodeCarefully(body, offset, length);
+            return decodeCarefully(body, offset, length).orElse(null);
         }
     }
 
@@ -81,17 +93,40 @@ final class MessageDecoder {
      * @throws IllegalArgumentException when a message's or payload's constructor refuses a value
      */
     Message readInOnePass(byte[] body, int offset, int length) throws IOException {
-        try (JsonParser p = factory.createParser(body, offset, length)) {
-            if (p.nextToken() != JsonToken.START_OBJECT || p.nextToken() != JsonToken.FIELD_NAME
-                    || !"type".equals(p.currentName()) || p.nextToken() != JsonToken.VALUE_STRING) {
-                throw new FieldReader.Fault(" does not start with its \"type\"");
+        ReusedParser reused = parsers.get();
+        JsonParser p = reused.open(body, offset, length);
+        if (p == null) {
+            try (JsonParser own = factory.createParser(body, offset, length)) {
+                Message m = readObject(own);
+                if (own.nextToken() != null) {
+                    throw new FieldReader.Fault(" is followed by more JSON");
+                }
+                return m;
             }
-            Message m = fields(p, p.getText());
-            if (p.nextToken() != null) {
+        }
+        boolean read = false;
+        try {
+            Message m = readObject(p);
+            read = true;
+            if (!reused.finish()) {
                 throw new FieldReader.Fault(" is followed by more JSON");
             }
             return m;
+        } finally {
+            if (!read) {
+                // Mid-object after a fault: the parser's state is of no use for the next frame.
+                reused.discard();
+            }
         }
+    }
+
+    /** Reads one frame's object, {@code type} first, leaving the parser on its end. */
+    private Message readObject(JsonParser p) throws IOException {
+        if (p.nextToken() != JsonToken.START_OBJECT || p.nextToken() != JsonToken.FIELD_NAME
+                || !"type".equals(p.currentName()) || p.nextToken() != JsonToken.VALUE_STRING) {
+            throw new FieldReader.Fault(" does not start with its \"type\"");
+        }
+        return fields(p, p.getText());
     }
 
     /** Decodes through the frame's tree, which checks the JSON first and accepts any field order. */

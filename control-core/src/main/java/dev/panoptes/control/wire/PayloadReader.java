@@ -146,11 +146,23 @@ final class PayloadReader {
         return new JobOutcome(new JobId(require(p, jobId, "jobId")), records);
     }
 
+    /**
+     * The records; one alone (a job of one vignette, the usual size) as an immutable list, which
+     * {@link JobOutcome}'s copy keeps as it is instead of copying a list made to be copied.
+     */
     private static List<ResponseRecord> records(JsonParser p) throws IOException {
-        List<ResponseRecord> records = new ArrayList<>();
-        while (nextObject(p)) {
-            records.add(record(p));
+        if (!nextObject(p)) {
+            return List.of();
         }
+        ResponseRecord first = record(p);
+        if (!nextObject(p)) {
+            return List.of(first);
+        }
+        List<ResponseRecord> records = new ArrayList<>();
+        records.add(first);
+        do {
+            records.add(record(p));
+        } while (nextObject(p));
         return records;
     }
 
@@ -168,8 +180,8 @@ final class PayloadReader {
                 case "vignetteId" -> vignetteId = text(p);
                 case "transcript" -> transcript = text(p);
                 case "response" -> response = text(p);
-                case "model" -> model = text(p);
-                case "finishReason" -> finishReason = text(p);
+                case "model" -> model = FieldReader.repeatedText(p);
+                case "finishReason" -> finishReason = FieldReader.repeatedText(p);
                 case "latencyMs" -> latencyMs = integer(p);
                 case "usage" -> usage = FieldReader.object(p) ? usage(p) : null;
                 case "error" -> error = text(p);
