@@ -27,8 +27,14 @@ public final class ThreadCpu {
 
     private static final long NANOS_PER_TICK = 1_000_000_000L / 100; // USER_HZ, 100 on Linux
 
-    /** One thread at one moment. */
-    public record Task(String name, long cpuNanos, long voluntary, long involuntary) {
+    /**
+     * One thread at one moment.
+     *
+     * @param cpuNanos  its CPU time to the nanosecond ({@code schedstat}'s time on a CPU), or its
+     *                  user + system ticks where the kernel keeps no schedstat
+     * @param tickNanos its user + system ticks ({@code stat}), the unit of the process's own total
+     */
+    public record Task(String name, long cpuNanos, long tickNanos, long voluntary, long involuntary) {
     }
 
     /**
@@ -77,7 +83,14 @@ public final class ThreadCpu {
             String stat = Files.readString(task.resolve("stat"));
             String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
             String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            long cpu = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * NANOS_PER_TICK;
+            long ticks = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * NANOS_PER_TICK;
+            // Ticks are 10 ms: a thread's share of a short window would round to nothing.
+            long cpu = ticks;
+            Path schedstat = task.resolve("schedstat");
+            if (Files.exists(schedstat)) {
+                String line = Files.readString(schedstat).trim();
+                cpu = Long.parseLong(line.substring(0, line.indexOf(' ')));
+            }
             long voluntary = 0;
             long involuntary = 0;
             for (String line : Files.readAllLines(task.resolve("status"))) {
@@ -87,7 +100,7 @@ public final class ThreadCpu {
                     involuntary = Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
                 }
             }
-            return new Task(name, cpu, voluntary, involuntary);
+            return new Task(name, cpu, ticks, voluntary, involuntary);
         } catch (IOException | RuntimeException e) {
             return null; // the thread ended while being read
         }
@@ -114,24 +127,27 @@ public final class ThreadCpu {
         return "other";
     }
 
-    /** The window from {@code a} to {@code b}, grouped; CPU of threads not alive at both ends goes to "other". */
+    /**
+     * The window from {@code a} to {@code b}, grouped; CPU of threads not alive at both ends goes to
+     * "other" (the process's ticks beyond its live threads' ticks: both counted in the same unit).
+     */
     public static Window between(Sample a, Sample b) {
         Map<String, Long> byGroup = new LinkedHashMap<>();
         GROUPS.forEach(g -> byGroup.put(g, 0L));
         long voluntary = 0;
         long involuntary = 0;
-        long grouped = 0;
+        long groupedTicks = 0;
         for (Map.Entry<Long, Task> e : b.tasks().entrySet()) {
             Task end = e.getValue();
             Task start = a.tasks().get(e.getKey());
             long cpu = end.cpuNanos() - (start == null ? 0 : start.cpuNanos());
             byGroup.merge(group(end.name()), cpu, Long::sum);
-            grouped += cpu;
+            groupedTicks += end.tickNanos() - (start == null ? 0 : start.tickNanos());
             voluntary += end.voluntary() - (start == null ? 0 : start.voluntary());
             involuntary += end.involuntary() - (start == null ? 0 : start.involuntary());
         }
         long process = b.processCpuNanos() - a.processCpuNanos();
-        byGroup.merge("other", Math.max(0, process - grouped), Long::sum);
+        byGroup.merge("other", Math.max(0, process - groupedTicks), Long::sum);
         return new Window(b.nanos() - a.nanos(), process, byGroup, voluntary, involuntary);
     }
 }
