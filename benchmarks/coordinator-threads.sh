@@ -3,7 +3,8 @@
 # product run of ../shared/evalpeers (coordinator command + SQLite + one worker --capacity C + the stub model at
 # LAT ms, job size 1). The window opens once FROM answers are stored and closes at TO (after JIT warm-up, before the
 # end of the run); CPU per thread comes from /proc/<pid>/task/*/stat (utime+stime), context switches from
-# /proc/<pid>/task/*/status, answers stored from the SQLite file itself. Threads of the same kind are summed
+# /proc/<pid>/task/*/status, answers stored from the SQLite file itself; the worker's CPU over the same window is
+# printed last, per model call (one per answer at job size 1). Threads of the same kind are summed
 # (the JIT's, GC's, ...). Several builds alternate round by round in one invocation, so they share the machine's mood.
 #
 # Usage: benchmarks/coordinator-threads.sh ROUNDS BUILD_DIR... (each BUILD_DIR holds worker-cli/target/worker.jar)
@@ -52,9 +53,9 @@ for r in $(seq "$rounds"); do
     java -jar "$b/worker-cli/target/worker.jar" --coordinator 127.0.0.1:$cport --model-api http://127.0.0.1:$sport/v1 \
       --capacity $C > worker.log 2>&1 & wo=$!
     a0=0; while kill -0 $co 2>/dev/null; do a0=$(stored p.db); [ "$a0" -ge "$FROM" ] && break; sleep 0.2; done
-    sample $co > s0; t0=$(date +%s.%N)
+    sample $co > s0; sample $wo > w0; t0=$(date +%s.%N)
     a1=0; while kill -0 $co 2>/dev/null; do a1=$(stored p.db); [ "$a1" -ge "$TO" ] && break; sleep 0.2; done
-    sample $co > s1; t1=$(date +%s.%N); sample $wo > /dev/null
+    sample $co > s1; sample $wo > w1; t1=$(date +%s.%N)
     wait $co; kill -TERM $wo 2>/dev/null; wait $wo 2>/dev/null
     hz=$(getconf CLK_TCK)
     python3 - "$b" "$r" "$a0" "$a1" "$hz" "$t0" "$t1" <<'PY'
@@ -67,6 +68,7 @@ def load(f):
         d[tid] = (name, int(cpu), int(v), int(nv))
     return d
 s0, s1 = load("s0"), load("s1")
+w0, w1 = load("w0"), load("w1")
 kind = lambda n: ("panoptes-remote-io" if "-io-" in n else "panoptes-remote-completion" if "completion" in n
                   else "JIT" if "Compiler" in n or n.startswith("C1") or n.startswith("C2") else "GC" if n.startswith("G1") or "GC" in n
                   else n)
@@ -82,6 +84,9 @@ for k, (cpu, v, nv) in sorted(agg.items(), key=lambda kv: -kv[1][0]):
     if cpu or v > n / 100:
         print(f"  {k:28s} {cpu*1e6/hz/n:7.1f} us/answer  vol {v/n:6.3f}  invol {nv/n:6.3f}")
 print(f"  {'TOTAL':28s} {tot[0]*1e6/hz/n:7.1f} us/answer  vol {tot[1]/n:6.3f}  invol {tot[2]/n:6.3f}")
+# The worker over the same window (threads alive at both samples; its model calls are the answers, job size 1).
+wcpu = sum(cpu - w0.get(tid, (name, 0, 0, 0))[1] for tid, (name, cpu, v, nv) in w1.items())
+print(f"  {'WORKER (whole JVM)':28s} {wcpu*1e6/hz/n:7.1f} us/model call")
 PY
   done
 done
