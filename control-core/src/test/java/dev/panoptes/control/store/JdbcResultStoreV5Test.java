@@ -9,11 +9,8 @@ import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -27,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * however often the sample is delivered, read back with it (not by the figures-only read), and
  * removed with its run; a version 4 database is upgraded, its records kept without transcripts.
  */
-class JdbcResultStoreV5Test {
+class JdbcResultStoreV5Test extends SqliteFileStoreTest {
     /** A transcript as a worker writes it, with text that needs escaping wherever it is shown. */
     static final String TRANSCRIPT = "{\"messages\":[{\"role\":\"user\",\"content\":\"How many lines?\"},"
             + "{\"role\":\"assistant\",\"content\":\"\",\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\","
@@ -37,19 +34,8 @@ class JdbcResultStoreV5Test {
             + "{\"type\":\"tool\",\"id\":\"call_1\",\"name\":\"bash\",\"exitStatus\":0,\"durationMs\":12}],"
             + "\"turns\":2,\"tokens\":40,\"check\":{\"command\":\"test 3 = 3\",\"exitStatus\":0,\"passed\":true}}";
 
-    @TempDir
-    Path dir;
-
-    private Path db() {
-        return dir.resolve("r.db");
-    }
-
-    private JdbcResultStore open() {
-        return JdbcResultStore.openSqlite(db());
-    }
-
     private void execute(String... statements) throws Exception {
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db().toAbsolutePath());
+        try (Connection c = plain();
              Statement s = c.createStatement()) {
             for (String sql : statements) {
                 s.execute(sql);
@@ -65,7 +51,7 @@ class JdbcResultStoreV5Test {
     @Test
     void aVersion4DatabaseIsUpgradedItsRecordsKeptWithoutTranscripts() throws Exception {
         checkUpgradeFromVersion4(this::execute, this::open);
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db().toAbsolutePath());
+        try (Connection c = plain();
              Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT MAX(version) FROM panoptes_schema")) {
             rs.next();

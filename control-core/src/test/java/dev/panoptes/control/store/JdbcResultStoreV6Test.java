@@ -9,11 +9,8 @@ import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Usage;
 import dev.panoptes.control.Vignette;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Instant;
@@ -28,23 +25,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * added up over the run, replaced rather than added when noted twice, removed with the run; a
  * version 5 database is upgraded, its runs and answers kept, its sittings without such spend.
  */
-class JdbcResultStoreV6Test {
+class JdbcResultStoreV6Test extends SqliteFileStoreTest {
     static final String RUN = "cccccccccccccccc";
     static final String OTHER = "dddddddddddddddd";
 
-    @TempDir
-    Path dir;
-
-    private Path db() {
-        return dir.resolve("r.db");
-    }
-
-    private JdbcResultStore open() {
-        return JdbcResultStore.openSqlite(db());
-    }
-
     private void execute(String... statements) throws Exception {
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db().toAbsolutePath());
+        try (Connection c = plain();
              Statement s = c.createStatement()) {
             for (String sql : statements) {
                 s.execute(sql);
@@ -65,7 +51,7 @@ class JdbcResultStoreV6Test {
     @Test
     void aVersion5DatabaseIsUpgradedItsRunsAndAnswersKept() throws Exception {
         checkUpgradeFromVersion5(this::execute, this::open);
-        try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db().toAbsolutePath());
+        try (Connection c = plain();
              Statement s = c.createStatement();
              ResultSet rs = s.executeQuery("SELECT MAX(version) FROM panoptes_schema")) {
             rs.next();

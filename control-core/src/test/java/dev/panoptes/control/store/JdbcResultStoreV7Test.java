@@ -9,11 +9,8 @@ import dev.panoptes.control.ResponseRecord;
 import dev.panoptes.control.SpecParams;
 import dev.panoptes.control.Vignette;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Instant;
@@ -31,23 +28,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * records' rowids were renumbered while the store was closed; a stale key entry never yields an
  * answer; a version 6 database is upgraded with every answer keyed and its index dropped.
  */
-class JdbcResultStoreV7Test {
+class JdbcResultStoreV7Test extends SqliteFileStoreTest {
     private static final SpecParams ZERO = new SpecParams(null, 0.0, null, null, "m").withModelSource("model-id test");
-
-    @TempDir
-    Path dir;
-
-    private Path db() {
-        return dir.resolve("r.db");
-    }
-
-    private JdbcResultStore open() {
-        return JdbcResultStore.openSqlite(db());
-    }
-
-    private Connection plain() throws Exception {
-        return DriverManager.getConnection("jdbc:sqlite:" + db().toAbsolutePath());
-    }
 
     private void execute(String... statements) throws Exception {
         try (Connection c = plain(); Statement s = c.createStatement()) {
