@@ -126,7 +126,7 @@ final class RunSectionHtml {
         for (RunStats.ModelStats m : stats.models()) {
             Estimate e = m.accuracy();
             String model = Html.escape(m.model());
-            out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
+            modelRow(model);
             estimateCells(model, e);
             figure(model, "failed-answers", Figures.count(m.failedAnswers()));
             figure(model, "accuracy-without-failed", Figures.ratio(m.withoutFailed().mean()));
@@ -153,7 +153,7 @@ final class RunSectionHtml {
         for (Map.Entry<String, Perplexity.Figure> m : byModel.entrySet()) {
             Perplexity.Figure f = m.getValue();
             String model = Html.escape(m.getKey());
-            out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
+            modelRow(model);
             figure(model, "perplexity", Figures.ratio(f.perplexity()));
             figure(model, "perplexity-ci-low", Figures.ratio(f.ciLow()));
             figure(model, "perplexity-ci-high", Figures.ratio(f.ciHigh()));
@@ -179,6 +179,11 @@ final class RunSectionHtml {
         figure(model, "stderr", Figures.ratio(e.standardError()));
         figure(model, "n", Figures.count(e.n()));
         figure(model, "clusters", Figures.count(e.clusters()));
+    }
+
+    /** Opens a table row of one model (already escaped), its name as the row's header. */
+    private void modelRow(String model) throws IOException {
+        out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
     }
 
     private void figure(String model, String metric, String text) throws IOException {
@@ -212,7 +217,7 @@ final class RunSectionHtml {
         for (RunStats.Comparison c : stats.comparison()) {
             String model = Html.escape(c.model());
             PairedDifference d = c.paired();
-            out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
+            modelRow(model);
             figure(model, "difference", Figures.difference(d.difference()));
             figure(model, "difference-ci-low", Figures.difference(d.ciLow()));
             figure(model, "difference-ci-high", Figures.difference(d.ciHigh()));
@@ -283,7 +288,7 @@ final class RunSectionHtml {
                 + "</tr></thead>\n<tbody>\n");
         for (RunStats.ModelStats m : stats.models()) {
             String model = Html.escape(m.model());
-            out.write("<tr data-run=\"" + run + "\" data-model=\"" + model + "\"><th scope=\"row\">" + model + "</th>");
+            modelRow(model);
             figure(model, "samples", Figures.count(m.samples()));
             figure(model, "scored", Figures.count(m.scored()));
             figure(model, "unscored", Figures.count(m.unscored()));

@@ -32,14 +32,12 @@ class MultipleChoiceEvalTest {
 
     @Test
     void aMultipleChoiceSuiteIsAskedByLoglikelihoodOneRequestPerVignetteAndScoredAccAndAccNorm() throws Exception {
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = WorkerMain.run(new String[] {"eval", "--suite", SUITE.toString(), "--model", StubModelServer.MODEL,
+        EvalRun r = EvalRun.of("eval", "--suite", SUITE.toString(), "--model", StubModelServer.MODEL,
                 "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("mc.db").toString(), "--group-by",
-                "operation"}, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+                "operation");
 
-        assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
-        String summary = out.toString();
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
+        String summary = r.out();
         assertThat(summary).contains("accuracy (acc").contains("acc_norm");
         // The stub favours the right answer about nine times in ten.
         assertThat(accuracy(summary)).isBetween(0.75, 1.0);
@@ -72,21 +70,18 @@ class MultipleChoiceEvalTest {
                         + " \"target\": 0, \"files\": {}, \"sandbox\": \"docker\"}",
                 "{\"id\": 3, \"input\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", \"text\":"
                         + " \"What is 2 + 2?\"}]}], \"target\": [\"4\"]}") + "\n");
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        int exit = WorkerMain.run(new String[] {"eval", "--suite", suite.toString(), "--model", StubModelServer.MODEL,
-                "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("inspect.db").toString()},
-                new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+        EvalRun r = EvalRun.of("eval", "--suite", suite.toString(), "--model", StubModelServer.MODEL,
+                "--model-api", stub.baseUrl().toString(), "--db", dir.resolve("inspect.db").toString());
 
-        assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
-        String console = err.toString();
+        assertThat(r.exit()).as("console:%n%s%nsummary:%n%s", r.err(), r.out()).isZero();
+        String console = r.err();
         assertThat(console).contains("fields not used, ignored: \"files\" (first on line 1), \"sandbox\" (first on"
                 + " line 2)");
         assertThat(console.split("fields not used", -1)).as("said once").hasSize(2);
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("inspect.db"))) {
             assertThat(store.recordCount()).isEqualTo(3);
         }
-        assertThat(out.toString()).contains("3 of 3 stored");
+        assertThat(r.out()).contains("3 of 3 stored");
     }
 
     @Test

@@ -96,10 +96,7 @@ class InspectViewerBrowserTest {
         String epochs = InspectLog.write(threeEpochs(), logs, InspectLog.LogFormat.EVAL).get(0).getFileName()
                 .toString();
 
-        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
-        server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
-        server.start();
+        HttpServer server = serveViewer(logs);
         try {
             String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
             String accuracy = shown(model.accuracy().mean());
@@ -168,10 +165,7 @@ class InspectViewerBrowserTest {
                     && !n.equals(InspectLog.LISTING)).findFirst().orElseThrow();
         }
 
-        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
-        server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
-        server.start();
+        HttpServer server = serveViewer(logs);
         try {
             String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
             JsonNode listed = show(base, "/logs/" + file, List.of("agent", "8 Samples", AgentRun.PYTHON_TASK));
@@ -227,10 +221,7 @@ class InspectViewerBrowserTest {
         }
         assertThat(wrongAndRight).as("the stub is wrong about some documents and right about others").hasSize(2);
 
-        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
-        server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
-        server.start();
+        HttpServer server = serveViewer(logs);
         try {
             String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
             JsonNode listed = show(base, "/logs/" + file, List.of("arithmetic-task", StubModelServer.MODEL,
@@ -368,6 +359,15 @@ class InspectViewerBrowserTest {
     }
 
     /** Serves a file under {@code root} for a GET or HEAD, else 404; no listing, nothing outside the root. */
+    /** A loopback server of the viewer's page at / and of {@code logs} at /logs/, started. */
+    private static HttpServer serveViewer(Path logs) throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
+        server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
+        server.start();
+        return server;
+    }
+
     private static void serve(HttpExchange exchange, Path root, String prefix) throws IOException {
         try (exchange) {
             String path = exchange.getRequestURI().getPath().substring(prefix.length());

@@ -75,9 +75,14 @@ public record Estimate(int n, int clusters, double mean, double standardError,
         if (n == 0) {
             return "no scored samples";
         }
-        String size = "n=" + n + (clustered ? ", " + clusters + (clusters == 1 ? " cluster" : " clusters") : "");
+        String size = sampleSize(n, clusters, clustered);
         String se = hasStandardError() ? "SE " + decimal(standardError) + ", " : "";
         return decimal(mean) + " (95% CI " + decimal(ciLow) + "-" + decimal(ciHigh) + ", " + se + size + ")";
+    }
+
+    /** How a formatted figure names its sample: {@code n=8}, with {@code , 4 clusters} when clustered. */
+    static String sampleSize(int n, int clusters, boolean clustered) {
+        return "n=" + n + (clustered ? ", " + clusters + (clusters == 1 ? " cluster" : " clusters") : "");
     }
 
     /** Root locale so a German or French JVM does not print "0,750" into shared reports. */

@@ -114,7 +114,7 @@ public final class Perplexity {
             if (n == 0) {
                 return "no log-likelihoods";
             }
-            String size = "n=" + n + (clustered ? ", " + clusters + (clusters == 1 ? " cluster" : " clusters") : "");
+            String size = Estimate.sampleSize(n, clusters, clustered);
             return String.format(Locale.ROOT, "%.3f (", perplexity)
                     + (hasInterval() ? String.format(Locale.ROOT, "95%% CI %.3f-%.3f, ", ciLow, ciHigh) : "")
                     + (hasStandardError() ? String.format(Locale.ROOT, "SE %.3f, ", standardError) : "")

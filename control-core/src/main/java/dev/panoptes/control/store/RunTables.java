@@ -111,17 +111,9 @@ final class RunTables {
 
     /** What the run's sittings spent on answers never stored, per model over all of them, by model. */
     static List<UnstoredSpend> unstored(Connection c, String runId) throws SQLException {
-        List<UnstoredSpend> rows = new ArrayList<>();
-        try (PreparedStatement q = c.prepareStatement("SELECT model, SUM(attempts), SUM(prompt_tokens), "
-                + "SUM(completion_tokens) FROM panoptes_unstored WHERE run_id = ? GROUP BY model ORDER BY model")) {
-            q.setString(1, runId);
-            try (ResultSet rs = q.executeQuery()) {
-                while (rs.next()) {
-                    rows.add(new UnstoredSpend(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)));
-                }
-            }
-        }
-        return rows;
+        return rowsOfRun(c, "SELECT model, SUM(attempts), SUM(prompt_tokens), SUM(completion_tokens) FROM "
+                + "panoptes_unstored WHERE run_id = ? GROUP BY model ORDER BY model", runId,
+                rs -> new UnstoredSpend(rs.getString(1), rs.getLong(2), rs.getLong(3), rs.getLong(4)));
     }
 
     /** Each sitting's spend on answers never stored, by sitting number, each sitting's by model. */
@@ -315,13 +307,23 @@ final class RunTables {
     }
 
     static List<WorkerEventCount> workerEvents(Connection c, String runId) throws SQLException {
-        List<WorkerEventCount> rows = new ArrayList<>();
-        try (PreparedStatement q = c.prepareStatement("SELECT worker_id, failures, quarantines FROM "
-                + "panoptes_worker_events WHERE run_id = ? ORDER BY worker_id")) {
+        return rowsOfRun(c, "SELECT worker_id, failures, quarantines FROM panoptes_worker_events WHERE run_id = ? "
+                + "ORDER BY worker_id", runId, rs -> new WorkerEventCount(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+    }
+
+    /** One row of a query's result. */
+    interface RowReader<T> {
+        T read(ResultSet rs) throws SQLException;
+    }
+
+    /** Each row of {@code sql}, whose only parameter is the run id, as {@code row} reads it, in the query's order. */
+    static <T> List<T> rowsOfRun(Connection c, String sql, String runId, RowReader<T> row) throws SQLException {
+        List<T> rows = new ArrayList<>();
+        try (PreparedStatement q = c.prepareStatement(sql)) {
             q.setString(1, runId);
             try (ResultSet rs = q.executeQuery()) {
                 while (rs.next()) {
-                    rows.add(new WorkerEventCount(rs.getString(1), rs.getLong(2), rs.getLong(3)));
+                    rows.add(row.read(rs));
                 }
             }
         }

@@ -54,18 +54,9 @@ final class ScoreTables {
 
     /** The scorings of a run, oldest first; empty when it has none. */
     static List<Scoring> scorings(Connection c, String runId) throws SQLException {
-        List<Scoring> all = new ArrayList<>();
-        try (PreparedStatement q = c.prepareStatement("SELECT number, scorer, created_at, origin FROM "
-                + "panoptes_scorings WHERE run_id = ? ORDER BY number")) {
-            q.setString(1, runId);
-            try (ResultSet rs = q.executeQuery()) {
-                while (rs.next()) {
-                    all.add(new Scoring(rs.getInt(1), rs.getString(2), Instant.ofEpochMilli(rs.getLong(3)),
-                            rs.getString(4)));
-                }
-            }
-        }
-        return all;
+        return RunTables.rowsOfRun(c, "SELECT number, scorer, created_at, origin FROM panoptes_scorings WHERE run_id = ? "
+                + "ORDER BY number", runId,
+                rs -> new Scoring(rs.getInt(1), rs.getString(2), Instant.ofEpochMilli(rs.getLong(3)), rs.getString(4)));
     }
 
     /** The latest scoring of a run, or null when it has none. */

@@ -34,15 +34,6 @@ class JdbcResultStoreV5Test extends SqliteFileStoreTest {
             + "{\"type\":\"tool\",\"id\":\"call_1\",\"name\":\"bash\",\"exitStatus\":0,\"durationMs\":12}],"
             + "\"turns\":2,\"tokens\":40,\"check\":{\"command\":\"test 3 = 3\",\"exitStatus\":0,\"passed\":true}}";
 
-    private void execute(String... statements) throws Exception {
-        try (Connection c = plain();
-             Statement s = c.createStatement()) {
-            for (String sql : statements) {
-                s.execute(sql);
-            }
-        }
-    }
-
     @Test
     void aTranscriptIsStoredOnceWithItsAnswerHoweverOftenTheSampleIsDelivered() {
         checkTranscriptStoredOnce(this::open);

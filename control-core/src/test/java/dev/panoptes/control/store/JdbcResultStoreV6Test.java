@@ -29,15 +29,6 @@ class JdbcResultStoreV6Test extends SqliteFileStoreTest {
     static final String RUN = "cccccccccccccccc";
     static final String OTHER = "dddddddddddddddd";
 
-    private void execute(String... statements) throws Exception {
-        try (Connection c = plain();
-             Statement s = c.createStatement()) {
-            for (String sql : statements) {
-                s.execute(sql);
-            }
-        }
-    }
-
     @Test
     void eachSittingKeepsItsUnstoredSpendAndTheRunAddsThemUp() {
         checkUnstoredSpendPerSittingAndInAll(this::open);

@@ -31,14 +31,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class JdbcResultStoreV7Test extends SqliteFileStoreTest {
     private static final SpecParams ZERO = new SpecParams(null, 0.0, null, null, "m").withModelSource("model-id test");
 
-    private void execute(String... statements) throws Exception {
-        try (Connection c = plain(); Statement s = c.createStatement()) {
-            for (String sql : statements) {
-                s.execute(sql);
-            }
-        }
-    }
-
     private long number(String query) throws Exception {
         try (Connection c = plain(); Statement s = c.createStatement(); ResultSet rs = s.executeQuery(query)) {
             rs.next();

@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.sql.Statement;
 
 /**
  * A test of the store on a SQLite file of its own, as the schema upgrade tests need: the file,
@@ -26,5 +27,15 @@ abstract class SqliteFileStoreTest {
 
     Connection plain() throws SQLException {
         return DriverManager.getConnection("jdbc:sqlite:" + db().toAbsolutePath());
+    }
+
+    /** Runs each statement on a plain connection to the file, outside the store. */
+    void execute(String... statements) throws SQLException {
+        try (Connection c = plain();
+             Statement s = c.createStatement()) {
+            for (String sql : statements) {
+                s.execute(sql);
+            }
+        }
     }
 }
