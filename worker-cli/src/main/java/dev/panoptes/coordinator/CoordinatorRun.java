@@ -34,6 +34,7 @@ import dev.panoptes.control.wire.MessageCodec;
 import dev.panoptes.remote.ServerOptions;
 import dev.panoptes.remote.SharedPool;
 import dev.panoptes.remote.WorkerServer;
+import dev.panoptes.report.LiveFigures;
 import dev.panoptes.report.RunDataLoader;
 import dev.panoptes.report.RunStats;
 import org.slf4j.Logger;
@@ -131,6 +132,8 @@ public final class CoordinatorRun {
     /** The admin endpoint once started; it outlives the run until {@link #closeAdmin()}. */
     private volatile CoordinatorAdmin admin;
     private volatile RunSummary summary;
+    /** Whether the summary's figures were counted as the answers were stored (not read back). */
+    private volatile boolean summaryCountedAsStored;
     /** The console while the run is on, else null. */
     private volatile ProgressPrinter console;
     private Duration lockCheckInterval = LOCK_CHECK_INTERVAL;
@@ -401,6 +404,14 @@ public final class CoordinatorRun {
     }
 
     /**
+     * True when the finished run's summary counted its answers as they were stored
+     * ({@link LiveFigures}), false when it read them back from the store (a resumed or graded run).
+     */
+    boolean summaryCountedAsStored() {
+        return summaryCountedAsStored;
+    }
+
+    /**
      * Runs to the end, holding the database's {@link DatabaseLock} throughout (SQLite: one
      * coordinator per file), or the run's {@link PostgresRunLock} (PostgreSQL: one coordinator per
      * run, taken once the suite is planned).
@@ -497,6 +508,11 @@ public final class CoordinatorRun {
             RunManifest noted = JoinedRun.keepGroupBy(earlier, manifest);
             String groupBy = noted.groupBy();
             store.recordRun(RunEntry.of(noted, settings.scorer(), Instant.now()));
+            // The summary's figures, counted as the answers are stored: reading a million answers
+            // back at the end cost more than all the rest after the last answer (LiveFigures).
+            FailedAnswers.Counter liveFailed = new FailedAnswers.Counter();
+            LiveFigures live = new LiveFigures(plan.runId(), groupBy, liveFailed);
+            store.onStored(live);
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(RunLines.plan(settings, suite, plan));
             suite.notes().forEach(progress::message);
@@ -535,10 +551,12 @@ public final class CoordinatorRun {
             long started = System.nanoTime();
             RunReport report;
             RunReport grading = null;
+            boolean judged = false;
             JudgePhase.Ungraded ungraded = JudgePhase.Ungraded.NONE;
             try {
                 report = runJobs(frames, retry, store, adminNow, pool, budget, options, progress);
                 if (JudgePhase.judges(current.scorer(), suite.vignettes())) {
+                    judged = true;
                     JudgePhase judging = new JudgePhase(plan.runId(), settings.scorer(), settings.jobSize(), store,
                             current.number(), progress::message);
                     grading = judging.run(pool, options);
@@ -612,8 +630,17 @@ public final class CoordinatorRun {
             suite = null;
             plan = null;
             frames = null;
-            FailedAnswers.Counter failedAnswers = new FailedAnswers.Counter();
-            RunStats figures = RunDataLoader.stats(store, runId, current.number(), groupBy, failedAnswers);
+            // Counted as stored when every answer of the run was stored now and none was graded
+            // after (a judge's grades change scores the count saw); read back otherwise.
+            store.onStored(null);
+            FailedAnswers.Counter failedAnswers = liveFailed;
+            RunStats figures = judged ? null : live.figures(store, current.number());
+            summaryCountedAsStored = figures != null;
+            if (figures == null) {
+                failedAnswers = new FailedAnswers.Counter();
+                figures = RunDataLoader.stats(store, runId, current.number(), groupBy, failedAnswers);
+            }
+            live = null;
             summary = RunSummary.of(jobCount, answerCount, report, figures, failedAnswers.result());
             if (adminNow != null) {
                 adminNow.finished();

@@ -3,14 +3,18 @@ package dev.panoptes.report;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.Job;
 import dev.panoptes.control.ResponseRecord;
+import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RunEntry;
+import dev.panoptes.control.store.ScoreEntry;
 import dev.panoptes.control.store.Scoring;
 import dev.panoptes.control.store.StoredRecord;
 import dev.panoptes.control.store.WorkerEventCount;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -117,6 +121,27 @@ public final class RunDataLoader {
         return tally.stats(header.info, header.failures, scoredBy, List.of());
     }
 
+    /**
+     * The statistics of one run from a tally already given its answers ({@link LiveFigures}: as
+     * they were stored), with what else the store knows of the run (its header, failed jobs,
+     * scorings) read now; the figures {@link #stats(JdbcResultStore, String, int, String, Consumer)}
+     * gives when the tally was given the answers it would read, in scoring {@code scoringNumber}.
+     *
+     * @param scorers the scorers that scored the answers tallied
+     * @return the statistics, or null when the run's group-by key is not the tally's (the caller
+     *         then reads the answers back)
+     * @throws IllegalArgumentException as {@link #load(JdbcResultStore, String, int)} does
+     */
+    public static RunStats stats(JdbcResultStore store, String runId, int scoringNumber, String groupBy,
+                                 RunTally tally, Collection<String> scorers) {
+        Header header = header(store, runId, scoringNumber);
+        String resolved = RunStats.groupByOf(header.info, groupBy);
+        if (!java.util.Objects.equals(resolved, tally.groupBy())) {
+            return null;
+        }
+        return tally.stats(header.info, header.failures, scoredBy(header, new TreeSet<>(scorers)), List.of());
+    }
+
     /** What is known of a run besides its answers. */
     private record Header(String runId, RunEntry entry, int scoring, RunInfo info, List<FailureRow> failures,
                           List<WorkerEvents> events) {
@@ -199,6 +224,11 @@ public final class RunDataLoader {
         if (header.entry == null && count[0] == 0 && header.failures.isEmpty()) {
             throw new IllegalArgumentException("the database holds no run '" + runId + "'");
         }
+        return scoredBy(header, scorers);
+    }
+
+    /** The scorers that scored a run's answers, the run's own first. */
+    private static List<String> scoredBy(Header header, Set<String> scorers) {
         String scorer = header.info.scorer();
         List<String> scoredBy = new ArrayList<>();
         if (scorers.remove(scorer)) {
@@ -218,6 +248,42 @@ public final class RunDataLoader {
             each.add(s.number() + " (" + s.scorer() + ", " + s.origin() + ", " + s.createdAt() + ")");
         }
         return "it has " + (scorings.size() == 1 ? "scoring " : "scorings ") + String.join(", ", each);
+    }
+
+    /** How an answer asked by log-likelihood begins (its JSON's first key), as the store's figures query sees it. */
+    private static final String CHOICE_ANSWER = "{\"resps\":";
+
+    /**
+     * The row {@link #stats} reads back for an answer stored now, made from what was stored
+     * instead ({@link LiveFigures}): field for field what {@link #sample} makes of the store's row
+     * without texts (the store's {@code RecordRows.SELECT_FIGURES}), so that both count the same.
+     *
+     * @param job        the job it answers
+     * @param record     the answer as stored
+     * @param v          its vignette, or null when unknown (nothing of it was stored then)
+     * @param score      the score stored with it, or null for none
+     * @param cachedFrom the run it was copied from (served from the cache), or null
+     * @param metadata   whether a figure reads the metadata (a group-by key)
+     */
+    static SampleRow figuresRow(String runId, Job job, ResponseRecord record, Vignette v, ScoreEntry score,
+                                String cachedFrom, boolean metadata) {
+        String response = record.response();
+        boolean choice = response != null && response.startsWith(CHOICE_ANSWER);
+        String expected = v != null && (record.error() != null || choice) ? v.expected() : null;
+        Map<String, Object> meta = Map.of();
+        if (metadata && v != null && !v.metadata().isEmpty()) {
+            try {
+                // As stored and read back: the JSON the store wrote, parsed as the reader parses it.
+                meta = metadata(JSON.writeValueAsString(v.metadata()));
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException("stored metadata that is not JSON: " + e.getOriginalMessage(), e);
+            }
+        }
+        return new SampleRow(runId, job.model() == null ? UNNAMED_MODEL : job.model(), job.epoch(),
+                v != null ? v.id() : record.vignetteId(), null, null, expected, choice ? response : null,
+                score == null || score.scorer() == null ? null : score.score(), null, meta, null, null,
+                record.latencyMs(), record.usage() == null ? null : record.usage().promptTokens(),
+                record.usage() == null ? null : record.usage().completionTokens(), null, record.error(), cachedFrom);
     }
 
     private static SampleRow sample(String runId, StoredRecord r, boolean figuresOnly, boolean metadata) {

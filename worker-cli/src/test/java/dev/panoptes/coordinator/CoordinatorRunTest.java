@@ -121,6 +121,9 @@ class CoordinatorRunTest {
         assertThat(second.run()).isZero();
         assertThat(secondRunJobs).doesNotContainAnyElementsOf(completedFirst);
         assertThat(second.summary().jobsSkipped()).isEqualTo(completedFirst.size());
+        // The summary covers the answers of both sittings: read back from the store, not counted as stored.
+        assertThat(second.summaryCountedAsStored()).isFalse();
+        assertThat(second.summary().answersStored()).isEqualTo(64);
         assertThat(out.toString()).contains("from an earlier run").contains("64 of 64 stored");
         try (ResultStore store = JdbcResultStore.openSqlite(dir.resolve("r.db"))) {
             assertThat(store.recordCount()).isEqualTo(64);

@@ -74,6 +74,8 @@ class FiguresAgreeTest {
                 });
         assertThat(run.run()).isZero();
         String summary = summaryOut.toString();
+        // Counted as the answers were stored, not read back: and still every figure below agrees.
+        assertThat(run.summaryCountedAsStored()).isTrue();
         String runId = runIdOf(summary);
         // The summary's figures were streamed from the store: they are those of every answer loaded.
         assertThat(StreamedFigures.assertAgree(db)).isEqualTo(1);

@@ -130,6 +130,8 @@ public final class JdbcResultStore implements ResultStore {
     private volatile RecordScoring scoring = RecordScoring.NONE;
     /** Guarded by {@code this}. */
     private long duplicates;
+    /** Told of each outcome committed; set once before use, see {@link #onStored}. */
+    private volatile StoredAnswers storedAnswers;
 
     private JdbcResultStore(StoreConnection db, Clock clock) {
         this.db = db;
@@ -239,6 +241,18 @@ public final class JdbcResultStore implements ResultStore {
     }
 
     /**
+     * Tells {@code listener} of every outcome this store commits from now on (by {@link #record},
+     * {@link #recordAll} or the response cache), with the score each answer was stored with: see
+     * {@link StoredAnswers} for when and on which thread. Call before storing; null for none.
+     *
+     * @return this store
+     */
+    public JdbcResultStore onStored(StoredAnswers listener) {
+        this.storedAnswers = listener;
+        return this;
+    }
+
+    /**
      * Fences every write of this store by the lease of {@code runId} ({@link RunLeases}): each
      * write transaction first checks, holding the lease's row against a takeover until it commits,
      * that the run's epoch is still {@code epoch}, and throws {@link StoreFencedException} (storing
@@ -318,6 +332,7 @@ public final class JdbcResultStore implements ResultStore {
                 try {
                     Receipt receipt = outcomes.storeAll(List.of(p), scorer).get(0);
                     duplicates += receipt.duplicates();
+                    told(p, scorer, receipt);
                     done.add(new Written(receipt, null));
                 } catch (RecordRejectedException alone) {
                     done.add(new Written(null, alone));
@@ -325,16 +340,36 @@ public final class JdbcResultStore implements ResultStore {
             }
             return;
         }
-        for (Receipt receipt : receipts) {
+        for (int i = 0; i < receipts.size(); i++) {
+            Receipt receipt = receipts.get(i);
             duplicates += receipt.duplicates();
+            told(pending.get(i), scorer, receipt);
             done.add(new Written(receipt, null));
+        }
+    }
+
+    /** Tells the {@link #onStored} listener of a committed outcome; what it throws is only logged. */
+    private void told(OutcomeWriter.Pending p, RecordScoring scorer, Receipt receipt) {
+        StoredAnswers listener = storedAnswers;
+        if (listener == null) {
+            return;
+        }
+        try {
+            // The scores the writer stored: none without a job or a scoring (OutcomeWriter.storeAll).
+            boolean scored = p.job() != null && scorer != RecordScoring.NONE;
+            listener.stored(p.job(), p.rows(), p.vignettes(), scored ? p.scores() : null, p.cachedFrom(), receipt);
+        } catch (RuntimeException e) {
+            log.warn("a listener to stored answers failed on job {} (the answers are stored)", p.outcome().jobId(), e);
         }
     }
 
     /** Stores an outcome, marking the records of the vignettes {@code cachedFrom} names as served from the cache. */
     synchronized Receipt store(Job job, JobOutcome outcome, String workerId, Map<String, String> cachedFrom) {
-        Receipt receipt = outcomes.store(job, outcome, workerId, scoring, cachedFrom);
+        RecordScoring scorer = scoring;
+        OutcomeWriter.Pending p = OutcomeWriter.Pending.scored(job, outcome, workerId, cachedFrom, scorer);
+        Receipt receipt = outcomes.storeAll(List.of(p), scorer).get(0);
         duplicates += receipt.duplicates();
+        told(p, scorer, receipt);
         return receipt;
     }
 
