@@ -511,7 +511,7 @@ public final class CoordinatorRun {
             // The summary's figures, counted as the answers are stored: reading a million answers
             // back at the end cost more than all the rest after the last answer (LiveFigures).
             FailedAnswers.Counter liveFailed = new FailedAnswers.Counter();
-            LiveFigures live = new LiveFigures(plan.runId(), groupBy, liveFailed);
+            LiveFigures live = new LiveFigures(plan.runId(), groupBy, suite.vignettes().size(), liveFailed);
             store.onStored(live);
             Scoring current = JoinedRun.scoring(store, plan.runId(), scoring, suite, progress::message);
             progress.message(RunLines.plan(settings, suite, plan));

@@ -29,7 +29,8 @@ import java.util.function.Consumer;
  * answers back, as before. Scores changed after storing (a judge's grades) are not seen here: a
  * caller whose run was graded must not ask.
  *
- * <p>What it keeps is the tally's: per model and vignette a few numbers, none per answer. Thread-safe:
+ * <p>What it keeps is the tally's: per model and vignette a few numbers in arrays made at the
+ * model's first answer, nothing per answer, so the heap does not grow as answers are stored. Thread-safe:
  * the storing threads count, then one thread asks for the figures.
  */
 public final class LiveFigures implements StoredAnswers {
@@ -48,12 +49,15 @@ public final class LiveFigures implements StoredAnswers {
      * @param runId   the run whose answers are counted
      * @param groupBy the group-by key given to the summary (null or blank: the run's own), which
      *                must resolve to the key the figures are asked with
+     * @param vignettes how many vignettes each model is to answer (the suite's): room for their
+     *                figures is made at a model's first answer, so that counting allocates
+     *                nothing more ({@link RunTally#RunTally(String, int)}); 0 when not known
      * @param also    given each answer too, after the figures count it (as {@link RunDataLoader#stats}'s)
      */
-    public LiveFigures(String runId, String groupBy, Consumer<SampleRow> also) {
+    public LiveFigures(String runId, String groupBy, int vignettes, Consumer<SampleRow> also) {
         this.runId = java.util.Objects.requireNonNull(runId, "runId");
         this.groupBy = groupBy;
-        this.tally = new RunTally(groupBy);
+        this.tally = new RunTally(groupBy, vignettes);
         this.also = java.util.Objects.requireNonNull(also, "also");
     }
 

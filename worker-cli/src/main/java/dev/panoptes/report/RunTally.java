@@ -23,11 +23,14 @@ import java.util.TreeSet;
 /**
  * The figures of {@link RunStats}, computed one answer at a time: the one computation behind
  * {@link RunStats#of(RunData, String)} (which gives it a run's list of answers) and the summary
- * of a run streamed from the store ({@link RunDataLoader#stats}), which holds no answer.
+ * of a run streamed from the store ({@link RunDataLoader#stats}) or counted as its answers are
+ * stored ({@link LiveFigures}), which hold no answer.
  *
- * <p>What it keeps grows with the vignettes, not the answers: per model and vignette one
- * {@link ClusterTotals} of the figure score (count, sum, mean, squared deviations), whose pass
- * count gives pass@k and whose mean gives the paired comparison, and a second one only for a
+ * <p>What it keeps grows with the vignettes, not the answers: per model and vignette the
+ * {@link ClusterTotals} of the figure score (count, sum, mean, squared deviations) and its passes,
+ * in arrays with no object per vignette ({@link VignetteTallies}; sized up front when the number
+ * of vignettes is known, so that counting allocates nothing more), whose pass count gives pass@k
+ * and whose mean gives the paired comparison, and a second one only for a
  * vignette with a failed answer (for the figure without failed answers); per model and group,
  * per metric and model, a few numbers; latencies as counts per millisecond
  * ({@link LatencyCounts}). The clustered intervals need no more: a vignette is a cluster. The
@@ -40,6 +43,7 @@ import java.util.TreeSet;
  */
 public final class RunTally {
     private final String groupBy;
+    private final int vignettesPerModel;
     private final Map<String, ModelTally> models = new LinkedHashMap<>();
     /** One instance per group value, so that a vignette's tally holds a reference, not a copy. */
     private final Map<String, String> groupNames = new HashMap<>();
@@ -55,8 +59,19 @@ public final class RunTally {
      * @param groupBy the metadata key to break figures down by; null or blank for none
      */
     public RunTally(String groupBy) {
+        this(groupBy, 0);
+    }
+
+    /**
+     * @param groupBy             the metadata key to break figures down by; null or blank for none
+     * @param vignettesPerModel   how many vignettes each model is to answer, when known (0 when
+     *                            not): room for them is made at a model's first answer, so that
+     *                            counting more allocates nothing more
+     */
+    public RunTally(String groupBy, int vignettesPerModel) {
         this.groupBy = groupBy == null || groupBy.isBlank() ? null : groupBy;
         this.choices = new ChoiceMetrics.Tally(this.groupBy);
+        this.vignettesPerModel = Math.max(0, vignettesPerModel);
     }
 
     /** The group-by key, or null. */
@@ -66,7 +81,7 @@ public final class RunTally {
 
     /** Counts one answer of the run in every figure. */
     public void add(SampleRow row) {
-        ModelTally model = models.computeIfAbsent(row.model(), m -> new ModelTally());
+        ModelTally model = models.computeIfAbsent(row.model(), m -> new ModelTally(vignettesPerModel));
         String group = groupBy == null ? null : groupNames.computeIfAbsent(RunStats.groupOf(row, groupBy), g -> g);
         model.add(row, group);
         Double score = row.figureScore();
@@ -140,15 +155,15 @@ public final class RunTally {
      * where a vignette id is asked with one prompt).
      */
     private RunStats.Comparison compare(String baseline, String model) {
-        Map<String, VignetteTally> base = models.getOrDefault(baseline, ModelTally.NONE).vignettes;
-        Map<String, VignetteTally> other = models.getOrDefault(model, ModelTally.NONE).vignettes;
+        VignetteTallies base = models.getOrDefault(baseline, ModelTally.NONE).vignettes;
+        VignetteTallies other = models.getOrDefault(model, ModelTally.NONE).vignettes;
         TreeMap<String, Double> differences = new TreeMap<>();
-        base.forEach((vignette, b) -> {
-            VignetteTally o = other.get(vignette);
-            if (o != null) {
-                differences.put(vignette, o.sum() / o.count() - b.sum() / b.count());
+        for (int b = 0; b < base.size(); b++) {
+            int o = other.indexOf(base.id(b));
+            if (o >= 0) {
+                differences.put(base.id(b), other.sum(o) / other.count(o) - base.sum(b) / base.count(b));
             }
-        });
+        }
         return new RunStats.Comparison(baseline, model, differences.size(),
                 PairedDifference.of(new ArrayList<>(differences.values())));
     }
@@ -163,8 +178,8 @@ public final class RunTally {
         }
         int epochs = 0;
         for (ModelTally m : models.values()) {
-            for (VignetteTally v : m.vignettes.values()) {
-                epochs = Math.max(epochs, v.count());
+            for (int v = 0; v < m.vignettes.size(); v++) {
+                epochs = Math.max(epochs, m.vignettes.count(v));
             }
         }
         if (epochs < 2) {
@@ -183,8 +198,8 @@ public final class RunTally {
                 continue;
             }
             List<int[]> problems = new ArrayList<>(m.vignettes.size());
-            for (VignetteTally v : m.vignettes.values()) {
-                problems.add(new int[]{v.count(), v.passes});
+            for (int v = 0; v < m.vignettes.size(); v++) {
+                problems.add(new int[]{m.vignettes.count(v), m.vignettes.passes(v)});
             }
             Map<Integer, Estimate> byK = new LinkedHashMap<>();
             for (int k : ks) {
@@ -198,29 +213,9 @@ public final class RunTally {
         return new PassAtKFigures(out);
     }
 
-    /**
-     * One model's vignette: the totals of its figure scores, its passes (score 1), the totals
-     * without failed answers once it has one (null until then: the same as the figure's), and
-     * its group.
-     */
-    private static final class VignetteTally extends ClusterTotals {
-        int passes;
-        ClusterTotals answered;
-        final String group;
-
-        VignetteTally(String group) {
-            this.group = group;
-        }
-
-        /** The totals of its answers that did not fail (may be empty). */
-        ClusterTotals withoutFailed() {
-            return answered == null ? this : answered;
-        }
-    }
-
     /** One model's running figures. */
     private static final class ModelTally {
-        static final ModelTally NONE = new ModelTally();
+        static final ModelTally NONE = new ModelTally(0);
 
         int samples;
         long promptTokens;
@@ -229,7 +224,11 @@ public final class RunTally {
         final ClusteredMean.Totals figure = new ClusteredMean.Totals();
         final ClusteredMean.Totals answered = new ClusteredMean.Totals();
         final Map<String, ClusteredMean.Totals> groups = new LinkedHashMap<>();
-        final Map<String, VignetteTally> vignettes = new LinkedHashMap<>();
+        final VignetteTallies vignettes;
+
+        ModelTally(int vignettes) {
+            this.vignettes = new VignetteTallies(vignettes);
+        }
 
         void add(SampleRow row, String group) {
             samples++;
@@ -248,45 +247,24 @@ public final class RunTally {
             if (group != null) {
                 groups.computeIfAbsent(group, g -> new ClusteredMean.Totals()).add(score);
             }
-            VignetteTally v = vignettes.computeIfAbsent(row.vignetteId(), k -> new VignetteTally(group));
-            if (row.failed()) {
-                if (v.answered == null) {
-                    // From now on the figure without failed answers differs from the figure.
-                    v.answered = new ClusterTotals();
-                    v.answered.copyFrom(v);
-                }
-            } else {
+            int v = vignettes.slotOf(row.vignetteId(), group);
+            if (!row.failed()) {
                 answered.add(score);
-                if (v.answered != null) {
-                    v.answered.add(score);
-                }
             }
-            v.add(score);
-            if (score == 1.0) {
-                v.passes++;
-            }
+            vignettes.add(v, score, row.failed());
         }
 
         RunStats.ModelStats stats(String name, String groupBy, int failures) {
-            List<ClusterTotals> withoutFailed = new ArrayList<>();
-            for (VignetteTally v : vignettes.values()) {
-                if (v.withoutFailed().count() > 0) {
-                    withoutFailed.add(v.withoutFailed());
-                }
-            }
             Map<String, Estimate> byGroup = Map.of();
             if (groupBy != null) {
-                Map<String, List<ClusterTotals>> clusters = new HashMap<>();
-                for (VignetteTally v : vignettes.values()) {
-                    clusters.computeIfAbsent(v.group, g -> new ArrayList<>()).add(v);
-                }
+                Map<String, java.util.Collection<ClusterTotals>> clusters = vignettes.byGroup();
                 Map<String, Estimate> sorted = new TreeMap<>();
                 groups.forEach((g, totals) -> sorted.put(g, Accuracy.of(totals, clusters.getOrDefault(g, List.of()))));
                 byGroup = Collections.unmodifiableMap(sorted);
             }
             return new RunStats.ModelStats(name, samples, figure.n(), samples - figure.n(),
-                    Accuracy.of(figure, vignettes.values()), byGroup, promptTokens, completionTokens, failures,
-                    failedAnswers, Accuracy.of(answered, withoutFailed));
+                    Accuracy.of(figure, vignettes.all()), byGroup, promptTokens, completionTokens, failures,
+                    failedAnswers, Accuracy.of(answered, vignettes.withoutFailed()));
         }
     }
 }

@@ -44,7 +44,7 @@ class LiveFiguresTest {
     void theFiguresCountedAsStoredAreThoseReadBackFromTheStore() {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("live.db")).withScoring(SCORING)) {
             FailedAnswers.Counter liveFailed = new FailedAnswers.Counter();
-            LiveFigures live = new LiveFigures("r", "topic", liveFailed);
+            LiveFigures live = new LiveFigures("r", "topic", 40, liveFailed);
             store.onStored(live);
             store(store, "r", new Random(5), 40);
 
@@ -70,7 +70,7 @@ class LiveFiguresTest {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("resumed.db")).withScoring(SCORING)) {
             Job first = job("r", "a", 0, 0, List.of(new Vignette("early", "q", "x", Map.of())));
             store.record(first, new JobOutcome(first.id(), List.of(answer("early", "x", null))), "w");
-            LiveFigures live = new LiveFigures("r", null, new FailedAnswers.Counter());
+            LiveFigures live = new LiveFigures("r", null, 0, new FailedAnswers.Counter());
             store.onStored(live);
             store(store, "r", new Random(6), 10);
 
@@ -81,7 +81,7 @@ class LiveFiguresTest {
     @Test
     void anOutcomeStoredWithDuplicatesLeavesTheFiguresToTheStore() {
         try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve("dup.db")).withScoring(SCORING)) {
-            LiveFigures live = new LiveFigures("r", null, new FailedAnswers.Counter());
+            LiveFigures live = new LiveFigures("r", null, 0, new FailedAnswers.Counter());
             store.onStored(live);
             Vignette v1 = new Vignette("v1", "q", "x", Map.of());
             Vignette v2 = new Vignette("v2", "q", "x", Map.of());

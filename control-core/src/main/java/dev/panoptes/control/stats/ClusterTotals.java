@@ -25,6 +25,20 @@ public class ClusterTotals {
         squares += before * (value - mean);
     }
 
+    /**
+     * Totals with these values, as {@link #count()}, {@link #sum()}, {@link #mean()} and
+     * {@link #squares()} give them: for a tally that keeps its clusters' totals elsewhere (in
+     * arrays) and needs one as an object.
+     */
+    public static ClusterTotals of(int count, double sum, double mean, double squares) {
+        ClusterTotals t = new ClusterTotals();
+        t.count = count;
+        t.sum = sum;
+        t.mean = mean;
+        t.squares = squares;
+        return t;
+    }
+
     /** Makes these totals a copy of {@code other}'s. */
     public void copyFrom(ClusterTotals other) {
         count = other.count;
