@@ -622,10 +622,11 @@ public final class CoordinatorRun {
             int answerCount = plan.vignetteCount();
             store.finishRun(runId, unstored.spend());
             // The suite and its plan are the largest thing on the heap (about twice the suite
-            // file): they are let go first. The summary's figures are then computed from the
-            // answers as they are read back from the store, none of them held (per vignette a few
-            // numbers: RunDataLoader.stats), or a run of a million vignettes under -Xmx of three
-            // times its file ran out of heap here.
+            // file): they are let go first. The summary's figures were counted as the answers
+            // were stored (LiveFigures: per vignette a few numbers in arrays); when they cannot
+            // be those of the store they are let go and computed from the answers as they are
+            // read back from the store, none of them held (RunDataLoader.stats), or a run of a
+            // million vignettes under -Xmx of three times its file ran out of heap here.
             planned = null;
             suite = null;
             plan = null;
@@ -635,12 +636,12 @@ public final class CoordinatorRun {
             store.onStored(null);
             FailedAnswers.Counter failedAnswers = liveFailed;
             RunStats figures = judged ? null : live.figures(store, current.number());
+            live = null;
             summaryCountedAsStored = figures != null;
             if (figures == null) {
                 failedAnswers = new FailedAnswers.Counter();
                 figures = RunDataLoader.stats(store, runId, current.number(), groupBy, failedAnswers);
             }
-            live = null;
             summary = RunSummary.of(jobCount, answerCount, report, figures, failedAnswers.result());
             if (adminNow != null) {
                 adminNow.finished();

@@ -49,8 +49,13 @@ public record SampleRow(String runId, String model, int epoch, String vignetteId
     /** @throws NullPointerException when runId, model or vignetteId is null */
     public SampleRow {
         Objects.requireNonNull(runId, "runId");
-        Objects.requireNonNull(model, "model (runId=" + runId + ", jobId=" + jobId + ")");
-        Objects.requireNonNull(vignetteId, "vignetteId (runId=" + runId + ", jobId=" + jobId + ")");
+        // The messages are made only when thrown: a row is made per answer, a million per run.
+        if (model == null) {
+            throw new NullPointerException("model (runId=" + runId + ", jobId=" + jobId + ")");
+        }
+        if (vignetteId == null) {
+            throw new NullPointerException("vignetteId (runId=" + runId + ", jobId=" + jobId + ")");
+        }
         metadata = copyWithoutNulls(metadata);
     }
 

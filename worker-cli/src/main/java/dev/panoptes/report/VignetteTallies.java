@@ -23,6 +23,8 @@ import java.util.NoSuchElementException;
  */
 final class VignetteTallies {
     private String[] ids;
+    /** Each id's hash, so that a probe that meets another id does not read its string. */
+    private int[] hashes;
     private String[] groups;
     private int[] counts;
     private double[] sums;
@@ -32,13 +34,20 @@ final class VignetteTallies {
     /** The totals without failed answers, null until the vignette has a failed answer (then they differ). */
     private ClusterTotals[] answered;
     private int size;
-    /** Open addressing by id hash: slot index + 1, 0 for empty; at most half full. */
+    /**
+     * Open addressing by id hash (Fibonacci hashing: the sequential ids of a generated suite hash
+     * to neighbours, which linear probing alone would pile up): slot index + 1, 0 for empty; at
+     * most half full.
+     */
     private int[] table;
+    /** 32 - log2 of the table's length. */
+    private int shift;
 
     /** @param expected how many vignettes to make room for now (more are made room for as they come) */
     VignetteTallies(int expected) {
         int capacity = Math.max(8, expected);
         ids = new String[capacity];
+        hashes = new int[capacity];
         groups = new String[capacity];
         counts = new int[capacity];
         sums = new double[capacity];
@@ -47,6 +56,7 @@ final class VignetteTallies {
         passes = new int[capacity];
         answered = new ClusterTotals[capacity];
         table = new int[tableSize(capacity)];
+        shift = Integer.numberOfLeadingZeros(table.length) + 1;
     }
 
     private static int tableSize(int capacity) {
@@ -70,13 +80,14 @@ final class VignetteTallies {
 
     /** The vignette's slot, or -1 when it has none. */
     int indexOf(String id) {
+        int hash = id.hashCode();
         int mask = table.length - 1;
-        for (int h = spread(id.hashCode()) & mask; ; h = (h + 1) & mask) {
+        for (int h = home(hash); ; h = (h + 1) & mask) {
             int at = table[h];
             if (at == 0) {
                 return -1;
             }
-            if (ids[at - 1].equals(id)) {
+            if (hashes[at - 1] == hash && ids[at - 1].equals(id)) {
                 return at - 1;
             }
         }
@@ -84,14 +95,15 @@ final class VignetteTallies {
 
     /** The vignette's slot, made (in group {@code group}) when it has none. */
     int slotOf(String id, String group) {
+        int hash = id.hashCode();
         int mask = table.length - 1;
-        int h = spread(id.hashCode()) & mask;
+        int h = home(hash);
         for (; ; h = (h + 1) & mask) {
             int at = table[h];
             if (at == 0) {
                 break;
             }
-            if (ids[at - 1].equals(id)) {
+            if (hashes[at - 1] == hash && ids[at - 1].equals(id)) {
                 return at - 1;
             }
         }
@@ -101,18 +113,21 @@ final class VignetteTallies {
         }
         int slot = size++;
         ids[slot] = id;
+        hashes[slot] = hash;
         groups[slot] = group;
         table[h] = slot + 1;
         return slot;
     }
 
-    private static int spread(int hash) {
-        return hash ^ (hash >>> 16);
+    /** Where a hash's probe starts: its product with 2^32 / the golden ratio, top bits. */
+    private int home(int hash) {
+        return (hash * 0x9E3779B9) >>> shift;
     }
 
     private void grow() {
         int capacity = ids.length * 2;
         ids = Arrays.copyOf(ids, capacity);
+        hashes = Arrays.copyOf(hashes, capacity);
         groups = Arrays.copyOf(groups, capacity);
         counts = Arrays.copyOf(counts, capacity);
         sums = Arrays.copyOf(sums, capacity);
@@ -121,9 +136,10 @@ final class VignetteTallies {
         passes = Arrays.copyOf(passes, capacity);
         answered = Arrays.copyOf(answered, capacity);
         table = new int[tableSize(capacity)];
+        shift = Integer.numberOfLeadingZeros(table.length) + 1;
         int mask = table.length - 1;
         for (int slot = 0; slot < size; slot++) {
-            int h = spread(ids[slot].hashCode()) & mask;
+            int h = home(hashes[slot]);
             while (table[h] != 0) {
                 h = (h + 1) & mask;
             }
