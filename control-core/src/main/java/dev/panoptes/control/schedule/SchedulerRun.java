@@ -175,7 +175,7 @@ final class SchedulerRun {
             if (complete.contains(job.id())) {
                 skipped++;
             } else {
-                waiting.add(new JobState(job));
+                waiting.add(job);
                 toRun++;
             }
         }

@@ -1,5 +1,7 @@
 package dev.panoptes.control.schedule;
 
+import dev.panoptes.control.Job;
+
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -14,11 +16,17 @@ import java.util.Set;
  * The jobs of one run that wait to be sent: those ready now, in the order they are to go, and
  * those held back until a time (a retry's backoff, a pause after refusals), in due order.
  *
+ * <p>A job never sent waits as its {@link Job} alone, and gets its {@link JobState} when the
+ * dispatcher looks at it ({@link #ready()}): a run of a million jobs holds a state only for those
+ * sent, not a million made before the first dispatch (64 MB the collector copied, and a new
+ * run's first dispatch waited for).
+ *
  * <p>Owned by the thread running the scheduler's {@code run}; not thread-safe. A job is in at
  * most one of the two queues, and in neither while it is in flight or settled.
  */
 final class WaitingJobs {
-    private final ArrayDeque<JobState> ready = new ArrayDeque<>();
+    /** Each a {@link JobState}, or the {@link Job} of one never sent (whose state is fresh). */
+    private final ArrayDeque<Object> ready = new ArrayDeque<>();
     private final PriorityQueue<JobState> delayed = new PriorityQueue<>((a, b) -> Long.compare(a.dueNanos, b.dueNanos));
     /**
      * How many waiting jobs (ready or held back) ask for each model, null for "any"; a model leaves
@@ -31,24 +39,30 @@ final class WaitingJobs {
     /** Queues the job behind the ready ones. */
     void add(JobState state) {
         ready.add(state);
-        count(state, 1);
+        count(state.job, 1);
+    }
+
+    /** Queues a job never sent behind the ready ones; its state is made when it is looked at. */
+    void add(Job job) {
+        ready.add(job);
+        count(job, 1);
     }
 
     /** Queues the job ahead of the ready ones: it goes next. */
     void addFirst(JobState state) {
         ready.addFirst(state);
-        count(state, 1);
+        count(state.job, 1);
     }
 
     /** Holds the job back until {@code dueNanos} (the run's clock). */
     void delay(JobState state, long dueNanos) {
         state.dueNanos = dueNanos;
         delayed.add(state);
-        count(state, 1);
+        count(state.job, 1);
     }
 
-    private void count(JobState state, int delta) {
-        String model = state.job.model();
+    private void count(Job job, int delta) {
+        String model = job.model();
         int[] n = perModel.get(model);
         if (n == null) {
             perModel.put(model, new int[] {delta});
@@ -79,9 +93,13 @@ final class WaitingJobs {
         return ready.size();
     }
 
-    /** The ready jobs in sending order; {@link Iterator#remove()} takes the one sent. */
+    /**
+     * The ready jobs in sending order; {@link Iterator#remove()} takes the one sent. A job never
+     * sent is given a fresh state, which is its own once it is taken (and made again, as fresh,
+     * if it is not: nothing about it changed).
+     */
     Iterator<JobState> ready() {
-        Iterator<JobState> it = ready.iterator();
+        Iterator<Object> it = ready.iterator();
         return new Iterator<>() {
             private JobState last;
 
@@ -92,21 +110,28 @@ final class WaitingJobs {
 
             @Override
             public JobState next() {
-                last = it.next();
+                last = stateOf(it.next());
                 return last;
             }
 
             @Override
             public void remove() {
                 it.remove();
-                count(last, -1);
+                count(last.job, -1);
             }
         };
     }
 
+    private static JobState stateOf(Object waiting) {
+        return waiting instanceof JobState state ? state : new JobState((Job) waiting);
+    }
+
     /** Takes every waiting job out, ready ones first. */
     List<JobState> drain() {
-        List<JobState> all = new ArrayList<>(ready);
+        List<JobState> all = new ArrayList<>(ready.size() + delayed.size());
+        for (Object waiting : ready) {
+            all.add(stateOf(waiting));
+        }
         all.addAll(delayed);
         ready.clear();
         delayed.clear();

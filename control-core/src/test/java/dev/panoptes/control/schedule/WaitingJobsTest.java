@@ -66,4 +66,34 @@ class WaitingJobsTest {
         waiting.add(a1);
         assertThat(waiting.wantedModels()).containsExactly("a");
     }
+
+    @Test
+    void aJobNeverSentWaitsWithoutAStateAndGetsAFreshOneWhenLookedAt() {
+        WaitingJobs waiting = new WaitingJobs();
+        Job a = job("a", 1).job;
+        Job b = job("b", 2).job;
+        waiting.add(a);
+        waiting.add(b);
+        assertThat(waiting.wantedModels()).containsExactlyInAnyOrder("a", "b");
+        assertThat(waiting.readyCount()).isEqualTo(2);
+
+        // Looked at and left (no worker for it): it still waits, first, and its next state is as fresh.
+        Iterator<JobState> pass = waiting.ready();
+        JobState first = pass.next();
+        assertThat(first.job).isSameAs(a);
+        assertThat(first.dispatches + first.attempts + first.workerFaults + first.refusalsInARow).isZero();
+        JobState second = pass.next();
+        pass.remove();
+        assertThat(second.job).isSameAs(b);
+        assertThat(waiting.wantedModels()).containsExactly("a");
+
+        // Sent and back for a retry: from then on it waits as its own state.
+        second.attempts = 1;
+        waiting.addFirst(second);
+        Iterator<JobState> again = waiting.ready();
+        assertThat(again.next()).isSameAs(second);
+        assertThat(again.next().job).isSameAs(a);
+        assertThat(waiting.drain()).extracting(state -> state.job).containsExactly(b, a);
+        assertThat(waiting.wantedModels()).isEmpty();
+    }
 }
