@@ -27,7 +27,8 @@ public record Suite(String name, List<Vignette> vignettes, String sha256, List<I
             throw new IllegalArgumentException("suite '" + name + "' has no vignettes");
         }
         Objects.requireNonNull(sha256, "sha256");
-        lines = List.copyOf(lines);
+        // A reader's int line numbers stay ints (LineNumbers): a million boxed copies cost the collector.
+        lines = lines instanceof LineNumbers numbers ? numbers.frozen() : List.copyOf(lines);
         notes = notes == null ? List.of() : List.copyOf(notes);
         if (!lines.isEmpty() && lines.size() != vignettes.size()) {
             throw new IllegalArgumentException("suite '" + name + "' has " + vignettes.size() + " vignettes but "

@@ -54,7 +54,7 @@ public final class SuiteReader {
         MessageDigest sha256 = sha256();
         try (InputStream in = new DigestInputStream(new java.io.BufferedInputStream(Files.newInputStream(file),
                 1 << 16), sha256)) {
-            List<Integer> lines = new ArrayList<>();
+            List<Integer> lines = new LineNumbers();
             Map<String, Integer> unused = new LinkedHashMap<>();
             Optional<List<Vignette>> vignettes = codec.vignettes(in, lines, unused);
             if (vignettes.isPresent() && !vignettes.get().isEmpty()) {
@@ -86,7 +86,7 @@ public final class SuiteReader {
     public Suite read(InputStream input, String name, String source) throws IOException, SuiteFormatException {
         MessageDigest sha256 = sha256();
         List<Vignette> vignettes = new ArrayList<>();
-        List<Integer> lines = new ArrayList<>();
+        List<Integer> lines = new LineNumbers();
         List<String> problems = new ArrayList<>();
         Map<String, Integer> firstLineOfId = new HashMap<>();
         Map<String, Integer> unused = new LinkedHashMap<>();
