@@ -1,6 +1,5 @@
 package dev.panoptes.control;
 
-
 /** Constructor checks shared by the model records; each failure names the record and field. */
 final class Checks {
     private Checks() {

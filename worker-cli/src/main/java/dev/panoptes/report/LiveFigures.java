@@ -104,7 +104,12 @@ public final class LiveFigures implements StoredAnswers {
      */
     public synchronized RunStats figures(JdbcResultStore store, int scoringNumber) {
         if (unusable == null) {
-            long held = store.recordCount(runId);
+            // All the store's records first: SQLite counts them without reading a row, and when
+            // they are all counted here so are the run's; the run's alone reads every row.
+            long held = store.recordCount();
+            if (held != counted) {
+                held = store.recordCount(runId);
+            }
             if (held != counted) {
                 unusable = "the store holds " + held + " answers of the run, " + counted + " were stored now";
             }

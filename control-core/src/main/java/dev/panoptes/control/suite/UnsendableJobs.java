@@ -55,8 +55,8 @@ public final class UnsendableJobs {
             List<Vignette> vignettes = job.spec().vignettes();
             long bound = FRAME_OVERHEAD_BOUND + 6L * (length(job.spec().params().system())
                     + length(job.spec().params().model()));
-            for (Vignette v : vignettes) {
-                bound += JobPlan.upperBound(v);
+            for (int i = 0; i < vignettes.size(); i++) {
+                bound += JobPlan.upperBound(vignettes.get(i));
             }
             if (bound <= maxFrameBytes) {
                 continue;
