@@ -37,8 +37,10 @@ abstract class BenchCommand implements Callable<Integer> {
     List<String> jvmOpts = new ArrayList<>();
 
     @Option(names = "--coordinator-jvm-opt", paramLabel = "OPT", description = "An extra option for the"
-            + " product's coordinator process in e2e and suite only (repeatable), e.g."
-            + " -XX:StartFlightRecording=filename=c.jfr,settings=profile.")
+            + " product's coordinator process (e2e, suite, fleet, choice, ratelimit; repeatable), e.g."
+            + " -XX:StartFlightRecording=filename=c.jfr,settings=profile, or, to profile a whole run by"
+            + " phase, -agentpath:libasyncProfiler.so=start,event=cpu,interval=1ms,threads,loop=1s,collapsed,"
+            + "file=DIR/p-%%p-%%t.collapsed (one file a second).")
     List<String> coordinatorJvmOpts = new ArrayList<>();
 
     @Option(names = {"-v", "--verbose"}, description = "Echo the children's replies on stderr.")

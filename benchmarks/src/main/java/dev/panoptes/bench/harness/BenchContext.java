@@ -54,7 +54,7 @@ public final class BenchContext implements AutoCloseable {
         return childJvmArgs;
     }
 
-    /** The user's --coordinator-jvm-opt options, for the product's coordinator process in e2e and suite. */
+    /** The user's --coordinator-jvm-opt options, for the product's coordinator process (every measurement that starts one). */
     public List<String> coordinatorJvmArgs() {
         return coordinatorJvmArgs;
     }
