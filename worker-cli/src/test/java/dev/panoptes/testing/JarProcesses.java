@@ -31,15 +31,9 @@ public final class JarProcesses implements AutoCloseable {
     /**
      * For the short-lived JVMs of a test: the C1 compiler alone and the serial collector start
      * faster and spend less CPU on a 2-core machine that runs several of them at once; what the
-     * program does is the same. C1 compiles a method once it has run 1000 times (or looped
-     * 200000 times) rather than 200: most methods of a JVM that lives a few seconds never get
-     * that far, and compiling them cost more than interpreting them (a 50-vignette {@code eval}
-     * took 1.13 s of CPU instead of 1.29, medians of 6; FaultIsolationIT, WorkerJarIT and
-     * TlsRunIT's worker.jar processes 24.5 and 24.1 s instead of 26.9 and 29.1).
+     * program does is the same.
      */
-    public static final List<String> JVM_OPTIONS = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-            "-XX:Tier3InvocationThreshold=1000", "-XX:Tier3MinInvocationThreshold=500", "-XX:Tier3CompileThreshold=5000",
-            "-XX:Tier3BackEdgeThreshold=200000");
+    public static final List<String> JVM_OPTIONS = List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
     private static final Pattern LISTENING = Pattern.compile("listening for workers on (127\\.0\\.0\\.1:\\d+);");
 
     private final String name;
