@@ -12,9 +12,7 @@
 # Take the CPU lock around it on a shared machine: flock /tmp/panoptes-cpu.lock benchmarks/coordinator-threads.sh ...
 # COORD_JAVA_OPTS goes to the coordinator's JVM only, e.g. a profiler: COORD_JAVA_OPTS="-agentpath:/tmp/ap/linux-x64/
 # libasyncProfiler.so=start,event=cpu,interval=1ms,threads,collapsed,file=/tmp/coord.collapsed"
-# WORKER_JAVA_OPTS likewise goes to the worker's JVM only. WORKER_PROFILE=DIR/PREFIX profiles the worker over the
-# steady window alone: async-profiler (ASYNC_PROFILER, the path of libasyncProfiler.so) is attached by jcmd when the
-# window opens and writes PREFIX-<build index>-<round>.collapsed (CPU, 1 ms, per thread) when it closes.
+# WORKER_JAVA_OPTS likewise goes to the worker's JVM only (its profile then covers the whole run, warm-up included).
 set -u
 rounds=$1; shift
 N=${N:-100000}; C=${C:-64}; LAT=${LAT:-20}; FROM=${FROM:-20000}; TO=${TO:-85000}
@@ -49,24 +47,16 @@ try:
   c=sqlite3.connect('file:'+sys.argv[1]+'?mode=ro', uri=True, timeout=5); print(c.execute('select count(*) from panoptes_records').fetchone()[0])
 except Exception: print(0)" "$1"; }
 for r in $(seq "$rounds"); do
-  bi=0
   for b in "$@"; do
-    bi=$((bi + 1))
     rm -f p.db*; cport=$(port)
     java ${COORD_JAVA_OPTS:-} -jar "$b/worker-cli/target/worker.jar" coordinator --listen 127.0.0.1:$cport --suite suite.jsonl --db p.db \
       --model stub-arithmetic --scorer exact --job-size 1 > coord.log 2>&1 & co=$!
     java ${WORKER_JAVA_OPTS:-} -jar "$b/worker-cli/target/worker.jar" --coordinator 127.0.0.1:$cport --model-api http://127.0.0.1:$sport/v1 \
       --capacity $C > worker.log 2>&1 & wo=$!
     a0=0; while kill -0 $co 2>/dev/null; do a0=$(stored p.db); [ "$a0" -ge "$FROM" ] && break; sleep 0.2; done
-    if [ -n "${WORKER_PROFILE:-}" ]; then
-      jcmd $wo JVMTI.agent_load "$ASYNC_PROFILER" "start,event=cpu,interval=1ms,threads" >/dev/null
-    fi
     sample $co > s0; sample $wo > w0; t0=$(date +%s.%N)
     a1=0; while kill -0 $co 2>/dev/null; do a1=$(stored p.db); [ "$a1" -ge "$TO" ] && break; sleep 0.2; done
     sample $co > s1; sample $wo > w1; t1=$(date +%s.%N)
-    if [ -n "${WORKER_PROFILE:-}" ]; then
-      jcmd $wo JVMTI.agent_load "$ASYNC_PROFILER" "stop,collapsed,file=$WORKER_PROFILE-$bi-$r.collapsed" >/dev/null
-    fi
     wait $co; kill -TERM $wo 2>/dev/null; wait $wo 2>/dev/null
     hz=$(getconf CLK_TCK)
     python3 - "$b" "$r" "$a0" "$a1" "$hz" "$t0" "$t1" <<'PY'
@@ -98,7 +88,8 @@ print(f"  {'TOTAL':28s} {tot[0]*1e6/hz/n:7.1f} us/answer  vol {tot[1]/n:6.3f}  i
 # The worker over the same window (threads alive at both samples; its model calls are the answers, job size 1).
 wagg = collections.defaultdict(int)
 for tid, (name, cpu, v, nv) in w1.items():
-    wagg["model-client-io" if "-io-" in name else kind(name)] += cpu - w0.get(tid, (name, 0, 0, 0))[1]
+    wagg["model-client (io)" if name.startswith("model-client") and "timer" not in name
+         else "java (main)" if name == "java" else kind(name)] += cpu - w0.get(tid, (name, 0, 0, 0))[1]
 for k, cpu in sorted(wagg.items(), key=lambda kv: -kv[1]):
     if cpu:
         print(f"    worker {k:21s} {cpu*1e6/hz/n:7.1f} us/model call")
