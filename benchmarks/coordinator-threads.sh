@@ -88,7 +88,7 @@ print(f"  {'TOTAL':28s} {tot[0]*1e6/hz/n:7.1f} us/answer  vol {tot[1]/n:6.3f}  i
 # The worker over the same window (threads alive at both samples; its model calls are the answers, job size 1).
 wagg = collections.defaultdict(int)
 for tid, (name, cpu, v, nv) in w1.items():
-    wagg["model-client (io)" if name.startswith("model-client") and "timer" not in name
+    wagg["model-client (io+timer)" if name.startswith("model-client") and "timer" not in name
          else "java (main)" if name == "java" else kind(name)] += cpu - w0.get(tid, (name, 0, 0, 0))[1]
 for k, cpu in sorted(wagg.items(), key=lambda kv: -kv[1]):
     if cpu:
