@@ -9,7 +9,6 @@ import org.apache.hc.client5.http.config.TlsConfig;
 import org.apache.hc.client5.http.impl.ChainElement;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
-import org.apache.hc.client5.http.impl.routing.SystemDefaultRoutePlanner;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.client5.http.ssl.ClientTlsStrategyBuilder;
 import org.apache.hc.core5.http.ContentType;
@@ -76,6 +75,8 @@ final class Transport {
     /** The pool of {@link #http}, for its statistics. */
     private final ConnectionManager connections;
     private final CloseableHttpAsyncClient http;
+    /** The JVM's proxy settings, asked once per endpoint and settings. */
+    private final ProxyRoutes routes = new ProxyRoutes();
     private volatile boolean closed;
 
     /**
@@ -121,7 +122,7 @@ final class Transport {
                 // The default callback logs "ERROR ... null" when close() interrupts an I/O thread
                 // at exit; a failure while the client is open still shows, named.
                 .setIoReactorExceptionCallback(this::ioReactorFailed)
-                .setRoutePlanner(new SystemDefaultRoutePlanner(null))
+                .setRoutePlanner(routes)
                 .setDefaultRequestConfig(RequestConfig.custom()
                         .setRedirectsEnabled(false)
                         .setAuthenticationEnabled(false)
@@ -236,6 +237,11 @@ final class Transport {
     /** Pooled connections leased to an exchange (in use, not idle in the pool). */
     int leasedConnections() {
         return connections.getTotalStats().getLeased();
+    }
+
+    /** The route planner, for tests. */
+    ProxyRoutes routes() {
+        return routes;
     }
 
     /** The prefix of the thread names, {@code model-client-<n>}. */
