@@ -6,7 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.FailureScope;
@@ -159,6 +159,7 @@ final class ChatCompletions {
         JsonNode modelNode = null;
         JsonNode usageNode = null;
         boolean choicesArray = false;
+        JsonNodeFactory nodes = mapper.getDeserializationConfig().getNodeFactory();
         try (parser) {
             JsonToken rootToken = parser.nextToken();
             if (rootToken == null) {
@@ -179,16 +180,16 @@ final class ChatCompletions {
                         choicesArray = value == JsonToken.START_ARRAY;
                         firstChoice = null;
                         if (choicesArray) {
-                            firstChoice = firstElement(parser);
+                            firstChoice = firstElement(parser, nodes);
                         } else {
                             parser.skipChildren();
                         }
                         break;
                     case "model":
-                        modelNode = parser.readValueAsTree();
+                        modelNode = JsonTrees.read(parser, nodes);
                         break;
                     case "usage":
-                        usageNode = parser.readValueAsTree();
+                        usageNode = JsonTrees.read(parser, nodes);
                         break;
                     default:
                         parser.skipChildren();
@@ -229,13 +230,10 @@ final class ChatCompletions {
      * empty, {@link NullNode} when the element is a JSON null), the others skipped; leaves the
      * parser at the array's end.
      */
-    private static JsonNode firstElement(JsonParser parser) throws IOException {
+    private static JsonNode firstElement(JsonParser parser, JsonNodeFactory nodes) throws IOException {
         JsonNode first = null;
         if (parser.nextToken() != JsonToken.END_ARRAY) {
-            first = parser.readValueAsTree();
-            if (first == null) {
-                first = NullNode.getInstance();
-            }
+            first = JsonTrees.read(parser, nodes);
             while (parser.nextToken() != JsonToken.END_ARRAY) {
                 parser.skipChildren();
             }
