@@ -12,6 +12,7 @@
 # Take the CPU lock around it on a shared machine: flock /tmp/panoptes-cpu.lock benchmarks/coordinator-threads.sh ...
 # COORD_JAVA_OPTS goes to the coordinator's JVM only, e.g. a profiler: COORD_JAVA_OPTS="-agentpath:/tmp/ap/linux-x64/
 # libasyncProfiler.so=start,event=cpu,interval=1ms,threads,collapsed,file=/tmp/coord.collapsed"
+# WORKER_JAVA_OPTS likewise goes to the worker's JVM only (its profile then covers the whole run, warm-up included).
 set -u
 rounds=$1; shift
 N=${N:-100000}; C=${C:-64}; LAT=${LAT:-20}; FROM=${FROM:-20000}; TO=${TO:-85000}
@@ -50,7 +51,7 @@ for r in $(seq "$rounds"); do
     rm -f p.db*; cport=$(port)
     java ${COORD_JAVA_OPTS:-} -jar "$b/worker-cli/target/worker.jar" coordinator --listen 127.0.0.1:$cport --suite suite.jsonl --db p.db \
       --model stub-arithmetic --scorer exact --job-size 1 > coord.log 2>&1 & co=$!
-    java -jar "$b/worker-cli/target/worker.jar" --coordinator 127.0.0.1:$cport --model-api http://127.0.0.1:$sport/v1 \
+    java ${WORKER_JAVA_OPTS:-} -jar "$b/worker-cli/target/worker.jar" --coordinator 127.0.0.1:$cport --model-api http://127.0.0.1:$sport/v1 \
       --capacity $C > worker.log 2>&1 & wo=$!
     a0=0; while kill -0 $co 2>/dev/null; do a0=$(stored p.db); [ "$a0" -ge "$FROM" ] && break; sleep 0.2; done
     sample $co > s0; sample $wo > w0; t0=$(date +%s.%N)
@@ -85,7 +86,14 @@ for k, (cpu, v, nv) in sorted(agg.items(), key=lambda kv: -kv[1][0]):
         print(f"  {k:28s} {cpu*1e6/hz/n:7.1f} us/answer  vol {v/n:6.3f}  invol {nv/n:6.3f}")
 print(f"  {'TOTAL':28s} {tot[0]*1e6/hz/n:7.1f} us/answer  vol {tot[1]/n:6.3f}  invol {tot[2]/n:6.3f}")
 # The worker over the same window (threads alive at both samples; its model calls are the answers, job size 1).
-wcpu = sum(cpu - w0.get(tid, (name, 0, 0, 0))[1] for tid, (name, cpu, v, nv) in w1.items())
+wagg = collections.defaultdict(int)
+for tid, (name, cpu, v, nv) in w1.items():
+    wagg["model-client (io+timer)" if name.startswith("model-client") and "timer" not in name
+         else "java (main)" if name == "java" else kind(name)] += cpu - w0.get(tid, (name, 0, 0, 0))[1]
+for k, cpu in sorted(wagg.items(), key=lambda kv: -kv[1]):
+    if cpu:
+        print(f"    worker {k:21s} {cpu*1e6/hz/n:7.1f} us/model call")
+wcpu = sum(wagg.values())
 print(f"  {'WORKER (whole JVM)':28s} {wcpu*1e6/hz/n:7.1f} us/model call")
 PY
   done

@@ -163,9 +163,9 @@ final class StartedJob extends CompletableFuture<JobOutcome> {
         if (isDone()) {
             return;
         }
-        String where = EvalJobRunner.where(job, index);
         ResponseRecord record;
         if (failure != null) {
+            String where = EvalJobRunner.where(job, index);
             if (EvalJobRunner.unwrapped(failure) instanceof ControlException e && e.scope() == FailureScope.JOB) {
                 record = EvalJobRunner.failedAnswer(where, job.spec().vignettes().get(index), job.spec(),
                         startNanos, e);
@@ -174,10 +174,14 @@ final class StartedJob extends CompletableFuture<JobOutcome> {
                 return;
             }
         } else if (r == null) {
-            completeExceptionally(new WorkerException(where + ": the model client returned no response"));
+            completeExceptionally(new WorkerException(EvalJobRunner.where(job, index)
+                    + ": the model client returned no response"));
             return;
         } else {
-            log.debug("{} answered by {} in {} ms", where, r.model(), r.latencyMs());
+            // Named only when logged: the name is a string built per answer, on a client thread.
+            if (log.isDebugEnabled()) {
+                log.debug("{} answered by {} in {} ms", EvalJobRunner.where(job, index), r.model(), r.latencyMs());
+            }
             record = r.record(job.spec().vignettes().get(index).id());
         }
         boolean all;

@@ -1,11 +1,12 @@
 package dev.panoptes.eval.http;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.panoptes.control.FailureScope;
@@ -18,6 +19,7 @@ import dev.panoptes.eval.ModelRequest;
 import dev.panoptes.eval.ModelResponse;
 import dev.panoptes.eval.ToolCall;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,50 +46,70 @@ final class ChatCompletions {
      * left out so the server's defaults apply. An extra field never replaces one Panoptes sets.
      */
     byte[] requestBody(String model, ModelRequest request) {
+        // Written field by field rather than built as a tree and then written: the worker's
+        // main thread builds one body per model call, and the tree cost twice the time.
         SpecParams p = request.params();
-        ObjectNode body = mapper.createObjectNode();
-        body.put("model", model);
-        ArrayNode messages = body.putArray("messages");
-        // A vignette's own system message is joined to the run's: never two system messages.
-        for (ChatMessage m : SystemMessages.join(p.system(), request.turns())) {
-            messages.addObject().put("role", m.role()).put("content", m.content());
-        }
-        if (request.toolChat() != null) {
-            request.toolChat().messages().forEach(messages::add);
-            body.set("tools", ToolDefinitions.of(mapper, request.toolChat().tools()));
-            body.put("tool_choice", "auto");
-        }
-        if (p.temperature() != null) {
-            body.put("temperature", p.temperature());
-        }
-        if (p.maxTokens() != null) {
-            body.put("max_tokens", p.maxTokens());
-        }
-        if (p.seed() != null) {
-            body.put("seed", p.seed());
-        }
-        if (p.topP() != null) {
-            body.put("top_p", p.topP());
-        }
-        if (p.stop() != null) {
-            ArrayNode stop = body.putArray("stop");
-            p.stop().forEach(stop::add);
-        }
-        if (p.extraBody() != null) {
-            // The fields Panoptes sets itself were refused when the run was planned; set() keeps
-            // ours should one come from elsewhere.
-            for (java.util.Map.Entry<String, JsonNode> f : ExtraBody.parse(p.extraBody()).properties()) {
-                if (!body.has(f.getKey()) && !ExtraBody.RESERVED.contains(f.getKey())) {
-                    body.set(f.getKey(), f.getValue());
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256);
+        try (JsonGenerator g = mapper.createGenerator(out)) {
+            g.writeStartObject();
+            g.writeStringField("model", model);
+            g.writeArrayFieldStart("messages");
+            // A vignette's own system message is joined to the run's: never two system messages.
+            for (ChatMessage m : SystemMessages.join(p.system(), request.turns())) {
+                g.writeStartObject();
+                g.writeStringField("role", m.role());
+                g.writeStringField("content", m.content());
+                g.writeEndObject();
+            }
+            if (request.toolChat() != null) {
+                for (JsonNode m : request.toolChat().messages()) {
+                    mapper.writeTree(g, m);
+                }
+                g.writeEndArray();
+                g.writeFieldName("tools");
+                mapper.writeTree(g, ToolDefinitions.of(mapper, request.toolChat().tools()));
+                g.writeStringField("tool_choice", "auto");
+            } else {
+                g.writeEndArray();
+            }
+            if (p.temperature() != null) {
+                g.writeNumberField("temperature", p.temperature());
+            }
+            if (p.maxTokens() != null) {
+                g.writeNumberField("max_tokens", p.maxTokens());
+            }
+            if (p.seed() != null) {
+                g.writeNumberField("seed", p.seed());
+            }
+            if (p.topP() != null) {
+                g.writeNumberField("top_p", p.topP());
+            }
+            if (p.stop() != null) {
+                g.writeArrayFieldStart("stop");
+                for (String stop : p.stop()) {
+                    g.writeString(stop);
+                }
+                g.writeEndArray();
+            }
+            if (p.extraBody() != null) {
+                // The fields Panoptes sets itself were refused when the run was planned; ours are
+                // kept should one come from elsewhere (all but the tools' are RESERVED).
+                for (java.util.Map.Entry<String, JsonNode> f : ExtraBody.parse(p.extraBody()).properties()) {
+                    String name = f.getKey();
+                    boolean ours = ExtraBody.RESERVED.contains(name) || request.toolChat() != null
+                            && (name.equals("tools") || name.equals("tool_choice"));
+                    if (!ours) {
+                        g.writeFieldName(f.getKey());
+                        mapper.writeTree(g, f.getValue());
+                    }
                 }
             }
-        }
-        body.put("stream", false);
-        try {
-            return mapper.writeValueAsBytes(body);
-        } catch (JsonProcessingException e) {
+            g.writeBooleanField("stream", false);
+            g.writeEndObject();
+        } catch (IOException e) {
             throw new IllegalStateException("cannot serialize a chat completion request", e);
         }
+        return out.toByteArray();
     }
 
     /** As {@link #parseResponse(Answer)}, for a body at hand as text. */
@@ -137,6 +159,7 @@ final class ChatCompletions {
         JsonNode modelNode = null;
         JsonNode usageNode = null;
         boolean choicesArray = false;
+        JsonNodeFactory nodes = mapper.getDeserializationConfig().getNodeFactory();
         try (parser) {
             JsonToken rootToken = parser.nextToken();
             if (rootToken == null) {
@@ -157,16 +180,16 @@ final class ChatCompletions {
                         choicesArray = value == JsonToken.START_ARRAY;
                         firstChoice = null;
                         if (choicesArray) {
-                            firstChoice = firstElement(parser);
+                            firstChoice = firstElement(parser, nodes);
                         } else {
                             parser.skipChildren();
                         }
                         break;
                     case "model":
-                        modelNode = parser.readValueAsTree();
+                        modelNode = JsonTrees.read(parser, nodes);
                         break;
                     case "usage":
-                        usageNode = parser.readValueAsTree();
+                        usageNode = JsonTrees.read(parser, nodes);
                         break;
                     default:
                         parser.skipChildren();
@@ -207,13 +230,10 @@ final class ChatCompletions {
      * empty, {@link NullNode} when the element is a JSON null), the others skipped; leaves the
      * parser at the array's end.
      */
-    private static JsonNode firstElement(JsonParser parser) throws IOException {
+    private static JsonNode firstElement(JsonParser parser, JsonNodeFactory nodes) throws IOException {
         JsonNode first = null;
         if (parser.nextToken() != JsonToken.END_ARRAY) {
-            first = parser.readValueAsTree();
-            if (first == null) {
-                first = NullNode.getInstance();
-            }
+            first = JsonTrees.read(parser, nodes);
             while (parser.nextToken() != JsonToken.END_ARRAY) {
                 parser.skipChildren();
             }

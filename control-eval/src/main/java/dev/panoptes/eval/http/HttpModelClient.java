@@ -105,8 +105,11 @@ import java.util.concurrent.TimeoutException;
  *       by {@code javax.net.ssl.trustStore}), with host name verification.</li>
  *   <li>Proxies come from the JVM's default {@link java.net.ProxySelector}, that is from the usual
  *       system properties ({@code https.proxyHost}, {@code https.proxyPort},
- *       {@code http.proxyHost}, {@code http.proxyPort}, {@code http.nonProxyHosts}), read at each
- *       new connection.</li>
+ *       {@code http.proxyHost}, {@code http.proxyPort}, {@code http.nonProxyHosts}). The JDK's
+ *       selector is asked once per endpoint, and again whenever one of those properties has
+ *       changed since, so that a change takes effect at the next request; a selector installed
+ *       with {@link java.net.ProxySelector#setDefault}, or the JDK's with
+ *       {@code java.net.useSystemProxies}, is asked at every request.</li>
  *   <li>A fixed number of daemon threads, whatever the calls in flight:
  *       {@link Builder#ioThreads(int) ioThreads} I/O threads (default 1) that do all the network
  *       work and complete the calls, one idle thread Apache HttpClient keeps after starting them,
@@ -473,6 +476,11 @@ public final class HttpModelClient implements ModelClient, AutoCloseable {
     /** Pooled connections leased to an exchange (in use, not idle in the pool). For tests. */
     int leasedConnections() {
         return transport.leasedConnections();
+    }
+
+    /** Targets whose proxy decision is kept (see {@link ProxyRoutes}). For tests. */
+    int proxyDecisionsKept() {
+        return transport.routes().decisionsKept();
     }
 
     /** The prefix of this client's thread names, {@code model-client-<n>}. For tests. */

@@ -8,7 +8,6 @@ import org.apache.hc.core5.http.HttpResponse;
 import org.apache.hc.core5.http.Message;
 import org.apache.hc.core5.http.nio.AsyncResponseConsumer;
 import org.apache.hc.core5.http.nio.CapacityChannel;
-import org.apache.hc.core5.http.nio.entity.BasicAsyncEntityConsumer;
 import org.apache.hc.core5.http.nio.support.BasicResponseConsumer;
 import org.apache.hc.core5.http.protocol.HttpContext;
 
@@ -17,7 +16,7 @@ import java.nio.ByteBuffer;
 import java.util.List;
 
 /**
- * Apache HttpClient's {@link BasicResponseConsumer} buffering the body as bytes, except that
+ * Apache HttpClient's {@link BasicResponseConsumer} buffering the body as bytes ({@link BodyBytes}), except that
  * it hands the answer over only when Apache releases it, which Apache does just after putting
  * the connection back in the pool. Apache would otherwise complete an exchange before that,
  * and the call a vignette chains from that completion would find the connection still taken
@@ -26,8 +25,7 @@ import java.util.List;
  * <p>One per exchange; Apache calls it on the I/O thread of the exchange's connection.
  */
 final class PooledFirstConsumer implements AsyncResponseConsumer<Message<HttpResponse, byte[]>> {
-    private final BasicResponseConsumer<byte[]> buffered = new BasicResponseConsumer<>(
-            new BasicAsyncEntityConsumer());
+    private final BasicResponseConsumer<byte[]> buffered = new BasicResponseConsumer<>(new BodyBytes());
     /** The answer and whom to give it to, between the end of the body and the release. */
     private volatile Message<HttpResponse, byte[]> answer;
     private volatile FutureCallback<Message<HttpResponse, byte[]>> recipient;

@@ -9,7 +9,6 @@ import org.apache.hc.client5.http.config.TlsConfig;
 import org.apache.hc.client5.http.impl.ChainElement;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
-import org.apache.hc.client5.http.impl.routing.SystemDefaultRoutePlanner;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.client5.http.ssl.ClientTlsStrategyBuilder;
 import org.apache.hc.core5.http.ContentType;
@@ -18,9 +17,12 @@ import org.apache.hc.core5.http.HttpException;
 import org.apache.hc.core5.http.HttpRequest;
 import org.apache.hc.core5.http.nio.AsyncEntityProducer;
 import org.apache.hc.core5.http.nio.AsyncRequestProducer;
-import org.apache.hc.core5.http.nio.entity.AsyncEntityProducers;
+import org.apache.hc.core5.http.message.BasicHeader;
+import org.apache.hc.core5.http.message.BasicHttpRequest;
+import org.apache.hc.core5.http.nio.entity.BasicAsyncEntityProducer;
+import org.apache.hc.core5.http.nio.support.BasicRequestProducer;
+import org.apache.hc.core5.net.URIAuthority;
 import org.apache.hc.core5.http.nio.ssl.TlsStrategy;
-import org.apache.hc.core5.http.nio.support.AsyncRequestBuilder;
 import org.apache.hc.core5.http2.HttpVersionPolicy;
 import org.apache.hc.core5.io.CloseMode;
 import org.apache.hc.core5.reactor.IOReactorConfig;
@@ -32,6 +34,7 @@ import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -67,8 +70,10 @@ final class Transport {
     private static final AtomicInteger CLIENTS = new AtomicInteger();
 
     private final String threadPrefix = "model-client-" + CLIENTS.incrementAndGet();
-    /** The API key's header, or null without a key. */
-    private final Header authorization;
+    /** The headers every request carries: Accept and, with a key, Authorization. */
+    private final Header[] headers;
+    /** The URIs requests were sent to, taken apart. */
+    private final ConcurrentHashMap<URI, Target> targets = new ConcurrentHashMap<>();
     /** Timeouts, retry waits and new connections; one thread. */
     private final ScheduledThreadPoolExecutor timer;
     /** Built at start for an https API, else by the first connection that needs TLS, if any. */
@@ -76,6 +81,8 @@ final class Transport {
     /** The pool of {@link #http}, for its statistics. */
     private final ConnectionManager connections;
     private final CloseableHttpAsyncClient http;
+    /** The JVM's proxy settings, asked once per endpoint and settings. */
+    private final ProxyRoutes routes = new ProxyRoutes();
     private volatile boolean closed;
 
     /**
@@ -89,7 +96,8 @@ final class Transport {
      */
     Transport(String apiKey, Duration connectTimeout, Duration requestTimeout, int maxConnections, int ioThreads,
               SSLContext ssl, boolean https) {
-        this.authorization = apiKey == null ? null : new AuthorizationHeader(apiKey);
+        Header accept = new BasicHeader("Accept", "application/json");
+        this.headers = apiKey == null ? new Header[] {accept} : new Header[] {accept, new AuthorizationHeader(apiKey)};
         this.timer = new ScheduledThreadPoolExecutor(1, daemons(threadPrefix + "-timer", false));
         // Every attempt schedules its timeout and nearly every one cancels it: without this the
         // queue would hold each cancelled timeout until it was due.
@@ -121,7 +129,7 @@ final class Transport {
                 // The default callback logs "ERROR ... null" when close() interrupts an I/O thread
                 // at exit; a failure while the client is open still shows, named.
                 .setIoReactorExceptionCallback(this::ioReactorFailed)
-                .setRoutePlanner(new SystemDefaultRoutePlanner(null))
+                .setRoutePlanner(routes)
                 .setDefaultRequestConfig(RequestConfig.custom()
                         .setRedirectsEnabled(false)
                         .setAuthenticationEnabled(false)
@@ -196,15 +204,27 @@ final class Transport {
 
     /** A request with the headers every call carries: Accept and, when set, the key. */
     AsyncRequestProducer request(String method, URI uri, byte[] body) {
-        AsyncRequestBuilder request = AsyncRequestBuilder.create(method).setUri(uri)
-                .addHeader("Accept", "application/json");
-        if (authorization != null) {
-            request.addHeader(authorization);
+        Target t = targets.computeIfAbsent(uri, Target::new);
+        BasicHttpRequest request = new BasicHttpRequest(method, t.scheme, t.authority, t.path);
+        request.setHeaders(headers);
+        return new BasicRequestProducer(request, body == null ? null : new BasicAsyncEntityProducer(body, JSON));
+    }
+
+    /**
+     * What a request takes from its URI, taken apart once per URI (a client posts to one or two)
+     * rather than once per request, as Apache's request builder would.
+     */
+    private static final class Target {
+        final String scheme;
+        final URIAuthority authority;
+        final String path;
+
+        Target(URI uri) {
+            this.scheme = uri.getScheme();
+            this.authority = new URIAuthority(uri.getRawUserInfo(), uri.getHost(), uri.getPort());
+            String p = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
+            this.path = uri.getRawQuery() == null ? p : p + "?" + uri.getRawQuery();
         }
-        if (body != null) {
-            request.setEntity(AsyncEntityProducers.create(body, JSON));
-        }
-        return request.build();
     }
 
     /** Hands {@code x}'s request to Apache, whose callback completes {@code x}. */
@@ -236,6 +256,11 @@ final class Transport {
     /** Pooled connections leased to an exchange (in use, not idle in the pool). */
     int leasedConnections() {
         return connections.getTotalStats().getLeased();
+    }
+
+    /** The route planner, for tests. */
+    ProxyRoutes routes() {
+        return routes;
     }
 
     /** The prefix of the thread names, {@code model-client-<n>}. */
