@@ -63,6 +63,12 @@ final class StoreCommand extends BenchCommand {
             + " that each record keeps its request key as a run with the response cache does (default: no key).")
     boolean cacheable;
 
+    @Option(names = "--in-flight", description = "With --writer: jobs out at once, answered in random order among"
+            + " them as a fleet answers (the coordinator's fleet of 1,000 connections x 64 has 64,000 out), so that"
+            + " each batch's keys are scattered over that window; 0 stores the jobs in plan order"
+            + " (default: ${DEFAULT-VALUE}).", defaultValue = "0")
+    int inFlight;
+
     StoreCommand() {
         super(3);
     }
@@ -107,9 +113,9 @@ final class StoreCommand extends BenchCommand {
 
     /** The store thread's CPU per answer: {@link StoreThreadBench}, a warm-up round then the measured ones. */
     private int measureWriter(Report report) throws Exception {
-        if (jobSizes.stream().anyMatch(n -> n < 1) || rate < 0) {
+        if (jobSizes.stream().anyMatch(n -> n < 1) || rate < 0 || inFlight < 0) {
             throw new picocli.CommandLine.ParameterException(new picocli.CommandLine(this),
-                    "every --job-size must be at least 1 and --rate at least 0");
+                    "every --job-size must be at least 1, and --rate and --in-flight at least 0");
         }
         Path dir = Files.createTempDirectory("panoptes-store-thread");
         String tag = Long.toString(System.nanoTime(), 36);
@@ -123,7 +129,7 @@ final class StoreCommand extends BenchCommand {
                             ? JdbcResultStore.openSqlite(dir.resolve(round + ".db"))
                             : JdbcResultStore.openPostgres(postgres, null, null)).withScoring(new RunScoring("exact"))) {
                         StoreThreadBench.Result res = StoreThreadBench.round(store, r == 0 ? Math.min(outcomes, 20_000)
-                                : outcomes, jobSize, rate, round, (long) (linger() * 1e6), cacheable);
+                                : outcomes, jobSize, rate, round, (long) (linger() * 1e6), cacheable, inFlight);
                         report.progress(String.format(Locale.ROOT, "store thread, job size %d, %s: %.2f us CPU per"
                                 + " answer, %,.0f answers/s, %.1f answers per commit [load %.2f]", jobSize,
                                 r == 0 ? "warm-up" : "round " + r, res.storeThreadMicrosPerAnswer(),
@@ -151,7 +157,9 @@ final class StoreCommand extends BenchCommand {
         report.line("### The store thread on " + (postgres == null ? "SQLite" : "PostgreSQL") + " (" + runs()
                 + " rounds of " + outcomes + " answers after a warm-up round, submitted at "
                 + (rate == 0 ? "the writer's pace" : rate + " answers/s") + ", linger " + linger()
-                + " ms, exact-match scoring" + (cacheable ? ", request keys kept" : "") + "; median (min-max))");
+                + " ms, exact-match scoring" + (cacheable ? ", request keys kept" : "")
+                + (inFlight > 1 ? ", answered in random order among " + inFlight + " jobs out" : ", in plan order")
+                + "; median (min-max))");
         report.line("");
         report.line("Machine: " + Machine.describe() + ".");
         report.line("");

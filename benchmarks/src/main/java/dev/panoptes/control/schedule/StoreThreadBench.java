@@ -19,6 +19,7 @@ import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -80,6 +81,20 @@ public final class StoreThreadBench {
      */
     public static Result round(JdbcResultStore store, int answers, int jobSize, int ratePerSecond, String tag,
                                long lingerNanos, boolean cacheable) throws InterruptedException {
+        return round(store, answers, jobSize, ratePerSecond, tag, lingerNanos, cacheable, 0);
+    }
+
+    /**
+     * As {@link #round(JdbcResultStore, int, int, int, String, long, boolean)}, the answers coming
+     * back out of job order as a fleet's do: with {@code inFlight} jobs out at once, each answer is
+     * that of a job drawn at random among them, and the next job of the plan takes its place. Job ids
+     * are the plan's (the run id, a dash, the job's number zero-padded: see
+     * {@link dev.panoptes.control.suite.JobPlan}), so that what a batch's inserts touch in the
+     * records' key index is what a fleet's touch: keys scattered over the in-flight window, rather
+     * than appended one after another. 0 (or 1) keeps the plan's order.
+     */
+    public static Result round(JdbcResultStore store, int answers, int jobSize, int ratePerSecond, String tag,
+                               long lingerNanos, boolean cacheable, int inFlight) throws InterruptedException {
         SpecParams params = cacheable
                 ? new SpecParams(null, 0.0, null, null, "stub-arithmetic").withModelSource("model-id stub-arithmetic")
                 : new SpecParams(null, null, null, null, "stub-arithmetic");
@@ -101,9 +116,12 @@ public final class StoreThreadBench {
                 records.add(new ResponseRecord(id, answer, "stub-arithmetic", "stop", 20L + random.nextInt(5),
                         new Usage(14, 2)));
             }
-            Job job = new Job(JobId.of(tag + "-j" + j), new EvalSpec("suite", vignettes,
+            Job job = new Job(JobId.of(String.format(Locale.ROOT, "%s-%07d", tag, j)), new EvalSpec("suite", vignettes,
                     params), runId, 0);
             writes.add(new StoreWriter.RecordWrite(new JobState(job), worker, new JobOutcome(job.id(), records)));
+        }
+        if (inFlight > 1) {
+            writes = inFleetOrder(writes, inFlight, random);
         }
         long[] stored = new long[1];
         long[] calls = new long[1];
@@ -181,6 +199,27 @@ public final class StoreThreadBench {
             throw new IllegalStateException("stored " + stored[0] + " answers, expected " + expected);
         }
         return new Result(expected, cpu / 1e3 / expected, expected * 1e9 / nanos, (double) expected / calls[0]);
+    }
+
+    /**
+     * The writes in the order a fleet with {@code inFlight} jobs out answers them: each next answer
+     * is that of a job drawn at random among those out, whose place the plan's next job takes.
+     */
+    static List<StoreWriter.RecordWrite> inFleetOrder(List<StoreWriter.RecordWrite> writes, int inFlight,
+                                                      Random random) {
+        List<StoreWriter.RecordWrite> out = new ArrayList<>(writes.size());
+        List<StoreWriter.RecordWrite> pool = new ArrayList<>(Math.min(inFlight, writes.size()));
+        int next = 0;
+        while (out.size() < writes.size()) {
+            while (pool.size() < inFlight && next < writes.size()) {
+                pool.add(writes.get(next++));
+            }
+            int i = random.nextInt(pool.size());
+            out.add(pool.get(i));
+            pool.set(i, pool.get(pool.size() - 1));
+            pool.remove(pool.size() - 1);
+        }
+        return out;
     }
 
     /** The worker the writes name: only its id is read. */

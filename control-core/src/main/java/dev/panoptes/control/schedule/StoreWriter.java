@@ -57,9 +57,16 @@ final class StoreWriter {
     private static final Logger log = LoggerFactory.getLogger(StoreWriter.class);
     /**
      * Writes taken at once: their results reach the scheduler in one event, and the answers among
-     * them go to the store in one call, committed together.
+     * them go to the store in one call, committed together. Only a queue that is deep fills it (a
+     * shallow one ends its batch when the linger does), and there a larger batch is cheaper per
+     * answer: a fleet answers out of job order, so each answer of a batch dirties a key-index page
+     * of its own, and the more answers a commit holds the more of them share a page (on SQLite,
+     * with 64,000 jobs in flight, batches of 256 wrote 1.5 WAL pages per answer, of 1,024 0.9; in
+     * the fleet benchmark 512 rather than 256 took the store thread from 21.9 to 17.7 us per
+     * answer). Not more: a batch past half the default {@code maxHeld} of 1,000 would hold
+     * dispatch back while it commits.
      */
-    static final int BATCH = 256;
+    static final int BATCH = 512;
     /**
      * How long the oldest write waiting may wait for others to share its commit. A commit costs
      * the store about as much as a few dozen rows (a WAL append and its page writes on SQLite, a

@@ -134,4 +134,22 @@ class StoreWriterLingerTest {
             assertThat(db.recordCount()).isEqualTo(StoreWriter.BATCH + 3);
         }
     }
+
+    @Test
+    void aDeepQueueGoesToTheStoreFiveHundredAndTwelveAtATime() throws Exception {
+        // A fleet answering out of job order dirties a key-index page per answer: the more answers a
+        // commit holds, the more share a page (see StoreWriter.BATCH). 600 queued at once are 512 and 88.
+        try (JdbcResultStore db = JdbcResultStore.openSqlite(dir.resolve("d.db"))) {
+            CountingStore store = new CountingStore(db);
+            StoreWriter writer = writer(store, MINUTE);
+
+            StoreWriterBatchTest.submitAnswers(writer, TestJobs.jobs("j", 600));
+            writer.finish();
+            awaitIdle(writer);
+
+            assertThat(store.batchSizes).containsExactly(512, 88);
+            assertThat(stored.get()).isEqualTo(600);
+            assertThat(db.recordCount()).isEqualTo(600);
+        }
+    }
 }
