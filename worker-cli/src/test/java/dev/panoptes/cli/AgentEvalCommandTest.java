@@ -6,8 +6,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +31,11 @@ class AgentEvalCommandTest {
     private static final Path AGENT = Path.of("..", "evals", "agent.jsonl").toAbsolutePath().normalize();
     private static final Path CODE = Path.of("..", "evals", "code.jsonl").toAbsolutePath().normalize();
 
+    /** Where the one eval of the agent suite shared by two tests keeps its database. */
+    @TempDir
+    static Path shared;
+    private static AgentEval modelRun;
+
     @TempDir
     Path dir;
 
@@ -38,23 +45,18 @@ class AgentEvalCommandTest {
     @Test
     void theAgentSuitesTasksAreSolvedThroughTheToolLoopAndCheckedInTheirSandboxes() throws Exception {
         for (String model : new String[] {StubModelServer.MODEL, StubModelServer.SMALL_MODEL}) {
-            StringWriter out = new StringWriter();
-            StringWriter err = new StringWriter();
-            long before = stub.requestCount();
-            int exit = WorkerMain.run(new String[] {"eval", "--suite", AGENT.toString(), "--model", model,
-                    "--model-api", stub.baseUrl().toString(), "--db", dir.resolve(model + ".db").toString(),
-                    "--sandboxes", "4", "--no-progress"}, new PrintWriter(out, true), new PrintWriter(err, true),
-                    Map.of());
+            AgentEval run = model.equals(StubModelServer.MODEL) ? agentEvalOfTheModel(stub)
+                    : AgentEval.run(model, stub, dir.resolve(model + ".db"));
 
-            assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
+            assertThat(run.exit()).as("console:%n%s%nsummary:%n%s", run.err(), run.out()).isZero();
             // Every task takes the script's commands, one model turn each, then an answer.
-            assertThat(stub.requestCount() - before).as("model turns").isGreaterThanOrEqualTo(8 * 2 + 1);
+            assertThat(run.modelTurns()).as("model turns").isGreaterThanOrEqualTo(8 * 2 + 1);
             // Scored by each task's check in its sandbox (or the two computing tasks' own numeric
             // scorer), whatever the run's text scorer (exact), which scored nothing.
-            assertThat(out.toString()).contains("8 of 8 stored, 0 missing")
+            assertThat(run.out()).contains("8 of 8 stored, 0 missing")
                     .contains("accuracy (check and numeric, scoring 1)").doesNotContain("exact")
                     .contains(model + ": 1.000 (95% CI");
-            try (JdbcResultStore store = JdbcResultStore.openSqlite(dir.resolve(model + ".db"))) {
+            try (JdbcResultStore store = JdbcResultStore.openSqlite(run.db())) {
                 assertThat(store.recordCount()).isEqualTo(8);
             }
         }
@@ -62,16 +64,18 @@ class AgentEvalCommandTest {
 
     @Test
     void rescoringKeepsTheVerdictsOfTheSandboxChecksAndRescoresOnlyTheOtherAnswers() throws Exception {
-        Path db = dir.resolve("agent.db");
+        AgentEval run = agentEvalOfTheModel(stub);
+        assertThat(run.exit()).as("console:%n%s%nsummary:%n%s", run.err(), run.out()).isZero();
+        // Rescored in a copy of its own: the run stays as the eval left it, for the other test.
+        Path db = Files.copy(run.db(), dir.resolve("agent.db"));
+        Path wal = run.db().resolveSibling(run.db().getFileName() + "-wal");
+        if (Files.exists(wal)) {
+            Files.copy(wal, dir.resolve("agent.db-wal"));
+        }
+
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int exit = WorkerMain.run(new String[] {"eval", "--suite", AGENT.toString(), "--model", StubModelServer.MODEL,
-                "--model-api", stub.baseUrl().toString(), "--db", db.toString(), "--sandboxes", "4", "--no-progress"},
-                new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
-        assertThat(exit).as("console:%n%s%nsummary:%n%s", err, out).isZero();
-
-        out.getBuffer().setLength(0);
-        exit = WorkerMain.run(new String[] {"rescore", "--db", db.toString(), "--scorer", "includes"},
+        int exit = WorkerMain.run(new String[] {"rescore", "--db", db.toString(), "--scorer", "includes"},
                 new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
 
         assertThat(exit).as("console:%n%s%nout:%n%s", err, out).isZero();
@@ -114,5 +118,31 @@ class AgentEvalCommandTest {
         assertThat(Double.parseDouble(m.group(3))).isGreaterThan(pass1);
         // pass@1 over epochs is the mean score: the accuracy line says the same.
         assertThat(summary).contains(StubModelServer.MODEL + ": " + m.group(1) + " (95% CI");
+    }
+
+    /**
+     * The agent suite's eval of {@link StubModelServer#MODEL}, run once per class (against the stub
+     * of the test that asks first) and read by both the eval test and the rescoring test: the agent
+     * suite's sandboxed commands are most of this class's time, and neither test changes the run.
+     */
+    private static synchronized AgentEval agentEvalOfTheModel(StubModelApi stub) throws IOException {
+        if (modelRun == null) {
+            modelRun = AgentEval.run(StubModelServer.MODEL, stub, Files.createDirectories(shared.resolve("model"))
+                    .resolve("agent.db"));
+        }
+        return modelRun;
+    }
+
+    /** An {@code eval} of the agent suite: its exit code, console, summary, model turns and database. */
+    private record AgentEval(int exit, String out, String err, long modelTurns, Path db) {
+        static AgentEval run(String model, StubModelApi stub, Path db) {
+            StringWriter out = new StringWriter();
+            StringWriter err = new StringWriter();
+            long before = stub.requestCount();
+            int exit = WorkerMain.run(new String[] {"eval", "--suite", AGENT.toString(), "--model", model,
+                    "--model-api", stub.baseUrl().toString(), "--db", db.toString(), "--sandboxes", "4",
+                    "--no-progress"}, new PrintWriter(out, true), new PrintWriter(err, true), Map.of());
+            return new AgentEval(exit, out.toString(), err.toString(), stub.requestCount() - before, db);
+        }
     }
 }

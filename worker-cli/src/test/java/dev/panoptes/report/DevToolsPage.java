@@ -114,6 +114,18 @@ final class DevToolsPage implements AutoCloseable {
     }
 
     /**
+     * Reloads the page, in the renderer that shows it, and returns once its load event fired: a
+     * page with a large script loads so far sooner than by {@link #open} from another page, its
+     * renderer having compiled the script before.
+     */
+    void reload() throws Exception {
+        CompletableFuture<JsonNode> loaded = new CompletableFuture<>();
+        events.put("Page.loadEventFired", loaded);
+        call("Page.reload", JSON.createObjectNode());
+        loaded.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    }
+
+    /**
      * Lays the page out as a window of this size would (CSS pixels, scale 1) until
      * {@link #defaultViewport()}; the page is laid out again at once.
      */

@@ -41,10 +41,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * fixture's logs, it holds one of a run of three epochs. Fails, saying why, when Chromium or
  * the built page is missing. Leaves a screenshot in {@code target/inspect-viewer.png}.
  *
- * <p>One Chromium serves the class's tests. Each log is opened by a fresh load of the page at
- * its route, and so is the agent log's sample; other samples are routed to by the fragment within
- * the log shown (the 5 MB page loads once per log), and loaded afresh if the viewer has not shown
- * them within 5 s. Routed by the fragment, the viewer (not ours) stayed on "Loading..." for the
+ * <p>One Chromium and one server (one address) serve the class's tests. Each log is opened by a
+ * fresh load of the page at its route, and so is the agent log's sample; other samples are routed
+ * to by the fragment within the log shown (the 5 MB page loads once per log), and loaded afresh if
+ * the viewer has not shown them within 5 s. A fresh load after the first is a reload of the page
+ * at the new route: the renderer that compiled the viewer's script keeps it, and the load costs
+ * about 0.5 s rather than the 1.2-1.8 s of a load into a new renderer (from about:blank). Routed by the fragment, the viewer (not ours) stayed on "Loading..." for the
  * agent log's sample in every run, and, on a heavily loaded machine (load 13), kept showing the
  * previous log after the fragment named another; a fresh load showed each at once.
  */
@@ -62,6 +64,12 @@ class InspectViewerBrowserTest {
     static Path profile;
 
     private static DevToolsPage page;
+    /** The loopback server of the viewer's page and of the log folder {@link #served}. */
+    private static HttpServer server;
+    /** The log folder the test now running serves at /logs/. */
+    private static volatile Path served;
+    /** The viewer's address whose page the browser shows, or null. */
+    private static String loaded;
 
     @TempDir
     Path dir;
@@ -76,10 +84,17 @@ class InspectViewerBrowserTest {
         assertThat(VIEWER.resolve("dist/viewer.js")).as("the Inspect viewer page is not built: Maven builds it"
                 + " before the tests with " + VIEWER.resolve("build.sh") + ", which needs node and npm").isRegularFile();
         page = DevToolsPage.start(chromium, profile);
+        server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        server.createContext("/logs/", exchange -> serve(exchange, served, "/logs/"));
+        server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
+        server.start();
     }
 
     @AfterAll
     static void stopChromium() {
+        if (server != null) {
+            server.stop(0);
+        }
         if (page != null) {
             page.close();
         }
@@ -96,59 +111,54 @@ class InspectViewerBrowserTest {
         String epochs = InspectLog.write(threeEpochs(), logs, InspectLog.LogFormat.EVAL).get(0).getFileName()
                 .toString();
 
-        HttpServer server = serveViewer(logs);
-        try {
-            String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
-            String accuracy = shown(model.accuracy().mean());
-            String stderr = shown(model.accuracy().standardError());
-            // Every text asserted below is waited for: the grid fills its rows after the header.
-            JsonNode shown = show(base, "/logs/" + file, List.of("capitals & <sums>", "m-b", accuracy, "6 Samples",
-                    "What is the capital of France?", "Name a prime above 10.", "reply 0.0", "reply 2.1"));
-            String text = shown.get("text").asText();
-            assertThat(shown.get("found").asBoolean()).as("the viewer shows the log; it shows:%n%s", text).isTrue();
-            assertThat(text).contains("capitals & <sums>").contains("m-b").contains("exact")
-                    // MEAN: the epochs reducer each score names, as the config's epochs_reducer does.
-                    .contains("ACCURACY\nMEAN\n" + accuracy).contains("STDERR\nMEAN\n" + stderr)
-                    .contains("6 Samples")
-                    .contains("What is the capital of France?").contains("Name a prime above 10.")
-                    .contains("reply 0.0").contains("reply 2.1");
-            // Not asserted: the viewer turns message text into HTML, and the fixture's prompt with
-            // <img onerror=...> does run there (document.title becomes "img"), as the same input would
-            // in any log it opens; the README says to view logs of suites you trust.
-            Path target = Files.createDirectories(Path.of("target"));
-            page.screenshot(target.resolve("inspect-viewer.png"));
+        String base = serveViewer(logs);
+        String accuracy = shown(model.accuracy().mean());
+        String stderr = shown(model.accuracy().standardError());
+        // Every text asserted below is waited for: the grid fills its rows after the header.
+        JsonNode shown = show(base, "/logs/" + file, List.of("capitals & <sums>", "m-b", accuracy, "6 Samples",
+                "What is the capital of France?", "Name a prime above 10.", "reply 0.0", "reply 2.1"));
+        String text = shown.get("text").asText();
+        assertThat(shown.get("found").asBoolean()).as("the viewer shows the log; it shows:%n%s", text).isTrue();
+        assertThat(text).contains("capitals & <sums>").contains("m-b").contains("exact")
+                // MEAN: the epochs reducer each score names, as the config's epochs_reducer does.
+                .contains("ACCURACY\nMEAN\n" + accuracy).contains("STDERR\nMEAN\n" + stderr)
+                .contains("6 Samples")
+                .contains("What is the capital of France?").contains("Name a prime above 10.")
+                .contains("reply 0.0").contains("reply 2.1");
+        // Not asserted: the viewer turns message text into HTML, and the fixture's prompt with
+        // <img onerror=...> does run there (document.title becomes "img"), as the same input would
+        // in any log it opens; the README says to view logs of suites you trust.
+        Path target = Files.createDirectories(Path.of("target"));
+        page.screenshot(target.resolve("inspect-viewer.png"));
 
-            // One sample opened: its chat, system prompt first, and the answer. (On the messages
-            // tab: the viewer picks its default tab before the sample has loaded.)
-            JsonNode sample = route(base, "/logs/" + file + "/samples/sample/v3/2/messages",
-                    List.of("Sample v3 (Epoch 2)", "SYSTEM\n\nBe brief.", "USER\n\nName a prime above 10.",
-                            "ASSISTANT\n\nreply 2.1"));
-            assertThat(sample.get("found").asBoolean()).as("the viewer opens a sample; it shows:%n%s",
-                    sample.get("text").asText()).isTrue();
+        // One sample opened: its chat, system prompt first, and the answer. (On the messages
+        // tab: the viewer picks its default tab before the sample has loaded.)
+        JsonNode sample = route(base, "/logs/" + file + "/samples/sample/v3/2/messages",
+                List.of("Sample v3 (Epoch 2)", "SYSTEM\n\nBe brief.", "USER\n\nName a prime above 10.",
+                        "ASSISTANT\n\nreply 2.1"));
+        assertThat(sample.get("found").asBoolean()).as("the viewer opens a sample; it shows:%n%s",
+                sample.get("text").asText()).isTrue();
 
-            // The .eval form of model m-a: the same header, and samples read from the zip.
-            String accuracyA = shown(RunStats.of(run, null).model("m-a").orElseThrow().accuracy().mean());
-            JsonNode zipShown = show(base, "/logs/" + zip, List.of("m-a", "ACCURACY\nMEAN\n" + accuracyA,
-                    "answer 2.1", "6 Samples"));
-            assertThat(zipShown.get("found").asBoolean()).as("the viewer shows the .eval log; it shows:%n%s",
-                    zipShown.get("text").asText()).isTrue();
+        // The .eval form of model m-a: the same header, and samples read from the zip.
+        String accuracyA = shown(RunStats.of(run, null).model("m-a").orElseThrow().accuracy().mean());
+        JsonNode zipShown = show(base, "/logs/" + zip, List.of("m-a", "ACCURACY\nMEAN\n" + accuracyA,
+                "answer 2.1", "6 Samples"));
+        assertThat(zipShown.get("found").asBoolean()).as("the viewer shows the .eval log; it shows:%n%s",
+                zipShown.get("text").asText()).isTrue();
 
-            // A log of three epochs: the viewer offers epochs 1 to 3, lists the nine samples, and
-            // opens each (vignette, epoch) from its own member, samples/<id>_epoch_<epoch>.json.
-            JsonNode listed = show(base, "/logs/" + epochs, List.of("m-e", "EPOCHS:\nall\n1\n2\n3\n", "9 Samples",
-                    "SAMPLE Q3"));
-            assertThat(listed.get("found").asBoolean()).as("the viewer lists the epochs; it shows:%n%s",
-                    listed.get("text").asText()).isTrue();
-            assertThat(listed.get("text").asText()).doesNotContain("EPOCHS:\nall\n0");
-            for (String[] epoch : new String[][] {{"1", "wrong"}, {"3", "right"}}) {
-                JsonNode opened = route(base, "/logs/" + epochs + "/samples/sample/q2/" + epoch[0]
-                        + "/messages", List.of("Sample q2 (Epoch " + epoch[0] + ")", "USER\n\nQuestion q2",
-                        "ASSISTANT\n\n" + epoch[1]));
-                assertThat(opened.get("found").asBoolean()).as("the viewer opens q2's epoch %s; it shows:%n%s",
-                        epoch[0], opened.get("text").asText()).isTrue();
-            }
-        } finally {
-            server.stop(0);
+        // A log of three epochs: the viewer offers epochs 1 to 3, lists the nine samples, and
+        // opens each (vignette, epoch) from its own member, samples/<id>_epoch_<epoch>.json.
+        JsonNode listed = show(base, "/logs/" + epochs, List.of("m-e", "EPOCHS:\nall\n1\n2\n3\n", "9 Samples",
+                "SAMPLE Q3"));
+        assertThat(listed.get("found").asBoolean()).as("the viewer lists the epochs; it shows:%n%s",
+                listed.get("text").asText()).isTrue();
+        assertThat(listed.get("text").asText()).doesNotContain("EPOCHS:\nall\n0");
+        for (String[] epoch : new String[][] {{"1", "wrong"}, {"3", "right"}}) {
+            JsonNode opened = route(base, "/logs/" + epochs + "/samples/sample/q2/" + epoch[0]
+                    + "/messages", List.of("Sample q2 (Epoch " + epoch[0] + ")", "USER\n\nQuestion q2",
+                    "ASSISTANT\n\n" + epoch[1]));
+            assertThat(opened.get("found").asBoolean()).as("the viewer opens q2's epoch %s; it shows:%n%s",
+                    epoch[0], opened.get("text").asText()).isTrue();
         }
     }
 
@@ -165,29 +175,24 @@ class InspectViewerBrowserTest {
                     && !n.equals(InspectLog.LISTING)).findFirst().orElseThrow();
         }
 
-        HttpServer server = serveViewer(logs);
-        try {
-            String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
-            JsonNode listed = show(base, "/logs/" + file, List.of("agent", "8 Samples", AgentRun.PYTHON_TASK));
-            assertThat(listed.get("found").asBoolean()).as("the viewer lists the agent log; it shows:%n%s",
-                    listed.get("text").asText()).isTrue();
+        String base = serveViewer(logs);
+        JsonNode listed = show(base, "/logs/" + file, List.of("agent", "8 Samples", AgentRun.PYTHON_TASK));
+        assertThat(listed.get("found").asBoolean()).as("the viewer lists the agent log; it shows:%n%s",
+                listed.get("text").asText()).isTrue();
 
-            // The sample's messages: the python call with its code, the tool's output, then submit.
-            String sample = "/logs/" + file + "/samples/sample/" + AgentRun.PYTHON_TASK + "/1/";
-            JsonNode messages = show(base, sample + "messages", List.of("Sample " + AgentRun.PYTHON_TASK,
-                    AgentRun.PYTHON_CODE, AgentRun.PYTHON_OUTPUT, "submit"));
-            assertThat(messages.get("found").asBoolean()).as("the viewer shows the tool call in the messages; it"
-                    + " shows:%n%s", messages.get("text").asText()).isTrue();
+        // The sample's messages: the python call with its code, the tool's output, then submit.
+        String sample = "/logs/" + file + "/samples/sample/" + AgentRun.PYTHON_TASK + "/1/";
+        JsonNode messages = show(base, sample + "messages", List.of("Sample " + AgentRun.PYTHON_TASK,
+                AgentRun.PYTHON_CODE, AgentRun.PYTHON_OUTPUT, "submit"));
+        assertThat(messages.get("found").asBoolean()).as("the viewer shows the tool call in the messages; it"
+                + " shows:%n%s", messages.get("text").asText()).isTrue();
 
-            // The transcript: the model events and the tool events, the python call's code and output.
-            JsonNode transcript = route(base, sample + "transcript", List.of(AgentRun.PYTHON_CODE,
-                    AgentRun.PYTHON_OUTPUT, "TOOL: PYTHON", "MODEL CALL: STUB-ARITHMETIC"));
-            assertThat(transcript.get("found").asBoolean()).as("the viewer shows the tool call in the transcript;"
-                    + " it shows:%n%s", transcript.get("text").asText()).isTrue();
-            page.screenshot(Files.createDirectories(Path.of("target")).resolve("inspect-viewer-agent.png"));
-        } finally {
-            server.stop(0);
-        }
+        // The transcript: the model events and the tool events, the python call's code and output.
+        JsonNode transcript = route(base, sample + "transcript", List.of(AgentRun.PYTHON_CODE,
+                AgentRun.PYTHON_OUTPUT, "TOOL: PYTHON", "MODEL CALL: STUB-ARITHMETIC"));
+        assertThat(transcript.get("found").asBoolean()).as("the viewer shows the tool call in the transcript;"
+                + " it shows:%n%s", transcript.get("text").asText()).isTrue();
+        page.screenshot(Files.createDirectories(Path.of("target")).resolve("inspect-viewer-agent.png"));
     }
 
     @Test
@@ -221,29 +226,24 @@ class InspectViewerBrowserTest {
         }
         assertThat(wrongAndRight).as("the stub is wrong about some documents and right about others").hasSize(2);
 
-        HttpServer server = serveViewer(logs);
-        try {
-            String base = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
-            JsonNode listed = show(base, "/logs/" + file, List.of("arithmetic-task", StubModelServer.MODEL,
-                    "40 Samples", "ACCURACY\nMEAN\n0.875"));
-            assertThat(listed.get("found").asBoolean()).as("the viewer lists the multiple-choice samples; it"
-                    + " shows:%n%s", listed.get("text").asText()).isTrue();
-            page.screenshot(Files.createDirectories(Path.of("target")).resolve("inspect-viewer-choice.png"));
-            for (String[] form : new String[][] {{file, "json"}, {zip, "eval"}}) {
-                boolean loaded = form[0].equals(file);
-                for (Shown expected : wrongAndRight) {
-                    String at = "/logs/" + form[0] + "/samples/sample/" + expected.id() + "/1/messages";
-                    // Within the log loaded last, by the fragment; into the other log, a fresh load.
-                    JsonNode opened = loaded ? route(base, at, expected.needles()) : show(base, at, expected.needles());
-                    loaded = true;
-                    assertThat(opened.get("found").asBoolean()).as("the viewer (%s log) shows sample %s's choices,"
-                            + " target %s, answer %s and score %s; it shows:%n%s", form[1], expected.id(),
-                            expected.target(), expected.answer(), expected.score(), opened.get("text").asText())
-                            .isTrue();
-                }
+        String base = serveViewer(logs);
+        JsonNode listed = show(base, "/logs/" + file, List.of("arithmetic-task", StubModelServer.MODEL,
+                "40 Samples", "ACCURACY\nMEAN\n0.875"));
+        assertThat(listed.get("found").asBoolean()).as("the viewer lists the multiple-choice samples; it"
+                + " shows:%n%s", listed.get("text").asText()).isTrue();
+        page.screenshot(Files.createDirectories(Path.of("target")).resolve("inspect-viewer-choice.png"));
+        for (String[] form : new String[][] {{file, "json"}, {zip, "eval"}}) {
+            boolean loaded = form[0].equals(file);
+            for (Shown expected : wrongAndRight) {
+                String at = "/logs/" + form[0] + "/samples/sample/" + expected.id() + "/1/messages";
+                // Within the log loaded last, by the fragment; into the other log, a fresh load.
+                JsonNode opened = loaded ? route(base, at, expected.needles()) : show(base, at, expected.needles());
+                loaded = true;
+                assertThat(opened.get("found").asBoolean()).as("the viewer (%s log) shows sample %s's choices,"
+                        + " target %s, answer %s and score %s; it shows:%n%s", form[1], expected.id(),
+                        expected.target(), expected.answer(), expected.score(), opened.get("text").asText())
+                        .isTrue();
             }
-        } finally {
-            server.stop(0);
         }
     }
 
@@ -323,12 +323,19 @@ class InspectViewerBrowserTest {
     /**
      * Loads the viewer at a route ({@code #/logs/...}) and waits, at most 20 s, until the page's
      * text holds every needle: the viewer loads the log after the page's load event. Returns
-     * {@code {found, text}}. Via a blank page: a navigation to the same page with another
-     * fragment would stay in the document (no load event, nothing reloaded).
+     * {@code {found, text}}. A navigation to the same page with another fragment would stay in the
+     * document (no load event, nothing reloaded): so the page shown is given the route without
+     * routing ({@code history.replaceState}) and reloaded; the first load goes via a blank page.
      */
     private static JsonNode show(String base, String route, List<String> needles) throws Exception {
-        page.open("about:blank");
-        page.open(base + "#" + route);
+        if (base.equals(loaded)) {
+            page.evaluate("history.replaceState(null, '', '#" + route + "')");
+            page.reload();
+        } else {
+            page.open("about:blank");
+            page.open(base + "#" + route);
+            loaded = base;
+        }
         return page.awaitPromise(untilShown(needles, 20_000));
     }
 
@@ -358,14 +365,14 @@ class InspectViewerBrowserTest {
                 + " else { setTimeout(check, 50); } })(); })";
     }
 
-    /** Serves a file under {@code root} for a GET or HEAD, else 404; no listing, nothing outside the root. */
-    /** A loopback server of the viewer's page at / and of {@code logs} at /logs/, started. */
-    private static HttpServer serveViewer(Path logs) throws IOException {
-        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-        server.createContext("/logs/", exchange -> serve(exchange, logs, "/logs/"));
-        server.createContext("/", exchange -> serve(exchange, VIEWER, "/"));
-        server.start();
-        return server;
+    /**
+     * Serves {@code logs} at /logs/ from now on, beside the viewer's page at /, on the class's
+     * loopback server; returns the server's address. One address for the class: the browser
+     * reloads the viewer's page there rather than loading it into a new renderer.
+     */
+    private static String serveViewer(Path logs) {
+        served = logs;
+        return "http://127.0.0.1:" + server.getAddress().getPort() + "/";
     }
 
     private static void serve(HttpExchange exchange, Path root, String prefix) throws IOException {
@@ -381,6 +388,10 @@ class InspectViewerBrowserTest {
             String name = file.getFileName().toString();
             String type = TYPES.getOrDefault(name.substring(name.lastIndexOf('.') + 1), "application/octet-stream");
             exchange.getResponseHeaders().set("Content-Type", type);
+            if (root != VIEWER) {
+                // Each test serves its own logs at the same address: none is kept for the next.
+                exchange.getResponseHeaders().set("Cache-Control", "no-store");
+            }
             byte[] content = Files.readAllBytes(file);
             if (head) {
                 // The .eval reader asks for the size first.
