@@ -44,12 +44,7 @@ import java.util.function.Consumer;
  * system crash or a power cut: the last transactions before one may be lost (the database stays
  * consistent), and resume then sends their jobs again, as for answers never stored; an fsync per
  * commit ({@code FULL}) would cost a disk flush per batch to cover a failure the rest of a run
- * does not survive either. The WAL is checkpointed every 16,000 pages (up to 64 MiB of WAL next
- * to the database while it is open, rather than SQLite's 1,000 pages), so what such a crash may
- * lose is up to that much: some forty batches of a fleet's answers at job size 1. The store's
- * connection keeps a page cache of up to 64 MiB (see {@code StoreConnection}): a fleet's inserts
- * land all over the key indexes of the jobs in flight, and checkpoints so far apart write each
- * of those hot pages back once for many commits. PostgreSQL keeps its server's own setting (by default each commit
+ * does not survive either. PostgreSQL keeps its server's own setting (by default each commit
  * is flushed). On
  * PostgreSQL any number of stores may write one database at once: a record stored by one is a
  * duplicate for the others, and the schema is prepared under a transaction-scoped advisory lock,

@@ -24,26 +24,6 @@ import java.util.Properties;
 final class StoreConnection {
     /** Logged under the store's name: what a user configures and tests capture. */
     private static final Logger log = LoggerFactory.getLogger(JdbcResultStore.class);
-    /**
-     * SQLite's page cache for the store's connection, in SQLite's units: negative, so KiB (64 MiB),
-     * an upper bound that the cache grows to only as pages are read. A fleet's answers come back out
-     * of job order, so each batch's inserts land on leaf pages scattered over the key indexes of the
-     * records and scores of every job in flight (64,000 jobs: some 1,300 pages, twice what
-     * SQLite's default of 2 MiB holds); a page that has left the cache is read back from the WAL
-     * or the file on its next insert.
-     */
-    static final int SQLITE_CACHE_SIZE = -64 * 1024;
-    /**
-     * WAL frames (pages) after which a commit checkpoints, against SQLite's default of 1,000. A
-     * checkpoint copies each page in the WAL back into the database file, and syncs both; a batch
-     * of 256 answers scattered over the key indexes writes some 400 pages, so at 1,000 the store
-     * checkpointed every two or three commits, writing the same hot index pages back each time.
-     * At 16,000 (a WAL of up to 64 MiB) a checkpoint comes some forty commits apart, and writes
-     * each hot page once for all of them. The price: an operating-system crash (not a killed
-     * coordinator) may lose the commits since the last checkpoint, up to this many pages' worth,
-     * whose jobs a resume sends again (see {@link JdbcResultStore}, durability).
-     */
-    static final int SQLITE_WAL_AUTOCHECKPOINT_PAGES = 16_000;
     /** How long checking a connection that failed may take. */
     private static final int VALIDATION_TIMEOUT_S = 5;
 
@@ -211,8 +191,6 @@ final class StoreConnection {
                 s.execute("PRAGMA journal_mode = WAL");
                 // A commit survives a killed process without an fsync; not an OS crash (see JdbcResultStore).
                 s.execute("PRAGMA synchronous = NORMAL");
-                s.execute("PRAGMA cache_size = " + SQLITE_CACHE_SIZE);
-                s.execute("PRAGMA wal_autocheckpoint = " + SQLITE_WAL_AUTOCHECKPOINT_PAGES);
             }
         }
         connection.setAutoCommit(false);
