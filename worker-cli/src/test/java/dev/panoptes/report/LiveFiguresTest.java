@@ -187,10 +187,10 @@ class LiveFiguresTest {
             assertThat(List.of(c.model(), c.samples(), c.scored(), c.unscored(), c.promptTokens(), c.completionTokens(),
                     c.failures(), c.failedAnswers())).isEqualTo(List.of(r.model(), r.samples(), r.scored(), r.unscored(),
                     r.promptTokens(), r.completionTokens(), r.failures(), r.failedAnswers()));
-            close(c.accuracy(), r.accuracy());
-            close(c.withoutFailed(), r.withoutFailed());
+            StreamedFigures.close(c.accuracy(), r.accuracy());
+            StreamedFigures.close(c.withoutFailed(), r.withoutFailed());
             assertThat(c.byGroup().keySet()).containsExactlyElementsOf(r.byGroup().keySet());
-            r.byGroup().forEach((g, e) -> close(c.byGroup().get(g), e));
+            r.byGroup().forEach((g, e) -> StreamedFigures.close(c.byGroup().get(g), e));
         }
         assertThat(counted.comparison()).hasSameSizeAs(read.comparison());
         for (int i = 0; i < read.comparison().size(); i++) {
@@ -209,19 +209,5 @@ class LiveFiguresTest {
         StringBuilder readLines = new StringBuilder();
         RunSummary.renderAccuracy(readLines, read);
         assertThat(countedLines.toString()).isEqualTo(readLines.toString());
-    }
-
-    private static void close(Estimate actual, Estimate expected) {
-        assertThat(actual.n()).isEqualTo(expected.n());
-        assertThat(actual.clusters()).isEqualTo(expected.clusters());
-        if (expected.n() == 0) {
-            return;
-        }
-        assertThat(actual.mean()).isCloseTo(expected.mean(), within(1e-12));
-        if (expected.hasStandardError()) {
-            assertThat(actual.standardError()).isCloseTo(expected.standardError(), within(1e-12));
-        }
-        assertThat(actual.ciLow()).isCloseTo(expected.ciLow(), within(1e-9));
-        assertThat(actual.ciHigh()).isCloseTo(expected.ciHigh(), within(1e-9));
     }
 }

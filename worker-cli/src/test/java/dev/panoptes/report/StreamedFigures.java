@@ -101,7 +101,8 @@ public final class StreamedFigures {
         return sb.toString();
     }
 
-    private static void close(Estimate actual, Estimate expected) {
+    /** Asserts that two estimates agree: n, clusters, clustering, and mean, error and interval to rounding. */
+    static void close(Estimate actual, Estimate expected) {
         assertThat(actual.n()).isEqualTo(expected.n());
         assertThat(actual.clusters()).isEqualTo(expected.clusters());
         assertThat(actual.clustered()).isEqualTo(expected.clustered());
