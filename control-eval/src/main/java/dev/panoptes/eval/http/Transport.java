@@ -46,7 +46,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The threads and connections of one {@link HttpModelClient}: Apache HttpClient 5's
  * asynchronous client with its pool ({@link ConnectionManager}), and the timer. It starts
  * {@link Exchange exchanges} with the headers every request carries, and it alone knows how
- * Apache is configured (HTTP/1.1 only, no retries, redirects, cookies or wire log of its own).
+ * Apache is configured (HTTP/1.1 only, no retries, redirects, cookies, authentication or wire log of
+ * its own).
  *
  * <p>Threads, a fixed number whatever the exchanges in flight: {@code ioThreads} I/O threads
  * ({@code model-client-<n>-io-<i>}, default 1) do all the network work and complete the
@@ -146,6 +147,9 @@ final class Transport {
                         .build())
                 // Before the connection is leased: from there on an Exchange can abort it.
                 .addExecInterceptorBefore(ChainElement.CONNECT.name(), "abortable-exchange", Transport::abortable)
+                // No authentication, so none of the per-request work Apache's protocol step does
+                // for it (see PlainProtocol).
+                .replaceExecInterceptor(ChainElement.PROTOCOL.name(), PlainProtocol.INSTANCE)
                 // Retries and redirects are the Call's business: Apache's would retry behind the
                 // failure policy's back.
                 .disableAutomaticRetries()
