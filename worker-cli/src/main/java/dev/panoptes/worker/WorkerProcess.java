@@ -9,7 +9,6 @@ import dev.panoptes.eval.EvalJobRunner;
 import dev.panoptes.eval.RequestPermits;
 import dev.panoptes.eval.http.HttpModelClient;
 import dev.panoptes.eval.http.ModelApiCheck;
-import dev.panoptes.eval.sandbox.Sandboxes;
 import dev.panoptes.eval.SandboxCalls;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -63,16 +62,47 @@ public final class WorkerProcess {
     public static int start(WorkerSettings settings) throws InterruptedException {
         // The sandboxes are checked at start and held open for the worker's life: a worker that
         // cannot build one has none, and each vignette that needs one fails as this worker's fault.
-        Sandboxes sandboxes = WorkerSandboxes.check(settings.workerId(), settings.sandboxes(), System.getenv("PATH"));
-        try (HttpModelClient client = modelClient(settings);
-             SandboxCalls sandboxed = new SandboxCalls(client, sandboxes)) {
+        // The check (a bubblewrap run) goes on beside the model client's start and the model API
+        // check; the worker waits for its answer before it registers, so no job reaches it before
+        // it knows whether it has sandboxes.
+        try (WorkerSandboxes.Pending sandboxCheck = WorkerSandboxes.start(settings.workerId(), settings.sandboxes(),
+                System.getenv("PATH"));
+             HttpModelClient client = modelClient(settings);
+             SandboxRunners runners = new SandboxRunners(client, settings, sandboxCheck)) {
             ModelApiProbe probe = settings.checkModelApi()
                     ? new ModelApiCheck(client, settings.models())::run : null;
-            return serveUntilSignalled(settings, new EvalJobRunner(client, new RequestPermits(settings.requests()),
-                    sandboxed), probe);
-        } finally {
-            if (sandboxes != null) {
-                sandboxes.close();
+            return serveUntilSignalled(settings, runners, probe);
+        }
+    }
+
+    /**
+     * Builds the worker's runner once the sandbox check has answered, and closes what it built.
+     * On the main thread.
+     */
+    private static final class SandboxRunners implements Runners, AutoCloseable {
+        private final HttpModelClient client;
+        private final WorkerSettings settings;
+        private final WorkerSandboxes.Pending sandboxCheck;
+        private SandboxCalls sandboxed;
+
+        SandboxRunners(HttpModelClient client, WorkerSettings settings, WorkerSandboxes.Pending sandboxCheck) {
+            this.client = client;
+            this.settings = settings;
+            this.sandboxCheck = sandboxCheck;
+        }
+
+        @Override
+        public AsyncJobRunner runner() throws InterruptedException {
+            // Null sandboxes (none asked for, or the check failed): SandboxCalls then fails each
+            // sandboxed vignette as this worker's fault and never runs a command outside one.
+            sandboxed = new SandboxCalls(client, sandboxCheck.await());
+            return new EvalJobRunner(client, new RequestPermits(settings.requests()), sandboxed);
+        }
+
+        @Override
+        public void close() {
+            if (sandboxed != null) {
+                sandboxed.close();
             }
         }
     }
@@ -112,8 +142,17 @@ public final class WorkerProcess {
      */
     static int serveUntilSignalled(WorkerSettings settings, AsyncJobRunner runner, ModelApiProbe probe)
             throws InterruptedException {
+        return serveUntilSignalled(settings, () -> runner, probe);
+    }
+
+    /**
+     * As {@link #serveUntilSignalled(WorkerSettings, AsyncJobRunner, ModelApiProbe)}, the runner
+     * made by {@code runners} after the model API check and before the worker registers.
+     */
+    static int serveUntilSignalled(WorkerSettings settings, Runners runners, ModelApiProbe probe)
+            throws InterruptedException {
         if (settings.metrics() == null) {
-            return serve(settings, runner, probe, null);
+            return serve(settings, runners, probe, null);
         }
         WorkerMetrics metrics = new WorkerMetrics();
         AdminServer admin;
@@ -124,11 +163,11 @@ public final class WorkerProcess {
             throw new UncheckedIOException(e.getMessage(), e);
         }
         try (admin) {
-            return serve(settings, metrics.measure(runner), probe, metrics);
+            return serve(settings, () -> metrics.measure(runners.runner()), probe, metrics);
         }
     }
 
-    private static int serve(WorkerSettings settings, AsyncJobRunner runner, ModelApiProbe probe,
+    private static int serve(WorkerSettings settings, Runners runners, ModelApiProbe probe,
                              WorkerMetrics metrics) throws InterruptedException {
         log.info(settings.startupLine());
         // The loop exists once the models it offers are known (the check may discover them); a
@@ -149,8 +188,8 @@ public final class WorkerProcess {
                     models = usable.models();
                 }
             }
-            WorkerLoop loop = new WorkerLoop(settings.coordinators(), settings.workerId(), settings.capacity(), runner,
-                    settings.options().withModels(models));
+            WorkerLoop loop = new WorkerLoop(settings.coordinators(), settings.workerId(), settings.capacity(),
+                    runners.runner(), settings.options().withModels(models));
             running.set(loop);
             if (metrics != null) {
                 metrics.watchConnection(loop::isConnected, loop::connectionCount);
@@ -242,6 +281,18 @@ public final class WorkerProcess {
             Logging.flushAndStop();
             Runtime.getRuntime().halt(0);
         }
+    }
+
+    /** Makes the worker's runner, once, just before it registers (on the main thread). */
+    @FunctionalInterface
+    interface Runners {
+        /**
+         * The runner the worker's jobs run on.
+         *
+         * @throws InterruptedException when the calling thread is interrupted while it waits
+         *                              (for the sandbox check)
+         */
+        AsyncJobRunner runner() throws InterruptedException;
     }
 
     /** One run of the model API check; {@link ModelApiCheck#run()} in production, a script in tests. */

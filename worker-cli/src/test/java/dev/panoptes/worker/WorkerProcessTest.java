@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -170,6 +171,55 @@ class WorkerProcessTest {
 
         peer.send(new Message.Rejected("enough", false));
         assertThat(exit.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isEqualTo(4);
+    }
+
+    @Test
+    void theModelApiIsCheckedBeforeTheRunnerIsMadeAndTheWorkerRegistersOnlyOnceItIs() throws Exception {
+        // The runner waits for the sandbox check in production: the model API check must not wait
+        // for it, and no registration may go out before it has answered.
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        CountDownLatch sandboxCheckAnswered = new CountDownLatch(1);
+        CountDownLatch runnerAsked = new CountDownLatch(1);
+        AtomicInteger probedBeforeRunner = new AtomicInteger();
+        ScriptedProbe probe = new ScriptedProbe(new Result(Verdict.OK, "model API at http://h/v1 serves 'm'"));
+        WorkerProcess.Runners runners = () -> {
+            probedBeforeRunner.set(probe.calls.get());
+            runnerAsked.countDown();
+            sandboxCheckAnswered.await();
+            return TestJobs.asyncEchoRunner();
+        };
+        CompletableFuture<Integer> exit = CompletableFuture.supplyAsync(() -> {
+            try {
+                return WorkerProcess.serveUntilSignalled(settings(coordinator, "w-order"), runners, probe);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+
+        assertThat(runnerAsked.await(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        assertThat(probedBeforeRunner).hasValue(1);
+        assertThat(coordinator.takePendingConnection()).as("registered before the sandbox check answered").isFalse();
+        sandboxCheckAnswered.countDown();
+        FakeCoordinator.Peer peer = coordinator.acceptRegistered();
+        peer.send(new Message.Rejected("enough", false));
+        assertThat(exit.get(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isEqualTo(4);
+    }
+
+    @Test
+    void anUnusableModelApiExits3WithoutMakingTheRunner() throws Exception {
+        FakeCoordinator coordinator = closeLater(FakeCoordinator.start());
+        AtomicInteger made = new AtomicInteger();
+        WorkerProcess.Runners runners = () -> {
+            made.incrementAndGet();
+            return TestJobs.asyncEchoRunner();
+        };
+
+        int exit = WorkerProcess.serveUntilSignalled(settings(coordinator, "w-exit3r"), runners,
+                new ScriptedProbe(new Result(Verdict.FATAL, "bad URL")));
+
+        assertThat(exit).isEqualTo(3);
+        assertThat(made).hasValue(0);
+        assertThat(coordinator.takePendingConnection()).isFalse();
     }
 
     // ---- helpers ----

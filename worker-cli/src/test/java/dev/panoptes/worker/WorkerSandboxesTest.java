@@ -7,6 +7,8 @@ import dev.panoptes.testing.LogCapture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.util.concurrent.atomic.AtomicReference;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -46,6 +48,39 @@ class WorkerSandboxesTest {
     @Test
     void noSandboxesMeansNoCheck() throws InterruptedException {
         assertThat(WorkerSandboxes.check("w3", 0, "/nonexistent")).isNull();
+        assertThat(log.lines()).isEmpty();
+    }
+
+    @Test
+    void theCheckStartedAsideRunsOffTheCallersThreadAndItsSandboxesRunCommands() throws Exception {
+        AtomicReference<String> checkedOn = new AtomicReference<>();
+        try (WorkerSandboxes.Pending pending = WorkerSandboxes.start("w4", 2, System.getenv("PATH"))) {
+            Sandboxes sandboxes = pending.await();
+
+            assertThat(sandboxes).isNotNull();
+            assertThat(log.eventsContaining("sandboxes: up to 2 at once")).singleElement()
+                    .satisfies(e -> checkedOn.set(e.getThreadName()));
+            assertThat(checkedOn.get()).isEqualTo("worker-sandbox-check");
+            try (Sandbox s = sandboxes.open()) {
+                assertThat(s.run("echo ok").output()).isEqualTo("ok\n");
+            }
+        }
+    }
+
+    @Test
+    void theCheckStartedAsideFailsClosedWithoutBubblewrap() throws Exception {
+        try (WorkerSandboxes.Pending pending = WorkerSandboxes.start("w5", 2, "/nonexistent")) {
+            assertThat(pending.await()).isNull();
+        }
+        assertThat(log.messagesContaining("cannot run sandboxes")).singleElement().asString()
+                .contains("worker=w5").contains("bubblewrap (bwrap) is not installed");
+    }
+
+    @Test
+    void noSandboxesStartedAsideMeansNoCheckAndNoThread() throws Exception {
+        try (WorkerSandboxes.Pending pending = WorkerSandboxes.start("w7", 0, "/nonexistent")) {
+            assertThat(pending.await()).isNull();
+        }
         assertThat(log.lines()).isEmpty();
     }
 }
