@@ -11,7 +11,6 @@ import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.client5.http.ssl.ClientTlsStrategyBuilder;
-import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpException;
 import org.apache.hc.core5.http.HttpRequest;
@@ -34,6 +33,7 @@ import javax.net.ssl.SSLContext;
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledFuture;
@@ -58,7 +58,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Transport {
     private static final Logger log = LoggerFactory.getLogger(HttpModelClient.class);
-    private static final ContentType JSON = ContentType.create("application/json");
+    /**
+     * A request body's type, as a header made once: Apache's entity producer would format its
+     * {@code ContentType} into a new String for every request.
+     */
+    private static final Header JSON = new BasicHeader("Content-Type", "application/json");
     /**
      * Apache HttpClient's own socket timeout is set past the request timeout, so that this
      * client's timer is what ends a slow attempt (with its own message); it also closes
@@ -73,6 +77,8 @@ final class Transport {
     private final String threadPrefix = "model-client-" + CLIENTS.incrementAndGet();
     /** The headers every request carries: Accept and, with a key, Authorization. */
     private final Header[] headers;
+    /** {@link #headers} and the JSON body's Content-Type, for requests with a body. */
+    private final Header[] bodyHeaders;
     /** The URIs requests were sent to, taken apart. */
     private final ConcurrentHashMap<URI, Target> targets = new ConcurrentHashMap<>();
     /** Timeouts, retry waits and new connections; one thread. */
@@ -99,6 +105,8 @@ final class Transport {
               SSLContext ssl, boolean https) {
         Header accept = new BasicHeader("Accept", "application/json");
         this.headers = apiKey == null ? new Header[] {accept} : new Header[] {accept, new AuthorizationHeader(apiKey)};
+        this.bodyHeaders = Arrays.copyOf(headers, headers.length + 1);
+        bodyHeaders[headers.length] = JSON;
         this.timer = new ScheduledThreadPoolExecutor(1, daemons(threadPrefix + "-timer", false));
         // Every attempt schedules its timeout and nearly every one cancels it: without this the
         // queue would hold each cancelled timeout until it was due.
@@ -210,8 +218,13 @@ final class Transport {
     AsyncRequestProducer request(String method, URI uri, byte[] body) {
         Target t = targets.computeIfAbsent(uri, Target::new);
         BasicHttpRequest request = new BasicHttpRequest(method, t.scheme, t.authority, t.path);
-        request.setHeaders(headers);
-        return new BasicRequestProducer(request, body == null ? null : new BasicAsyncEntityProducer(body, JSON));
+        if (body == null) {
+            request.setHeaders(headers);
+            return new BasicRequestProducer(request, null);
+        }
+        // No ContentType on the entity: the request carries the header already (bodyHeaders).
+        request.setHeaders(bodyHeaders);
+        return new BasicRequestProducer(request, new BasicAsyncEntityProducer(body, null));
     }
 
     /**

@@ -76,7 +76,9 @@ class HttpModelClientTest extends HttpModelClientFixture {
             assertThat(req.method()).isEqualTo("POST");
             assertThat(req.path()).isEqualTo("/v1/chat/completions");
             assertThat(req.header("Authorization")).isEqualTo("Bearer sk-test-123");
-            assertThat(req.header("Content-Type")).startsWith("application/json");
+            assertThat(req.headers().get("Content-Type")).containsExactly("application/json");
+            assertThat(req.headers().get("Content-Length")).containsExactly(Integer.toString(
+                    req.body().getBytes(java.nio.charset.StandardCharsets.UTF_8).length));
             JsonNode body = req.json();
             assertThat(body.fieldNames()).toIterable()
                     .containsExactlyInAnyOrder("model", "messages", "temperature", "max_tokens", "seed", "stream");
