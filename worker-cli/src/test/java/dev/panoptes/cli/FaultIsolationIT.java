@@ -51,7 +51,7 @@ class FaultIsolationIT {
     }
 
     @Test
-    void aRunWithThreeHealthyWorkersAndOneWhoseModelApiAnswers404CompletesStoringEveryVignetteOnce()
+    void aRunWithTwoHealthyWorkersAndOneWhoseModelApiAnswers404CompletesStoringEveryVignetteOnce()
             throws Exception {
         StubModelServer model = jars.closeLater(StubModelServer.start(loopback(), Duration.ofMillis(20), 32));
         Path db = dir.resolve("run.db");
@@ -62,7 +62,9 @@ class FaultIsolationIT {
         String wrongApi = model.baseUrl().toString().replaceAll("/v1$", "/v2");
         startWorker(address, "gpu-07", wrongApi, "--no-model-check");
         jars.awaitOutput(coordinator, "worker gpu-07 quarantined");
-        for (int i = 1; i <= 3; i++) {
+        // Two healthy workers show what a third would (a fleet that shares the run around the
+        // quarantined one), for one JVM less of the suite's CPU.
+        for (int i = 1; i <= 2; i++) {
             startWorker(address, "gpu-0" + i, model.baseUrl().toString());
         }
 
@@ -71,7 +73,7 @@ class FaultIsolationIT {
         assertThat(printed).contains("Run complete").contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 missing")
                 .contains("quarantined: worker gpu-07, 1 time; its last failure: worker gpu-07 at")
                 .contains("answered HTTP 404 for model '" + MODEL + "'");
-        assertStoredOnceBy(db, "gpu-01", "gpu-02", "gpu-03");
+        assertStoredOnceBy(db, "gpu-01", "gpu-02");
     }
 
     @Test
@@ -85,19 +87,19 @@ class FaultIsolationIT {
 
         Process stuck = startWorker(address, "stuck", wedged.baseUrl().toString());
         jars.awaitOutput(coordinator, "worker stuck registered");
-        for (int i = 1; i <= 2; i++) {
-            startWorker(address, "gpu-0" + i, model.baseUrl().toString());
-        }
+        // One healthy worker: what is timed is the stuck one's cost, which a second healthy
+        // worker would not change (it is another JVM of the suite's CPU).
+        startWorker(address, "gpu-01", model.baseUrl().toString());
 
         jars.assertExitCode(coordinator, 0);
         String printed = jars.log(coordinator);
         assertThat(printed).contains("Run complete").contains("answers:     " + VIGNETTES + " of " + VIGNETTES + " stored, 0 missing");
         Matcher took = Pattern.compile("Run complete in (\\d+\\.\\d) s").matcher(printed);
         assertThat(took.find()).isTrue();
-        // Healthy workers alone take about a second; the stuck one costs one or two 2 s deadlines
+        // The healthy worker alone takes about a second; the stuck one costs one or two 2 s deadlines
         // (each cancelled on it), never the 10 minutes its model would take.
         assertThat(Double.parseDouble(took.group(1))).as(printed).isLessThan(20.0);
-        assertStoredOnceBy(db, "gpu-01", "gpu-02");
+        assertStoredOnceBy(db, "gpu-01");
         assertThat(stuck.isAlive()).as("the stuck worker is only slow, not dead").isTrue();
         assertThat(jars.log(stuck)).contains("cancelled by coordinator");
     }

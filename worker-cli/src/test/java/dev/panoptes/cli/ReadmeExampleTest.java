@@ -7,6 +7,7 @@ import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.ResultStore;
 import dev.panoptes.demo.StubModelServer;
+import dev.panoptes.testing.JarProcesses;
 import dev.panoptes.worker.WorkerLoop;
 import dev.panoptes.worker.WorkerOptions;
 import org.junit.jupiter.api.AfterEach;
@@ -90,9 +91,14 @@ class ReadmeExampleTest {
         Path suite = REPOSITORY.resolve("evals").resolve("math.jsonl");
         Path db = dir.resolve("results.db");
         Path output = dir.resolve("example.log");
-        ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-cp", classes + File.pathSeparator + classPath, name.group(1), suite.toString(), "0", db.toString())
-                .redirectErrorStream(true).redirectOutput(output.toFile());
+        // With the test JVMs' options (C1 alone, the serial collector): what the example does is
+        // the same, and its JVM spends less of the two cores the suite shares.
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                .toString()));
+        command.addAll(JarProcesses.JVM_OPTIONS);
+        command.addAll(List.of("-cp", classes + File.pathSeparator + classPath, name.group(1), suite.toString(), "0",
+                db.toString()));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile());
         builder.environment().put(WorkerMain.TOKEN_ENV, TOKEN);
         example = builder.start();
         await().atMost(Duration.ofSeconds(30))

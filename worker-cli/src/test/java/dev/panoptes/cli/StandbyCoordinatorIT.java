@@ -103,8 +103,9 @@ class StandbyCoordinatorIT {
         String primaryAddress = jars.awaitListening(primary);
         Process standby = coordinator(FAST_HEARTBEAT, "--standby", "--lock-lease", "2s");
         String standbyAddress = standbyAddress(standby);
+        // One worker: it follows the run from the frozen primary to the standby as a second would,
+        // and the suite starts one JVM less.
         worker("w1", primaryAddress + "," + standbyAddress, model, FAST_HEARTBEAT);
-        worker("w2", primaryAddress + "," + standbyAddress, model, FAST_HEARTBEAT);
 
         await().atMost(Duration.ofSeconds(60)).until(() -> stored() >= 10 || !primary.isAlive());
         assertThat(primary.isAlive()).as("the primary is still running; its output:%n%s", jars.log(primary)).isTrue();
