@@ -20,6 +20,14 @@ final class SqlitePragmas {
      */
     static final int BULK_BATCH_ANSWERS = 256;
     /**
+     * Batches of {@link #BULK_BATCH_ANSWERS} answers or more, one after another, that switch the
+     * connection to {@link #bulk}. Not the first such batch alone: a store thread held up for a
+     * moment (a checkpoint's fsync, a pause of the JVM) takes what queued meanwhile in one or two
+     * large batches even in a one-worker run, whose batches are then small again; a fleet's queue
+     * stays deep, and its batches full, for the whole run.
+     */
+    static final int BULK_BATCHES_IN_A_ROW = 8;
+    /**
      * The page cache in bulk, in SQLite's units: negative, so KiB (64 MiB; SQLite's default is 2
      * MiB). A fleet answers out of job order, so each batch's inserts land on leaf pages scattered
      * over the key indexes of the records and scores of every job in flight (64,000 jobs: some

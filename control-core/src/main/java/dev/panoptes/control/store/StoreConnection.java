@@ -48,8 +48,10 @@ final class StoreConnection {
     private PreparedStatement insertScore;
     /** What every write transaction checks first ({@link #fence}), or null for nothing. */
     private RunFence fence;
-    /** On SQLite: a batch of {@link SqlitePragmas#BULK_BATCH_ANSWERS} answers was committed. */
+    /** On SQLite: {@link SqlitePragmas#BULK_BATCHES_IN_A_ROW} large batches were committed in a row. */
     private boolean bulk;
+    /** Batches of {@link SqlitePragmas#BULK_BATCH_ANSWERS} answers or more committed since the last smaller one. */
+    private int largeInARow;
 
     private StoreConnection(String description, String secret, JdbcResultStore.Connector connector, String hint,
                             int busyTimeoutMs) {
@@ -217,22 +219,28 @@ final class StoreConnection {
     }
 
     /**
-     * Told after each commit of a batch of answers: on SQLite, the first batch of
-     * {@link SqlitePragmas#BULK_BATCH_ANSWERS} or more switches this connection, and any that
-     * replaces it, to {@link SqlitePragmas#bulk}'s settings, which pay only when answers come
+     * Told after each commit of a batch of answers: on SQLite, once
+     * {@link SqlitePragmas#BULK_BATCHES_IN_A_ROW} batches in a row held
+     * {@link SqlitePragmas#BULK_BATCH_ANSWERS} answers or more, this connection, and any that
+     * replaces it, takes {@link SqlitePragmas#bulk}'s settings, which pay only while answers come
      * faster than commits. Setting them failing is logged and costs nothing else: the batch is
      * committed, and the settings are only a matter of speed.
      */
     void committed(int answers) {
-        if (bulk || !sqlite || answers < SqlitePragmas.BULK_BATCH_ANSWERS) {
+        if (bulk || !sqlite) {
+            return;
+        }
+        largeInARow = answers >= SqlitePragmas.BULK_BATCH_ANSWERS ? largeInARow + 1 : 0;
+        if (largeInARow < SqlitePragmas.BULK_BATCHES_IN_A_ROW) {
             return;
         }
         bulk = true;
         try {
             SqlitePragmas.bulk(connection);
-            log.debug("result database {}: batches of {} answers, so a {} MiB page cache and a checkpoint every {}"
-                    + " WAL pages", description, answers, -SqlitePragmas.BULK_CACHE_SIZE / 1024,
-                    SqlitePragmas.BULK_WAL_AUTOCHECKPOINT);
+            log.info("result database {}: {} batches in a row of {} answers or more, so from now on a page cache of"
+                    + " up to {} MiB and a checkpoint every {} WAL pages", description,
+                    SqlitePragmas.BULK_BATCHES_IN_A_ROW, SqlitePragmas.BULK_BATCH_ANSWERS,
+                    -SqlitePragmas.BULK_CACHE_SIZE / 1024, SqlitePragmas.BULK_WAL_AUTOCHECKPOINT);
         } catch (SQLException e) {
             log.warn("result database {}: cannot set the page cache and checkpoint interval for large batches ({});"
                     + " storing goes on with SQLite's defaults", description, scrub(e.getMessage()));

@@ -22,8 +22,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A SQLite store keeps SQLite's page cache and checkpoint interval while its batches are small
- * (the one-worker product run), and switches to a 64 MiB cache and a checkpoint every 16,000 WAL
- * pages from its first batch of {@link SqlitePragmas#BULK_BATCH_ANSWERS} answers (a fleet), on
+ * (the one-worker product run, or a moment's backlog after a stall), and switches to a 64 MiB
+ * cache and a checkpoint every 16,000 WAL pages once {@link SqlitePragmas#BULK_BATCHES_IN_A_ROW}
+ * batches in a row held {@link SqlitePragmas#BULK_BATCH_ANSWERS} answers or more (a fleet), on
  * that connection and on any that replaces it (docs/DESIGN.md, "What a batch costs SQLite").
  */
 class SqliteBulkSettingsTest {
@@ -49,8 +50,9 @@ class SqliteBulkSettingsTest {
     @Test
     void batchesBelowTheThresholdKeepSqlitesDefaults() throws SQLException {
         try (JdbcResultStore store = open()) {
-            store.recordAll(answers("a", SqlitePragmas.BULK_BATCH_ANSWERS - 1), new ArrayList<>());
-            store.recordAll(answers("b", 5), new ArrayList<>());
+            for (int i = 0; i < SqlitePragmas.BULK_BATCHES_IN_A_ROW + 1; i++) {
+                store.recordAll(answers("a" + i, SqlitePragmas.BULK_BATCH_ANSWERS - 1), new ArrayList<>());
+            }
 
             Connection c = opened.get(0);
             assertThat(pragma(c, "cache_size")).isEqualTo(DEFAULT_CACHE);
@@ -60,24 +62,41 @@ class SqliteBulkSettingsTest {
     }
 
     @Test
-    void theFirstBatchAtTheThresholdSwitchesToALargeCacheAndRareCheckpoints() throws SQLException {
+    void largeBatchesInARowSwitchToALargeCacheAndRareCheckpoints() throws SQLException {
         try (JdbcResultStore store = open()) {
-            store.recordAll(answers("a", SqlitePragmas.BULK_BATCH_ANSWERS), new ArrayList<>());
-
             Connection c = opened.get(0);
+            largeBatches(store, "a", SqlitePragmas.BULK_BATCHES_IN_A_ROW - 1);
+            assertThat(pragma(c, "cache_size")).as("one batch short").isEqualTo(DEFAULT_CACHE);
+
+            largeBatches(store, "b", 1);
             assertThat(pragma(c, "cache_size")).isEqualTo(-65_536L);
             assertThat(pragma(c, "wal_autocheckpoint")).isEqualTo(16_000L);
 
-            // Small batches after it do not switch back: the run has shown it is a fleet's.
-            store.recordAll(answers("b", 3), new ArrayList<>());
+            // Small batches after them do not switch back: the run has shown it is a fleet's.
+            store.recordAll(answers("c", 3), new ArrayList<>());
             assertThat(pragma(c, "cache_size")).isEqualTo(-65_536L);
+        }
+    }
+
+    @Test
+    void aSmallBatchBetweenLargeOnesStartsTheCountAgain() throws SQLException {
+        try (JdbcResultStore store = open()) {
+            Connection c = opened.get(0);
+            largeBatches(store, "a", SqlitePragmas.BULK_BATCHES_IN_A_ROW - 1);
+            store.recordAll(answers("b", 1), new ArrayList<>());
+            largeBatches(store, "c", SqlitePragmas.BULK_BATCHES_IN_A_ROW - 1);
+            assertThat(pragma(c, "cache_size")).isEqualTo(DEFAULT_CACHE);
+            assertThat(pragma(c, "wal_autocheckpoint")).isEqualTo(DEFAULT_AUTOCHECKPOINT);
+
+            largeBatches(store, "d", 1);
+            assertThat(pragma(c, "wal_autocheckpoint")).isEqualTo(16_000L);
         }
     }
 
     @Test
     void aConnectionThatReplacesOneInBulkKeepsTheSettings() throws SQLException {
         try (JdbcResultStore store = open()) {
-            store.recordAll(answers("a", SqlitePragmas.BULK_BATCH_ANSWERS), new ArrayList<>());
+            largeBatches(store, "a", SqlitePragmas.BULK_BATCHES_IN_A_ROW);
             opened.get(0).close();
             assertThatThrownBy(() -> store.recordAll(answers("b", 1), new ArrayList<>()))
                     .isInstanceOf(StoreException.class);
@@ -88,7 +107,8 @@ class SqliteBulkSettingsTest {
             Connection fresh = opened.get(1);
             assertThat(pragma(fresh, "cache_size")).isEqualTo(-65_536L);
             assertThat(pragma(fresh, "wal_autocheckpoint")).isEqualTo(16_000L);
-            assertThat(store.recordCount()).isEqualTo(SqlitePragmas.BULK_BATCH_ANSWERS + 1);
+            assertThat(store.recordCount())
+                    .isEqualTo((long) SqlitePragmas.BULK_BATCHES_IN_A_ROW * SqlitePragmas.BULK_BATCH_ANSWERS + 1);
         }
     }
 
@@ -104,6 +124,13 @@ class SqliteBulkSettingsTest {
             Connection fresh = opened.get(1);
             assertThat(pragma(fresh, "cache_size")).isEqualTo(DEFAULT_CACHE);
             assertThat(pragma(fresh, "wal_autocheckpoint")).isEqualTo(DEFAULT_AUTOCHECKPOINT);
+        }
+    }
+
+    /** {@code count} batches of exactly {@link SqlitePragmas#BULK_BATCH_ANSWERS} answers each. */
+    private static void largeBatches(JdbcResultStore store, String prefix, int count) {
+        for (int i = 0; i < count; i++) {
+            store.recordAll(answers(prefix + i + "-", SqlitePragmas.BULK_BATCH_ANSWERS), new ArrayList<>());
         }
     }
 
