@@ -69,11 +69,18 @@ final class StoreWriter {
     static final int BATCH = 512;
     /**
      * How long the oldest write waiting may wait for others to share its commit. A commit costs
-     * the store about as much as a few dozen rows (a WAL append and its page writes on SQLite, a
-     * round trip and a flush on PostgreSQL), so answers that arrive within this of each other go
-     * in one transaction; the answer that waits longest is acknowledged this much later.
+     * the store thread about as much as half a dozen answers (on SQLite some 100-140 us: waking,
+     * the WAL append and its page writes, the event to the scheduler; on PostgreSQL a round trip
+     * and a flush), so answers that arrive within this of each other go in one transaction; the
+     * answer that waits longest is acknowledged this much later. Only a shallow queue waits it
+     * out (a deep one fills a batch first), and its answers' slots are free already (the
+     * scheduler frees a slot when the answer arrives, not when it is stored): what a longer wait
+     * costs is the run's end (its last batch waits too) and, if the coordinator is killed, the
+     * answers of one more linger sent again on resume. In the one-worker product run (2,700
+     * answers/s) the store thread cost 25-27 us per answer at 2 ms, 15-19 at 10 ms
+     * (docs/DESIGN.md, "What a batch costs SQLite").
      */
-    static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+    static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     /** How long {@link #abandon} lets a store that works store what waits. */
     private static final long ABANDON_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(2);
 

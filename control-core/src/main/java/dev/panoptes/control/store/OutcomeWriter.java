@@ -198,6 +198,7 @@ final class OutcomeWriter {
                 recordsInDoubt.remove(o.outcome().jobId().value());
             }
             currentScorings.putAll(scoringsMade);
+            db.committed(pending.size());
             return receipts;
         } catch (SQLException | RuntimeException e) {
             SQLException cause = e instanceof SQLException se ? se : new SQLException(e.toString(), e);

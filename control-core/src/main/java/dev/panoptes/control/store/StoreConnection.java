@@ -6,7 +6,6 @@ import org.slf4j.LoggerFactory;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.Properties;
 
 /**
@@ -49,6 +48,10 @@ final class StoreConnection {
     private PreparedStatement insertScore;
     /** What every write transaction checks first ({@link #fence}), or null for nothing. */
     private RunFence fence;
+    /** On SQLite: {@link SqlitePragmas#BULK_BATCHES_IN_A_ROW} large batches were committed in a row. */
+    private boolean bulk;
+    /** Batches of {@link SqlitePragmas#BULK_BATCH_ANSWERS} answers or more committed since the last smaller one. */
+    private int largeInARow;
 
     private StoreConnection(String description, String secret, JdbcResultStore.Connector connector, String hint,
                             int busyTimeoutMs) {
@@ -185,12 +188,11 @@ final class StoreConnection {
         sqlite = product.contains("sqlite");
         boolean postgres = product.contains("postgresql");
         requestKeys = RequestKeyIndex.of(sqlite);
-        try (Statement s = connection.createStatement()) {
-            if (sqlite) {
-                s.execute("PRAGMA busy_timeout = " + busyTimeoutMs);
-                s.execute("PRAGMA journal_mode = WAL");
-                // A commit survives a killed process without an fsync; not an OS crash (see JdbcResultStore).
-                s.execute("PRAGMA synchronous = NORMAL");
+        if (sqlite) {
+            SqlitePragmas.prepare(connection, busyTimeoutMs);
+            if (bulk) {
+                // A connection that replaces one in bulk keeps its settings.
+                SqlitePragmas.bulk(connection);
             }
         }
         connection.setAutoCommit(false);
@@ -214,6 +216,35 @@ final class StoreConnection {
         clearFailure = connection.prepareStatement(OutcomeRows.CLEAR_FAILURE);
         insertScore = connection.prepareStatement(ScoreTables.INSERT_SCORE);
         log.debug("result database {} ready (schema v{})", description, StoreSchema.VERSION);
+    }
+
+    /**
+     * Told after each commit of a batch of answers: on SQLite, once
+     * {@link SqlitePragmas#BULK_BATCHES_IN_A_ROW} batches in a row held
+     * {@link SqlitePragmas#BULK_BATCH_ANSWERS} answers or more, this connection, and any that
+     * replaces it, takes {@link SqlitePragmas#bulk}'s settings, which pay only while answers come
+     * faster than commits. Setting them failing is logged and costs nothing else: the batch is
+     * committed, and the settings are only a matter of speed.
+     */
+    void committed(int answers) {
+        if (bulk || !sqlite) {
+            return;
+        }
+        largeInARow = answers >= SqlitePragmas.BULK_BATCH_ANSWERS ? largeInARow + 1 : 0;
+        if (largeInARow < SqlitePragmas.BULK_BATCHES_IN_A_ROW) {
+            return;
+        }
+        bulk = true;
+        try {
+            SqlitePragmas.bulk(connection);
+            log.info("result database {}: {} batches in a row of {} answers or more, so from now on a page cache of"
+                    + " up to {} MiB and a checkpoint every {} WAL pages", description,
+                    SqlitePragmas.BULK_BATCHES_IN_A_ROW, SqlitePragmas.BULK_BATCH_ANSWERS,
+                    -SqlitePragmas.BULK_CACHE_SIZE / 1024, SqlitePragmas.BULK_WAL_AUTOCHECKPOINT);
+        } catch (SQLException e) {
+            log.warn("result database {}: cannot set the page cache and checkpoint interval for large batches ({});"
+                    + " storing goes on with SQLite's defaults", description, scrub(e.getMessage()));
+        }
     }
 
     /**
