@@ -13,8 +13,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 /**
  * What one run has settled: each answer and each final failure goes to the store through a
@@ -34,7 +32,7 @@ final class RunLedger {
     private final ProgressListener listener;
     private final Quarantine quarantine;
     /** The run's event queue, where the writer posts what became of each write. */
-    private final BlockingQueue<Runnable> events;
+    private final RunEvents events;
     private final List<RunReport.FailedJob> failed = new ArrayList<>();
     /** Jobs stored per worker id, a mutable count each: no boxed Integer per answer stored. */
     private final Map<String, int[]> completedByWorker = new HashMap<>();
@@ -46,7 +44,7 @@ final class RunLedger {
     private int completed;
     private long duplicates;
 
-    RunLedger(ResultStore store, SchedulerOptions options, Quarantine quarantine, BlockingQueue<Runnable> events) {
+    RunLedger(ResultStore store, SchedulerOptions options, Quarantine quarantine, RunEvents events) {
         this.store = store;
         this.options = options;
         this.listener = options.listener();
@@ -226,7 +224,8 @@ final class RunLedger {
         // The writer posts its last event before it stops working: once it is not working, every
         // event of it is queued.
         while (writer.working() || !events.isEmpty()) {
-            Runnable event = events.poll(poll, TimeUnit.NANOSECONDS);
+            events.await(poll);
+            Runnable event = events.poll();
             if (event != null) {
                 event.run();
             }

@@ -1,0 +1,80 @@
+package dev.panoptes.control.schedule;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * What happened on other threads, for the run to act on, in the order each thread posted it.
+ *
+ * <p>Unlike a {@link java.util.concurrent.BlockingQueue}, the run's thread waits for an event
+ * without taking it ({@link #await}), and takes events only while it holds the run's turn (see
+ * {@link SchedulerRun}): a thread that takes the turn after it finds every event queued before
+ * still queued or already run, never one taken and not yet run by a thread waiting for the turn.
+ * That keeps each poster's events in order when the thread that delivers answers runs the run
+ * itself.
+ *
+ * <p>Threads: {@link #add}, {@link #isEmpty} and {@link #size} from any thread; {@link #poll}
+ * under the run's turn (or by its only thread once the run's loop ended); {@link #await} by one
+ * thread at a time, the run's own.
+ */
+final class RunEvents {
+    private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
+    /** The thread parked in {@link #await}, or null: whoever adds unparks it. */
+    private volatile Thread waiter;
+
+    /** Queues an event and wakes the thread waiting for one, if any. Never blocks. Any thread. */
+    void add(Runnable event) {
+        queue.add(event);
+        // After the add, as the waiter sets itself before it looks: one of the two sees the other.
+        Thread w = waiter;
+        if (w != null) {
+            LockSupport.unpark(w);
+        }
+    }
+
+    /** The oldest event, taken, or null. */
+    Runnable poll() {
+        return queue.poll();
+    }
+
+    boolean isEmpty() {
+        return queue.isEmpty();
+    }
+
+    /** Events queued; counts them (for tests and checks, not for hot paths). */
+    int size() {
+        return queue.size();
+    }
+
+    /** True while a thread is parked in {@link #await}; for tests. */
+    boolean awaited() {
+        return waiter != null;
+    }
+
+    /**
+     * Returns once an event is queued or {@code nanos} have passed, taking nothing.
+     *
+     * @throws InterruptedException when the calling thread is interrupted (its flag is cleared)
+     */
+    void await(long nanos) throws InterruptedException {
+        if (!queue.isEmpty()) {
+            return;
+        }
+        long deadline = System.nanoTime() + nanos;
+        waiter = Thread.currentThread();
+        try {
+            while (queue.isEmpty()) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("interrupted while waiting for the run's events");
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return;
+                }
+                LockSupport.parkNanos(this, left);
+            }
+        } finally {
+            waiter = null;
+        }
+    }
+}
