@@ -22,7 +22,10 @@ import java.util.concurrent.RejectedExecutionException;
  * benchmark run so) they are completed on the selector thread itself, callbacks included: right
  * after the pass's reads, so that a callback that dispatches the next job has it assigned and
  * written in the same pass, and again at the end of the pass. The caller then promised callbacks
- * that never block; one that does stalls every connection of that thread.
+ * that never block; one that does stalls every connection of that thread. The completions run in
+ * a {@linkplain HandOffBatch#openHost() host's batch}: the scheduler, when its run's turn is free,
+ * decides on this thread (see {@code SchedulerRun}), and the jobs it dispatches then are written
+ * at the end of this pass, without waking anyone.
  *
  * <p><b>Threads.</b> Not thread-safe: the loop's owner thread only.
  */
