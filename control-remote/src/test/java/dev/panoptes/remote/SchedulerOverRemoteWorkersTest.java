@@ -63,13 +63,14 @@ class SchedulerOverRemoteWorkersTest {
         AtomicInteger answeredByDoomed = new AtomicInteger();
         FakeWorker doomed = closeLater(FakeWorker.register(coordinator.address(), "doomed", 4));
         doomed.serve((worker, job) -> {
-            // Answers a few jobs, then drops its socket while holding the next ones: the 20th
-            // answer is followed by the close at once, in the same read of the coordinator.
+            // Answers a few jobs, then drops its socket while holding the next ones. With direct
+            // completions the 20th answer is followed by the close at once, so that the two often
+            // come in one read of the coordinator: the dispatches the answer frees race the close.
             int n = answeredByDoomed.incrementAndGet();
             if (n <= 20) {
                 worker.answer(job);
             }
-            if (n >= 20) {
+            if (n > 20 || direct && n == 20) {
                 closeQuietly(worker);
             }
         });
@@ -94,7 +95,10 @@ class SchedulerOverRemoteWorkersTest {
 
         assertThat(report.allCompleted()).as("%s", report).isTrue();
         assertThat(report.completed()).isEqualTo(300);
-        assertThat(report.redeliveries()).as("jobs held by the dead worker were sent again").isPositive();
+        if (!direct) {
+            // Closing with its 20th answer, the doomed worker may hold nothing else by then.
+            assertThat(report.redeliveries()).as("jobs held by the dead worker were sent again").isPositive();
+        }
         assertThat(report.completedByWorker().getOrDefault("doomed", 0)).isBetween(1, 20);
         List<StoredRecord> records = new ArrayList<>();
         store.forEachRecord(records::add);

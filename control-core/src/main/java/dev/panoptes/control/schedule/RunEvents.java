@@ -32,6 +32,22 @@ final class RunEvents {
         }
     }
 
+    /**
+     * Queues an event without waking the waiting thread: for an event that can wait until the
+     * waiter wakes for another reason or its own timeout, or a host takes the run's turn. Any thread.
+     */
+    void addQuietly(Runnable event) {
+        queue.add(event);
+    }
+
+    /** Wakes the thread waiting in {@link #await}, if any. Any thread. */
+    void wakeWaiter() {
+        Thread w = waiter;
+        if (w != null) {
+            LockSupport.unpark(w);
+        }
+    }
+
     /** The oldest event, taken, or null. */
     Runnable poll() {
         return queue.poll();

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * What one run has settled: each answer and each final failure goes to the store through a
@@ -31,8 +32,10 @@ final class RunLedger {
     private final SchedulerOptions options;
     private final ProgressListener listener;
     private final Quarantine quarantine;
-    /** The run's event queue, where the writer posts what became of each write. */
+    /** The run's event queue, where the writer's events are run from in {@link #finish}. */
     private final RunEvents events;
+    /** Where the writer posts what became of each write: into {@link #events}, waking the run or not. */
+    private final Consumer<Runnable> post;
     private final List<RunReport.FailedJob> failed = new ArrayList<>();
     /** Jobs stored per worker id, a mutable count each: no boxed Integer per answer stored. */
     private final Map<String, int[]> completedByWorker = new HashMap<>();
@@ -44,7 +47,9 @@ final class RunLedger {
     private int completed;
     private long duplicates;
 
-    RunLedger(ResultStore store, SchedulerOptions options, Quarantine quarantine, RunEvents events) {
+    RunLedger(ResultStore store, SchedulerOptions options, Quarantine quarantine, RunEvents events,
+              Consumer<Runnable> post) {
+        this.post = post;
         this.store = store;
         this.options = options;
         this.listener = options.listener();
@@ -168,7 +173,7 @@ final class RunLedger {
     /** The store's writer, started with the run's first write. */
     private StoreWriter writer() {
         if (writer == null) {
-            writer = new StoreWriter(store, options.storeRetry(), events::add, writerOutcomes(), inlineWrites);
+            writer = new StoreWriter(store, options.storeRetry(), post, writerOutcomes(), inlineWrites);
         }
         return writer;
     }

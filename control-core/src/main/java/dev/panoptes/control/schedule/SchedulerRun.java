@@ -83,6 +83,16 @@ final class SchedulerRun {
      */
     private long mainWakesAt = Long.MAX_VALUE;
     /**
+     * True once a host took a turn in this run: from then on the store's events wait for the next
+     * turn while answers are in flight ({@link #postFromStore}). Written under {@link #turn}.
+     */
+    private volatile boolean hostsDecide;
+    /**
+     * {@link Dispatcher#inFlight()} as the last turn left it, for the store's thread to read.
+     * Written at the end of every round, under {@link #turn}.
+     */
+    private volatile int inFlightSeen;
+    /**
      * What a hosted turn threw, not yet rethrown on the run's own thread; once set, no host takes
      * a turn again. Written under {@link #turn}.
      */
@@ -124,7 +134,7 @@ final class SchedulerRun {
         this.workerWait = new WorkerWait(options);
         this.dispatcher = new Dispatcher(options, quarantine, clock,
                 (attempt, outcome, error) -> HandOffBatch.send(answers, () -> onAnswer(attempt, outcome, error)));
-        this.ledger = new RunLedger(store, options, quarantine, events);
+        this.ledger = new RunLedger(store, options, quarantine, events, this::postFromStore);
         this.retries = new Retries(options, quarantine, waiting, clock, ledger::fail);
     }
 
@@ -298,7 +308,9 @@ final class SchedulerRun {
         waiting.promoteDue(now);
         dispatcher.expireDeadlines(now);
         releaseQuarantines(now);
-        return dispatchReady() > 0 || ledger.outstanding() == 0;
+        boolean progressed = dispatchReady() > 0 || ledger.outstanding() == 0;
+        inFlightSeen = dispatcher.inFlight();
+        return progressed;
     }
 
     /**
@@ -354,6 +366,7 @@ final class SchedulerRun {
             if (!hosting || hostFailure != null) {
                 return false;
             }
+            hostsDecide = true;
             try {
                 long now = clock.getAsLong();
                 HandOffBatch round = HandOffBatch.open();
@@ -403,6 +416,27 @@ final class SchedulerRun {
             throw err;
         }
         throw new IllegalStateException("a turn of the run on a worker's thread failed", e);
+    }
+
+    /**
+     * What the store's writer made of its writes reaches the run: while hosts decide and answers are
+     * in flight, the next host's turn runs it (its events first) and the run's thread is not woken
+     * for it (at 2,600 answers a second that was a wake-up per commit, half of the thread's CPU);
+     * the run's thread still finds it when it wakes by itself, at least every poll interval. When
+     * nothing is in flight no answer will bring a host, so it wakes the run's thread: the last
+     * commit of a run does. Safe against the race with the last answer: the event is queued before
+     * {@link #inFlightSeen} is read, and whoever turns it to 0 looks at the queue after (the run's
+     * thread before it waits; a host wakes the run's thread when nothing is in flight). Store thread.
+     */
+    private void postFromStore(Runnable event) {
+        if (hosting && hostsDecide) {
+            events.addQuietly(event);
+            if (inFlightSeen == 0) {
+                events.wakeWaiter();
+            }
+            return;
+        }
+        events.add(event);
     }
 
     /**

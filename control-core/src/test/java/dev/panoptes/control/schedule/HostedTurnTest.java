@@ -25,7 +25,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -36,7 +35,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * Answers delivered by a {@linkplain HandOffBatch#openHost() host} (as a selector thread
  * completing its pass's futures in direct mode is): while the run's thread waits with the turn
- * free, the host runs the answers and the dispatches they free slots for on its own thread; while
+ * free, the host runs the answers and the dispatches they free slots for on its own thread, and
+ * the store's acknowledgements wait for the next host's turn while jobs are in flight; while
  * the run's thread holds the turn, the host queues them and goes on, and the run's thread runs
  * them; what a hosted turn throws ends the run on the run's thread.
  */
@@ -104,8 +104,8 @@ class HostedTurnTest {
         assertThat(host.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
     }
 
-    /** Answers stored and told to the run so far. */
-    private final AtomicInteger stored = new AtomicInteger();
+    /** The thread each stored answer was told to the run on, by job id. */
+    private final Map<String, String> storedOn = new ConcurrentHashMap<>();
 
     private SchedulerOptions options() {
         // A long poll: the run's thread wakes only when told to, so the host's turns are the test's.
@@ -115,7 +115,7 @@ class HostedTurnTest {
                     @Override
                     public void onCompleted(Job job, WorkerHandle worker, JobOutcome outcome,
                                             ResultStore.Receipt receipt) {
-                        stored.incrementAndGet();
+                        storedOn.put(job.id().toString(), Thread.currentThread().getName());
                     }
                 });
     }
@@ -131,11 +131,12 @@ class HostedTurnTest {
         Future<RunReport> report = runThread.submit(() -> run.finish(run.execute()));
         for (int i = 0; i < jobs.size(); i++) {
             String id = jobs.get(i).id().toString();
-            int before = i;
-            // The store's word on every earlier answer has reached the run, so nothing else wakes it
-            // while the host delivers.
-            waitFor(() -> worker.replies.containsKey(id) && stored.get() == before && run.awaitingEvents(),
-                    "job " + id + " dispatched, the run waiting");
+            // From the second answer on, the store's word on the one before waits in the queue,
+            // not run: it did not wake the run's thread, as the next job is in flight.
+            int queued = i == 0 ? 0 : 1;
+            waitFor(() -> worker.replies.containsKey(id) && run.queuedEvents() == queued && run.awaitingEvents(),
+                    "job " + id + " dispatched, the run waiting, " + queued + " event queued");
+            assertThat(storedOn).hasSize(Math.max(0, i - 1));
             host.submit(() -> completeAsHost(worker, id)).get(WAIT_MS, TimeUnit.MILLISECONDS);
         }
         RunReport done = report.get(WAIT_MS, TimeUnit.MILLISECONDS);
@@ -145,6 +146,10 @@ class HostedTurnTest {
         assertThat(worker.dispatchedOn).containsEntry("h-0", "run-thread")
                 .containsEntry("h-1", "host-thread").containsEntry("h-2", "host-thread")
                 .containsEntry("h-3", "host-thread");
+        // Each store acknowledgement ran in the next host's turn, but the last one, with nothing in
+        // flight, woke the run's thread (which ended the run).
+        assertThat(storedOn).containsEntry("h-0", "host-thread").containsEntry("h-1", "host-thread")
+                .containsEntry("h-2", "host-thread").containsEntry("h-3", "run-thread");
     }
 
     @Test
