@@ -21,8 +21,9 @@ import java.util.function.Consumer;
  * taken it. Keeps the counts the report is made of: jobs outstanding, completed, failed,
  * duplicates, completions per worker.
  *
- * <p>Owned by the thread running the scheduler's {@code run}; not thread-safe. The writer's
- * results arrive through the run's event queue and are handled here on that thread; a store lost
+ * <p>Owned by whichever thread holds the run's turn (see {@link SchedulerRun}); not thread-safe.
+ * The writer's results arrive through the run's event queue and are handled here under the turn;
+ * {@link #finish} runs after the run's loop, on its thread alone. A store lost
  * for good surfaces as a {@link StoreUnavailableException} thrown from the event that says so.
  */
 final class RunLedger {
