@@ -135,7 +135,11 @@ public final class HandOffBatch implements AutoCloseable {
         if (depth == 0) {
             boolean host = hostOpen;
             hostOpen = false;
-            deliver(host);
+            if (host != hostDelivering) {
+                deliverAs(host);
+            } else {
+                deliver();
+            }
         }
     }
 
@@ -196,21 +200,30 @@ public final class HandOffBatch implements AutoCloseable {
     public static void flush() {
         HandOffBatch batch = CURRENT.get();
         if (batch.depth > 0) {
-            batch.deliver(batch.hostOpen);
+            if (batch.hostOpen != batch.hostDelivering) {
+                batch.deliverAs(batch.hostOpen);
+            } else {
+                batch.deliver();
+            }
         }
     }
 
-    private void deliver(boolean host) {
+    /**
+     * {@link #deliver()} with {@link #deliveringOnHost()} saying {@code host}: a host's batch, or a
+     * receiver's own batch inside a host's delivery. Apart from {@link #deliver()}, so that the
+     * path every other batch takes stays as it was.
+     */
+    private void deliverAs(boolean host) {
         boolean outer = hostDelivering;
         hostDelivering = host;
         try {
-            deliverAll();
+            deliver();
         } finally {
             hostDelivering = outer;
         }
     }
 
-    private void deliverAll() {
+    private void deliver() {
         RuntimeException first = null;
         // Delivering may hand off again (a receiver that sends on): loop until nothing is held.
         while (!receivers.isEmpty() || !wakes.isEmpty()) {

@@ -1,6 +1,7 @@
 package dev.panoptes.control.schedule;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -21,15 +22,18 @@ final class RunEvents {
     private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
     /** The thread parked in {@link #await}, or null: whoever adds unparks it. */
     private volatile Thread waiter;
+    /**
+     * Counts the adds and wakes that are to wake the waiter (not {@link #addQuietly}): a waiter
+     * woken by anything else (a spurious return of park, a permit left by an earlier unpark) parks
+     * again unless it changed, so that quiet events wait as promised. Incremented after the queue
+     * changes and before the waiter is read.
+     */
+    private final AtomicLong wakes = new AtomicLong();
 
     /** Queues an event and wakes the thread waiting for one, if any. Never blocks. Any thread. */
     void add(Runnable event) {
         queue.add(event);
-        // After the add, as the waiter sets itself before it looks: one of the two sees the other.
-        Thread w = waiter;
-        if (w != null) {
-            LockSupport.unpark(w);
-        }
+        wakeWaiter();
     }
 
     /**
@@ -42,6 +46,8 @@ final class RunEvents {
 
     /** Wakes the thread waiting in {@link #await}, if any. Any thread. */
     void wakeWaiter() {
+        // After the add, as the waiter sets itself before it looks: one of the two sees the other.
+        wakes.incrementAndGet();
         Thread w = waiter;
         if (w != null) {
             LockSupport.unpark(w);
@@ -68,7 +74,8 @@ final class RunEvents {
     }
 
     /**
-     * Returns once an event is queued or {@code nanos} have passed, taking nothing.
+     * Returns at once when an event is queued, else once an event is added other than quietly
+     * (or {@link #wakeWaiter} is called), or {@code nanos} have passed; takes nothing.
      *
      * @throws InterruptedException when the calling thread is interrupted (its flag is cleared)
      */
@@ -79,7 +86,11 @@ final class RunEvents {
         long deadline = System.nanoTime() + nanos;
         waiter = Thread.currentThread();
         try {
-            while (queue.isEmpty()) {
+            long seen = wakes.get();
+            if (!queue.isEmpty()) {
+                return;
+            }
+            while (wakes.get() == seen) {
                 if (Thread.interrupted()) {
                     throw new InterruptedException("interrupted while waiting for the run's events");
                 }
