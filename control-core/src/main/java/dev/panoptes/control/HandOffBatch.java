@@ -19,6 +19,14 @@ import java.util.List;
  * <p>A thread must not block waiting for another while it holds a wake-up back: one that is about
  * to wait for a receiver (a full queue, say) calls {@link #flush()} first.
  *
+ * <p><b>Hosts.</b> A thread that opens its outermost batch with {@link #openHost()} offers its
+ * time to the receivers: while that batch's items are delivered, {@link #deliveringOnHost()} is
+ * true, and a receiver that can do the items' work on any thread under its own exclusion (the
+ * scheduler's run, under its turn) may do it right there instead of waking its own thread. A
+ * selector thread completing its pass's futures does so; the work then never crosses threads.
+ * The host promises what a receiver's work needs: it may be called back, and dispatch to
+ * workers, but holds no lock a receiver's work could want.
+ *
  * <p>Threads: a batch belongs to the thread that opened it; every method acts on the calling
  * thread's batch. Not for use across threads.
  */
@@ -45,6 +53,10 @@ public final class HandOffBatch implements AutoCloseable {
     private int depth;
     /** Bit i set: the level opened at depth i holds wake-ups back too ({@link #open()}). */
     private long holdsWakes;
+    /** True while the outermost level open was opened by {@link #openHost()}. */
+    private boolean hostOpen;
+    /** True while items of a host's outermost batch are being delivered ({@link #deliveringOnHost()}). */
+    private boolean hostDelivering;
     private final List<Receiver<Object>> receivers = new ArrayList<>(4);
     private final List<List<Object>> items = new ArrayList<>(4);
     private final List<Runnable> wakes = new ArrayList<>(4);
@@ -68,6 +80,29 @@ public final class HandOffBatch implements AutoCloseable {
      */
     public static HandOffBatch openForItems() {
         return open(false);
+    }
+
+    /**
+     * Opens a batch as {@link #openForItems()} does, whose items, when it is the outermost level,
+     * are delivered with {@link #deliveringOnHost()} true: the calling thread offers to do the
+     * receivers' work itself (see the class comment). Nested in an open batch it is a plain
+     * {@link #openForItems()}: the outermost level decides.
+     */
+    public static HandOffBatch openHost() {
+        HandOffBatch batch = open(false);
+        if (batch.depth == 1) {
+            batch.hostOpen = true;
+        }
+        return batch;
+    }
+
+    /**
+     * True on a thread delivering the items of a batch opened by {@link #openHost()}, for the
+     * receivers to ask: the thread offers to do their work here. False on every other thread and
+     * inside a batch a receiver opens of its own (whose delivery is not the host's).
+     */
+    public static boolean deliveringOnHost() {
+        return CURRENT.get().hostDelivering;
     }
 
     private static HandOffBatch open(boolean wakes) {
@@ -98,7 +133,13 @@ public final class HandOffBatch implements AutoCloseable {
         depth--;
         holdsWakes &= ~(1L << depth);
         if (depth == 0) {
-            deliver();
+            boolean host = hostOpen;
+            hostOpen = false;
+            if (host != hostDelivering) {
+                deliverAs(host);
+            } else {
+                deliver();
+            }
         }
     }
 
@@ -159,7 +200,26 @@ public final class HandOffBatch implements AutoCloseable {
     public static void flush() {
         HandOffBatch batch = CURRENT.get();
         if (batch.depth > 0) {
-            batch.deliver();
+            if (batch.hostOpen != batch.hostDelivering) {
+                batch.deliverAs(batch.hostOpen);
+            } else {
+                batch.deliver();
+            }
+        }
+    }
+
+    /**
+     * {@link #deliver()} with {@link #deliveringOnHost()} saying {@code host}: a host's batch, or a
+     * receiver's own batch inside a host's delivery. Apart from {@link #deliver()}, so that the
+     * path every other batch takes stays as it was.
+     */
+    private void deliverAs(boolean host) {
+        boolean outer = hostDelivering;
+        hostDelivering = host;
+        try {
+            deliver();
+        } finally {
+            hostDelivering = outer;
         }
     }
 

@@ -45,6 +45,35 @@ class HandOffBatchTest {
     }
 
     @Test
+    void aHostsItemsAreDeliveredOnHostOnlyWhenItsBatchIsTheOutermost() {
+        List<String> log = new ArrayList<>();
+        HandOffBatch.Receiver<String> asking = items -> {
+            log.add(items + " on host " + HandOffBatch.deliveringOnHost());
+            // A batch the receiver opens of its own delivers as no host's.
+            HandOffBatch own = HandOffBatch.open();
+            HandOffBatch.send(receiver, "own");
+            own.close();
+            log.add("after own batch, on host " + HandOffBatch.deliveringOnHost());
+        };
+        HandOffBatch.Receiver<String> inner = items -> log.add("inner on host " + HandOffBatch.deliveringOnHost());
+        assertThat(HandOffBatch.deliveringOnHost()).isFalse();
+        HandOffBatch host = HandOffBatch.openHost();
+        HandOffBatch.send(asking, "a");
+        assertThat(HandOffBatch.deferWake(() -> log.add("wake"))).as("a host's batch holds items only").isFalse();
+        host.close();
+        assertThat(log).containsExactly("[a] on host true", "after own batch, on host true");
+        assertThat(HandOffBatch.deliveringOnHost()).as("only while delivering").isFalse();
+
+        log.clear();
+        HandOffBatch outer = HandOffBatch.open();
+        HandOffBatch nestedHost = HandOffBatch.openHost();
+        HandOffBatch.send(inner, "b");
+        nestedHost.close();
+        outer.close();
+        assertThat(log).as("the outermost level decides").containsExactly("inner on host false");
+    }
+
+    @Test
     void aBatchForItemsHoldsItemsButWakesAtOnceUnlessAnOuterLevelHoldsWakes() {
         List<String> log = new ArrayList<>();
         HandOffBatch items = HandOffBatch.openForItems();

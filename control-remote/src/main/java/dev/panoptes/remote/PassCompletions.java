@@ -22,7 +22,10 @@ import java.util.concurrent.RejectedExecutionException;
  * benchmark run so) they are completed on the selector thread itself, callbacks included: right
  * after the pass's reads, so that a callback that dispatches the next job has it assigned and
  * written in the same pass, and again at the end of the pass. The caller then promised callbacks
- * that never block; one that does stalls every connection of that thread.
+ * that never block; one that does stalls every connection of that thread. The completions run in
+ * a {@linkplain HandOffBatch#openHost() host's batch}: the scheduler, when its run's turn is free,
+ * decides on this thread (see {@code SchedulerRun}), and the jobs it dispatches then are written
+ * at the end of this pass, without waking anyone.
  *
  * <p><b>Threads.</b> Not thread-safe: the loop's owner thread only.
  */
@@ -104,7 +107,7 @@ final class PassCompletions {
         batch = spare != null ? spare : new Batch(Math.max(16, taken.size()));
         spare = null;
         try {
-            completeAll(taken);
+            completeAll(taken, true);
         } finally {
             // One huge pass (a mass failure) does not pin its arrays.
             spare = taken.size() > 65_536 ? new Batch(16) : taken;
@@ -127,11 +130,11 @@ final class PassCompletions {
         }
         Batch taken = take();
         try {
-            executor.execute(() -> completeAll(taken));
+            executor.execute(() -> completeAll(taken, false));
         } catch (RejectedExecutionException e) {
             // Only after the server's executor is shut down, when this loop is the last one
             // still failing work: completing here is better than leaving a future hanging.
-            completeAll(taken);
+            completeAll(taken, false);
         }
     }
 
@@ -148,9 +151,17 @@ final class PassCompletions {
      * wake-up for the whole batch. A callback that dispatches the next job still wakes its
      * selector at once (measured: holding those wakes to the end of the batch cost the dispatch
      * benchmark throughput at K=256, the selector idling while the completion thread finished).
+     *
+     * <p>On the selector thread in direct mode the batch is a {@linkplain HandOffBatch#openHost()
+     * host's}: a receiver may do its work here (the scheduler takes its turn and decides on this
+     * thread when no other thread holds the run), and the dispatches it makes are queued for this
+     * same pass, written at its end without a wake-up.
+     *
+     * @param host true on the selector thread in direct mode, never on a completion thread or a
+     *             stopping loop
      */
-    private static void completeAll(Batch taken) {
-        HandOffBatch batch = HandOffBatch.openForItems();
+    private static void completeAll(Batch taken, boolean host) {
+        HandOffBatch batch = host ? HandOffBatch.openHost() : HandOffBatch.openForItems();
         try {
             for (int i = 0; i < taken.size(); i++) {
                 Object result = taken.results.get(i);

@@ -90,7 +90,9 @@ public final class RemoteWorker implements WorkerHandle {
      * the heartbeat timeout is disconnected. A future that is already failed when returned
      * completes dependent actions on the caller's thread. Callbacks should not block: a blocked
      * callback holds one completion thread, though never the I/O of any worker; with direct
-     * completions it holds the selector thread, and with it every worker on that thread.
+     * completions it holds the selector thread, and with it every worker on that thread. Called
+     * on a selector thread (a scheduler deciding there), this never blocks: a full dispatch
+     * queue fails the future with a {@link dev.panoptes.control.DispatchRefusedException}.
      *
      * @throws NullPointerException when job is null
      */

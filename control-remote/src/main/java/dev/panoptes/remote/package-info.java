@@ -14,7 +14,9 @@
  * the callers' futures on a separate completion executor by default, so that no callback runs on,
  * or stalls, a selector thread; with {@link dev.panoptes.remote.ServerOptions#directCompletions()}
  * (for callers whose callbacks never block, as the coordinator command's scheduler) they are
- * completed on the selector thread that read them. The server's listener always hears of workers
+ * completed on the selector thread that read them, inside a host's hand-off batch: the scheduler
+ * then decides on that thread when its run's turn is free, and its dispatches leave in the same
+ * pass. The server's listener always hears of workers
  * on its own events thread.
  *
  * <p>Every way a connection can end (end of stream, I/O error, protocol error, heartbeat or

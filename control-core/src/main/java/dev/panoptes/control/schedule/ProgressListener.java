@@ -13,6 +13,12 @@ import java.util.List;
  * Told what a {@link Scheduler} run does, as it does it. Every method is called on the
  * scheduler's thread and should return quickly: the run waits for it. All methods default to
  * doing nothing.
+ *
+ * <p>"The scheduler's thread" is whichever thread holds the run's turn: the caller of
+ * {@link Scheduler#run}, or a worker source's thread that delivers answers as a host (a selector
+ * thread completing directly; see {@link dev.panoptes.control.HandOffBatch#openHost()}). Calls
+ * never overlap and each sees what the ones before it did (the turn is a lock), but a listener
+ * must not block (that would stall the workers of that selector) nor keep per-thread state.
  */
 public interface ProgressListener {
     /** A listener that ignores everything. */

@@ -13,8 +13,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * What one run has settled: each answer and each final failure goes to the store through a
@@ -22,8 +21,9 @@ import java.util.concurrent.TimeUnit;
  * taken it. Keeps the counts the report is made of: jobs outstanding, completed, failed,
  * duplicates, completions per worker.
  *
- * <p>Owned by the thread running the scheduler's {@code run}; not thread-safe. The writer's
- * results arrive through the run's event queue and are handled here on that thread; a store lost
+ * <p>Owned by whichever thread holds the run's turn (see {@link SchedulerRun}); not thread-safe.
+ * The writer's results arrive through the run's event queue and are handled here under the turn;
+ * {@link #finish} runs after the run's loop, on its thread alone. A store lost
  * for good surfaces as a {@link StoreUnavailableException} thrown from the event that says so.
  */
 final class RunLedger {
@@ -33,8 +33,10 @@ final class RunLedger {
     private final SchedulerOptions options;
     private final ProgressListener listener;
     private final Quarantine quarantine;
-    /** The run's event queue, where the writer posts what became of each write. */
-    private final BlockingQueue<Runnable> events;
+    /** The run's event queue, where the writer's events are run from in {@link #finish}. */
+    private final RunEvents events;
+    /** Where the writer posts what became of each write: into {@link #events}, waking the run or not. */
+    private final Consumer<Runnable> post;
     private final List<RunReport.FailedJob> failed = new ArrayList<>();
     /** Jobs stored per worker id, a mutable count each: no boxed Integer per answer stored. */
     private final Map<String, int[]> completedByWorker = new HashMap<>();
@@ -46,7 +48,9 @@ final class RunLedger {
     private int completed;
     private long duplicates;
 
-    RunLedger(ResultStore store, SchedulerOptions options, Quarantine quarantine, BlockingQueue<Runnable> events) {
+    RunLedger(ResultStore store, SchedulerOptions options, Quarantine quarantine, RunEvents events,
+              Consumer<Runnable> post) {
+        this.post = post;
         this.store = store;
         this.options = options;
         this.listener = options.listener();
@@ -170,7 +174,7 @@ final class RunLedger {
     /** The store's writer, started with the run's first write. */
     private StoreWriter writer() {
         if (writer == null) {
-            writer = new StoreWriter(store, options.storeRetry(), events::add, writerOutcomes(), inlineWrites);
+            writer = new StoreWriter(store, options.storeRetry(), post, writerOutcomes(), inlineWrites);
         }
         return writer;
     }
@@ -226,7 +230,8 @@ final class RunLedger {
         // The writer posts its last event before it stops working: once it is not working, every
         // event of it is queued.
         while (writer.working() || !events.isEmpty()) {
-            Runnable event = events.poll(poll, TimeUnit.NANOSECONDS);
+            events.await(poll);
+            Runnable event = events.poll();
             if (event != null) {
                 event.run();
             }

@@ -52,8 +52,11 @@ import java.util.function.LongSupplier;
  *       With {@link SchedulerOptions#skipCompleted()}, jobs already complete are not sent.</li>
  * </ul>
  *
- * <p>All decisions are made on the thread that calls {@link #run}; answers arrive on the
- * workers' threads and are handed to it through a queue. One run at a time per instance. One
+ * <p>All decisions are made under the run's turn: on the thread that calls {@link #run}, or on a
+ * thread that delivers answers as a {@linkplain dev.panoptes.control.HandOffBatch#openHost() host}
+ * while the caller waits (a selector thread completing its futures directly decides and
+ * dispatches there, never waiting for the turn); other answers are handed to the caller's
+ * thread through a queue. The caller's thread keeps the timers. One run at a time per instance. One
  * run's loop lives in {@link SchedulerRun}, which drives {@link WaitingJobs}, {@link Dispatcher},
  * {@link Retries} and {@link RunLedger}; quarantines live in {@link Quarantine}.
  */

@@ -20,13 +20,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 
 /**
@@ -36,9 +34,17 @@ import java.util.function.LongSupplier;
  * drives: {@link WaitingJobs} (what waits to be sent), {@link Dispatcher} (what is in flight, per
  * worker), {@link Retries} (what a failed attempt costs) and {@link RunLedger} (what is stored).
  *
- * <p>Everything here is touched only by the calling thread; answers arrive on the workers'
- * threads, and what the store made of each write on the store writer's ({@link StoreWriter}), and
- * reach it as events through {@link #events}. Only {@link #queuedEvents()} is safe from any thread.
+ * <p><b>Threads: the run's turn.</b> Everything here is touched only by the thread that holds the
+ * run's {@link #turn}. The caller of {@link #execute()} holds it except while it waits for events;
+ * answers arrive on the workers' threads, and what the store made of each write on the store
+ * writer's ({@link StoreWriter}), and reach the run as events through {@link #events}. A thread that
+ * delivers answers as a {@linkplain HandOffBatch#openHost() host} (a selector thread completing its
+ * pass's futures) takes the turn itself when it is free ({@link #tryHostedTurn}): it runs the
+ * events queued before, then its answers, then decides and dispatches there, so that an answer
+ * and the dispatch it frees a slot for never cross threads. The caller's thread keeps the timers:
+ * it is woken when a hosted turn leaves it something to do sooner than it planned (see
+ * {@link #mainNeeded}). A {@link SteppedRun} takes no hosted turns. Only {@link #queuedEvents()}
+ * and {@link #awaitingEvents()} are safe from any thread.
  */
 final class SchedulerRun {
     private static final Logger log = LoggerFactory.getLogger(SchedulerRun.class);
@@ -58,14 +64,47 @@ final class SchedulerRun {
      * writer at most two per write waiting (see {@link StoreWriter}), of which there are at most
      * {@link SchedulerOptions.StoreRetry#maxHeld()} plus the attempts in flight.
      */
-    private final BlockingQueue<Runnable> events = new LinkedBlockingQueue<>();
+    private final RunEvents events = new RunEvents();
+    /**
+     * The run's turn: whoever holds it may touch the run's state (see the class comment). The
+     * caller of {@link #execute()} takes it with {@code lock} (briefly waiting for a hosted turn to
+     * end), a host only with {@code tryLock} (a host never waits: it queues its answers instead).
+     */
+    private final ReentrantLock turn = new ReentrantLock();
+    /**
+     * True while {@link #execute()}'s loop runs, so that hosts may take turns; set and cleared
+     * under {@link #turn}, read by hosts before and again under it. Stepped runs and
+     * {@link #finish} never set it.
+     */
+    private volatile boolean hosting;
+    /**
+     * When (the run's clock) the caller of {@link #execute()} wakes by itself from its wait, for a
+     * hosted turn to tell whether it must be woken sooner. Under {@link #turn}.
+     */
+    private long mainWakesAt = Long.MAX_VALUE;
+    /**
+     * True once a host took a turn in this run: from then on the store's events wait for the next
+     * turn while answers are in flight ({@link #postFromStore}). Written under {@link #turn}.
+     */
+    private volatile boolean hostsDecide;
+    /**
+     * {@link Dispatcher#inFlight()} as the last turn left it, for the store's thread to read.
+     * Written at the end of every round, under {@link #turn}.
+     */
+    private volatile int inFlightSeen;
+    /**
+     * What a hosted turn threw, not yet rethrown on the run's own thread; once set, no host takes
+     * a turn again. Written under {@link #turn}.
+     */
+    private volatile Throwable hostFailure;
     /** True while a wakeup is queued and not yet run. Any thread. */
     private final AtomicBoolean wakeQueued = new AtomicBoolean();
     private final Runnable wake = this::queueWake;
     /**
-     * Where answers enter {@link #events}: the answers a worker's thread completes in one
+     * Where answers enter the run: the answers a worker's thread completes in one
      * {@link HandOffBatch} (a selector pass's) become one event, so this thread wakes once for
-     * them. Any thread.
+     * them, or, delivered by a host while the turn is free, are run on that thread
+     * ({@link #tryHostedTurn}). Any thread.
      */
     private final HandOffBatch.Receiver<Runnable> answers = this::postAll;
     /**
@@ -95,43 +134,63 @@ final class SchedulerRun {
         this.workerWait = new WorkerWait(options);
         this.dispatcher = new Dispatcher(options, quarantine, clock,
                 (attempt, outcome, error) -> HandOffBatch.send(answers, () -> onAnswer(attempt, outcome, error)));
-        this.ledger = new RunLedger(store, options, quarantine, events);
+        this.ledger = new RunLedger(store, options, quarantine, events, this::postFromStore);
         this.retries = new Retries(options, quarantine, waiting, clock, ledger::fail);
     }
 
-    /** Runs the whole run on the calling thread, waiting for answers when there is nothing to do. */
+    /**
+     * Runs the whole run on the calling thread, waiting for answers when there is nothing to do;
+     * hosts may take turns while it waits.
+     */
     RunReport execute() throws InterruptedException {
-        begin();
+        turn.lock();
         try {
-            while (ledger.outstanding() > 0) {
-                if (Thread.interrupted()) {
-                    // Checked here, not only where the loop waits: a run that always has something
-                    // to dispatch would otherwise never notice.
-                    throw new InterruptedException("the run was interrupted with "
-                            + Plural.of(ledger.outstanding(), "job") + " not done");
-                }
-                long now = clock.getAsLong();
-                if (advanceInBatch(now)) {
-                    continue;
-                }
-                if (giveUpWithoutWorkers(now)) {
-                    break;
-                }
-                // Nothing held back here: the batch closed before this thread waits.
-                Runnable event = events.poll(waitNanos(now), TimeUnit.NANOSECONDS);
-                if (event != null) {
-                    HandOffBatch round = HandOffBatch.open();
-                    try {
-                        event.run();
-                    } finally {
-                        round.close();
-                    }
-                }
+            begin();
+            hosting = true;
+            try {
+                loop();
+            } finally {
+                hosting = false;
+                mainWakesAt = Long.MAX_VALUE;
+                end();
             }
         } finally {
-            end();
+            turn.unlock();
         }
         return report();
+    }
+
+    /** {@link #execute()}'s loop; holds the turn except while it waits. */
+    private void loop() throws InterruptedException {
+        while (ledger.outstanding() > 0) {
+            if (Thread.interrupted()) {
+                // Checked here, not only where the loop waits: a run that always has something
+                // to dispatch would otherwise never notice.
+                throw new InterruptedException("the run was interrupted with "
+                        + Plural.of(ledger.outstanding(), "job") + " not done");
+            }
+            long now = clock.getAsLong();
+            if (advanceInBatch(now)) {
+                continue;
+            }
+            if (giveUpWithoutWorkers(now)) {
+                break;
+            }
+            // Nothing held back here: the batch closed before this thread waits. The events are
+            // taken only once the turn is held again (the next advance), never while waiting.
+            long wait = waitNanos(now);
+            mainWakesAt = now + wait;
+            turn.unlock();
+            try {
+                events.await(wait);
+            } catch (InterruptedException e) {
+                // The loop's check says so, with what is not done.
+                Thread.currentThread().interrupt();
+            } finally {
+                turn.lock();
+                mainWakesAt = Long.MAX_VALUE;
+            }
+        }
     }
 
     /**
@@ -228,6 +287,15 @@ final class SchedulerRun {
     }
 
     /**
+     * True while the caller of {@link #execute()} waits for events with the turn free: an answer
+     * a host delivers now is run on the host's thread (unless another host has the turn). For
+     * tests. Any thread.
+     */
+    boolean awaitingEvents() {
+        return events.awaited() && !turn.isLocked();
+    }
+
+    /**
      * One round of the loop without waiting: answers that arrived, deadlines, quarantines and
      * dispatch.
      *
@@ -240,7 +308,9 @@ final class SchedulerRun {
         waiting.promoteDue(now);
         dispatcher.expireDeadlines(now);
         releaseQuarantines(now);
-        return dispatchReady() > 0 || ledger.outstanding() == 0;
+        boolean progressed = dispatchReady() > 0 || ledger.outstanding() == 0;
+        inFlightSeen = dispatcher.inFlight();
+        return progressed;
     }
 
     /**
@@ -257,8 +327,14 @@ final class SchedulerRun {
         }
     }
 
-    /** Queues the answers one batch of a worker's thread completed as one event. Any thread. */
+    /**
+     * Takes the answers one batch of a worker's thread completed: runs them in a turn of their
+     * own on a host's thread when it can, else queues them as one event. Any thread.
+     */
     private void postAll(List<Runnable> answered) {
+        if (hosting && HandOffBatch.deliveringOnHost() && tryHostedTurn(answered)) {
+            return;
+        }
         if (answered.size() == 1) {
             events.add(answered.get(0));
             return;
@@ -269,6 +345,98 @@ final class SchedulerRun {
                 r.run();
             }
         });
+    }
+
+    /**
+     * A host's turn: when the turn is free (and this thread does not hold it already: answers a
+     * turn itself completes, a deadline's cancel say, are queued for its next round), runs the
+     * events queued before these answers (each poster's events keep their order, as every event is
+     * taken under the turn), the answers, and one round of decisions, here; then wakes the run's
+     * own thread if the round left it something to do sooner than it planned. Never waits.
+     * Whatever the round throws ends the run on its own thread, as it would have there.
+     *
+     * @return false when the turn was not free, or the run no longer takes hosted turns: the
+     *         caller queues the answers
+     */
+    private boolean tryHostedTurn(List<Runnable> answered) {
+        if (turn.isHeldByCurrentThread() || !turn.tryLock()) {
+            return false;
+        }
+        try {
+            if (!hosting || hostFailure != null) {
+                return false;
+            }
+            hostsDecide = true;
+            try {
+                long now = clock.getAsLong();
+                HandOffBatch round = HandOffBatch.open();
+                try {
+                    runEvents();
+                    for (int i = 0; i < answered.size(); i++) {
+                        answered.get(i).run();
+                    }
+                    advance(now);
+                } finally {
+                    round.close();
+                }
+                if (mainNeeded(now)) {
+                    events.add(NOTHING);
+                }
+            } catch (Throwable e) {
+                // Ends the run on its own thread, which rethrows it; this host goes on with its pass.
+                hostFailure = e;
+                events.add(this::rethrowHostFailure);
+            }
+            return true;
+        } finally {
+            turn.unlock();
+        }
+    }
+
+    /** An event that only wakes the run's thread, to look at the run again. */
+    private static final Runnable NOTHING = () -> { };
+
+    /**
+     * True when the run's own thread must look at the run before it planned to: the run is over
+     * (it ends there), nothing is in flight (only it gives up on a run without workers), or
+     * the next timer (a retry's backoff, a quarantine's end, a deadline) comes before it wakes.
+     * Under the turn.
+     */
+    private boolean mainNeeded(long now) {
+        return ledger.outstanding() == 0 || dispatcher.inFlight() == 0 || now + waitNanos(now) < mainWakesAt;
+    }
+
+    /** Rethrows what a hosted turn threw, on the run's own thread. */
+    private void rethrowHostFailure() {
+        Throwable e = hostFailure;
+        if (e instanceof RuntimeException r) {
+            throw r;
+        }
+        if (e instanceof Error err) {
+            throw err;
+        }
+        throw new IllegalStateException("a turn of the run on a worker's thread failed", e);
+    }
+
+    /**
+     * What the store's writer made of its writes reaches the run: while hosts decide and answers are
+     * in flight, the next host's turn runs it (its events first) and the run's thread is not woken
+     * for it (at 2,600 answers a second that was a wake-up per commit, half of the thread's CPU);
+     * the run's thread still finds it when it wakes by itself, at least every poll interval. When
+     * nothing is in flight no answer will bring a host, so it wakes the run's thread: the last
+     * commit of a run does. Safe against the race with the last answer: the event is queued before
+     * {@link #inFlightSeen} is read, and whoever turns it to 0 looks at the queue after (the run's
+     * thread before it waits; a host wakes the run's thread when nothing is in flight). Store thread.
+     */
+    private void postFromStore(Runnable event) {
+        if (hosting && hostsDecide) {
+            events.addQuietly(event);
+            if (inFlightSeen == 0) {
+                events.wakeWaiter();
+            }
+            return;
+        }
+        events.add(event);
     }
 
     /**
