@@ -45,6 +45,13 @@ final class RunLedger {
     /** A stepped run writes on its own thread, within each step: see {@link SchedulerRun#writeInline()}. */
     private boolean inlineWrites;
     private int outstanding;
+    /**
+     * Writes submitted to the writer and not yet settled by it (stored, recorded or refused): once
+     * they cover every job {@link #outstanding}, no answer is left to come and share their commit.
+     */
+    private int awaitingStore;
+    /** How long the writer's oldest write waits for others to share its commit; see {@link StoreWriter#LINGER_NANOS}. */
+    private long lingerNanos = StoreWriter.LINGER_NANOS;
     private int completed;
     private long duplicates;
 
@@ -61,6 +68,11 @@ final class RunLedger {
     /** Makes the writer do its writes on the run's thread, when asked. Before the first write. */
     void writeInline() {
         inlineWrites = true;
+    }
+
+    /** Sets the writer's linger (tests: a long one shows what does not wait for it). Before the first write. */
+    void storeLinger(long nanos) {
+        lingerNanos = nanos;
     }
 
     /** The run starts with this many jobs to settle. */
@@ -108,20 +120,34 @@ final class RunLedger {
         quarantine.onSuccess(worker);
         // The job is done once its answer is stored (onStored): the store may be slow, or down
         // for a while, and the answer waits for it in the writer.
-        writer().submit(new StoreWriter.RecordWrite(state, worker, outcome));
+        submit(new StoreWriter.RecordWrite(state, worker, outcome));
+    }
+
+    /**
+     * Hands a write to the writer; when it was the last the run's jobs can give (every job not
+     * done has its answer or failure with the writer), tells the writer not to linger for more.
+     */
+    private void submit(StoreWriter.Write write) {
+        StoreWriter w = writer();
+        w.submit(write);
+        awaitingStore++;
+        if (awaitingStore >= outstanding) {
+            w.lastWritesQueued();
+        }
     }
 
     /** Fails the job for good: reported at once, done once its failure is recorded. */
     void fail(JobState state, String reason) {
         failed.add(new RunReport.FailedJob(state.job.id(), reason, state.attempts));
         // Done once recorded, as an answer is once stored.
-        writer().submit(new StoreWriter.FailureWrite(state, reason, state.attempts));
+        submit(new StoreWriter.FailureWrite(state, reason, state.attempts));
         log.warn("job={} - failed after {}: {}", state.job.id(), Plural.of(state.attempts, "attempt"), reason);
         listener.onFailed(state.job, reason, state.attempts);
     }
 
     /** A job's answer is stored: it is done. */
     private void onStored(StoreWriter.RecordWrite write, ResultStore.Receipt receipt) {
+        awaitingStore--;
         JobState state = write.state();
         WorkerHandle worker = write.worker();
         duplicates += receipt.duplicates();
@@ -143,6 +169,7 @@ final class RunLedger {
      * only logged, the job being failed already.
      */
     private void onRefused(StoreWriter.Write write, RecordRejectedException error) {
+        awaitingStore--;
         if (write instanceof StoreWriter.RecordWrite r) {
             fail(r.state(), "the result store refused the answer of worker " + r.worker().id() + ": "
                     + error.getMessage());
@@ -174,7 +201,7 @@ final class RunLedger {
     /** The store's writer, started with the run's first write. */
     private StoreWriter writer() {
         if (writer == null) {
-            writer = new StoreWriter(store, options.storeRetry(), post, writerOutcomes(), inlineWrites);
+            writer = new StoreWriter(store, options.storeRetry(), post, writerOutcomes(), inlineWrites, lingerNanos);
         }
         return writer;
     }
@@ -188,6 +215,7 @@ final class RunLedger {
 
             @Override
             public void failureStored(StoreWriter.FailureWrite write) {
+                awaitingStore--;
                 outstanding--;
             }
 

@@ -221,6 +221,11 @@ final class SchedulerRun {
         ledger.writeInline();
     }
 
+    /** Sets how long the store's writer lingers for a batch (tests). Before the run starts. */
+    void storeLinger(long nanos) {
+        ledger.storeLinger(nanos);
+    }
+
     /** The jobs neither stored nor failed for good yet. */
     int outstanding() {
         return ledger.outstanding();

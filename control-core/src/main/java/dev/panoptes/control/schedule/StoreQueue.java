@@ -46,6 +46,11 @@ final class StoreQueue {
     private long oldestQueuedAt;
     /** A writer's thread is on (or about to start); guarded by {@link #lock}. */
     private boolean working;
+    /**
+     * Every write the run will make is queued: nothing more will come to share a commit, so the
+     * writer's thread stops lingering ({@link #lastWritesQueued}). Guarded by {@link #lock}.
+     */
+    private boolean lastQueued;
     /** The writer gave up; nothing is written any more; guarded by {@link #lock}. */
     private boolean gaveUp;
     /**
@@ -117,6 +122,19 @@ final class StoreQueue {
     boolean lingering() {
         synchronized (lock) {
             return lingering;
+        }
+    }
+
+    /**
+     * Says that every write the run will make is queued (its last answers, which the end of the
+     * run waits for): the writer's thread no longer lingers for more, now or later (a refused
+     * answer's failure is not waited for either), and keeps running until {@link #finish}.
+     * Returns at once.
+     */
+    void lastWritesQueued() {
+        synchronized (lock) {
+            lastQueued = true;
+            lock.notifyAll();
         }
     }
 
@@ -259,12 +277,14 @@ final class StoreQueue {
     /**
      * Group commit: waits, under the lock, until a whole batch is queued or the oldest write has
      * waited the linger ({@link StoreWriter#LINGER_NANOS} by default), so that answers arriving close together share one commit.
-     * A draining or abandoned writer does not wait: the end of a run is not held back.
+     * A draining or abandoned writer does not wait, nor one whose run has queued its last writes:
+     * the end of a run is not held back.
      */
     private void lingerForMore() throws InterruptedException {
         long until = oldestQueuedAt + lingerNanos;
         long left;
-        while (mode == Mode.RUNNING && queue.size() < StoreWriter.BATCH && (left = until - System.nanoTime()) > 0) {
+        while (mode == Mode.RUNNING && !lastQueued && queue.size() < StoreWriter.BATCH
+                && (left = until - System.nanoTime()) > 0) {
             lingering = true;
             TimeUnit.NANOSECONDS.timedWait(lock, left);
         }

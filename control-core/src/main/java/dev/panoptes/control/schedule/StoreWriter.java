@@ -208,6 +208,15 @@ final class StoreWriter {
     }
 
     /**
+     * Every write of the run is submitted: the writer commits what it holds without lingering for
+     * more (see {@link StoreQueue#lastWritesQueued}), so that the end of a run does not wait a
+     * linger for its last answers. Any thread; returns at once.
+     */
+    void lastWritesQueued() {
+        queue.lastWritesQueued();
+    }
+
+    /**
      * Lets the writer's thread end once every write submitted is done (or it gave up); returns at
      * once. A write submitted later starts a thread again.
      */

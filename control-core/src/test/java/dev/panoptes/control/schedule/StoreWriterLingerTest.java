@@ -2,11 +2,13 @@ package dev.panoptes.control.schedule;
 
 import dev.panoptes.control.Job;
 import dev.panoptes.control.TestJobs;
+import dev.panoptes.control.local.LocalPool;
 import dev.panoptes.control.store.ForwardingResultStore;
 import dev.panoptes.control.store.JdbcResultStore;
 import dev.panoptes.control.store.RecordRejectedException;
 import dev.panoptes.control.store.ResultStore;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
@@ -150,6 +152,59 @@ class StoreWriterLingerTest {
             assertThat(store.batchSizes).containsExactly(512, 88);
             assertThat(stored.get()).isEqualTo(600);
             assertThat(db.recordCount()).isEqualTo(600);
+        }
+    }
+
+    @Test
+    void theRunsLastWritesGoAtOnceAndTheWriterStaysUp() throws Exception {
+        try (JdbcResultStore db = JdbcResultStore.openSqlite(dir.resolve("last.db"))) {
+            CountingStore store = new CountingStore(db);
+            StoreWriter writer = writer(store, MINUTE);
+
+            StoreWriterBatchTest.submitAnswers(writer, TestJobs.jobs("j", 2));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!writer.lingering() && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
+            }
+            assertThat(writer.lingering()).as("the writer waits for others to join its two answers").isTrue();
+            writer.lastWritesQueued();
+            while (stored.get() < 2 && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
+            }
+            assertThat(stored.get()).as("stored while the linger had a minute to run").isEqualTo(2);
+            assertThat(writer.working()).as("not finished: a later write still has a thread").isTrue();
+
+            // A write after the last (a refused answer's failure, say) does not linger either.
+            StoreWriterBatchTest.submitAnswers(writer, TestJobs.jobs("k", 1));
+            while (stored.get() < 3 && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
+            }
+            assertThat(stored.get()).isEqualTo(3);
+            assertThat(store.batchSizes).containsExactly(2, 1);
+            writer.finish();
+            awaitIdle(writer);
+        }
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void aRunEndsWithoutWaitingTheLingerForItsLastAnswers() throws Exception {
+        // With a minute's linger, only the ledger telling the writer that nothing more will come
+        // lets this run end before a minute: its last answers would otherwise wait it out.
+        try (JdbcResultStore db = JdbcResultStore.openSqlite(dir.resolve("run.db"));
+             LocalPool pool = new LocalPool()) {
+            CountingStore store = new CountingStore(db);
+            pool.start("a", 2, TestJobs.echoRunner());
+            SchedulerRun run = new SchedulerRun(pool, store, SchedulerOptions.defaults(), TestJobs.jobs("j", 5),
+                    System::nanoTime);
+            run.storeLinger(MINUTE);
+            long started = System.nanoTime();
+            RunReport report = run.finish(run.execute());
+
+            assertThat(report.completed()).isEqualTo(5);
+            assertThat(db.recordCount()).isEqualTo(5);
+            assertThat(System.nanoTime() - started).as("the run did not wait out a minute's linger")
+                    .isLessThan(TimeUnit.SECONDS.toNanos(25));
         }
     }
 }
