@@ -146,10 +146,14 @@ class HostedTurnTest {
         assertThat(worker.dispatchedOn).containsEntry("h-0", "run-thread")
                 .containsEntry("h-1", "host-thread").containsEntry("h-2", "host-thread")
                 .containsEntry("h-3", "host-thread");
-        // Each store acknowledgement ran in the next host's turn, but the last one, with nothing in
-        // flight, woke the run's thread (which ended the run).
+        // Each store acknowledgement ran in the next host's turn. The last one, with nothing in
+        // flight, is not left waiting for a host that will not come: the run's last writes do not
+        // linger, so it is run either by the host's own turn, if it arrives before that turn's
+        // round, or by the run's thread, which the turn wakes as nothing is in flight; either way
+        // the run ended (the report above).
         assertThat(storedOn).containsEntry("h-0", "host-thread").containsEntry("h-1", "host-thread")
-                .containsEntry("h-2", "host-thread").containsEntry("h-3", "run-thread");
+                .containsEntry("h-2", "host-thread");
+        assertThat(storedOn.get("h-3")).isIn("host-thread", "run-thread");
     }
 
     @Test
