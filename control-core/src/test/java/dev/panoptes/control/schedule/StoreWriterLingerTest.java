@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -80,11 +81,16 @@ class StoreWriterLingerTest {
         }, false, lingerNanos);
     }
 
-    private static void awaitIdle(StoreWriter writer) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (writer.working() && System.nanoTime() < deadline) {
+    /** Polls {@code condition} until it holds or {@code deadline} ({@link System#nanoTime}) passes; the caller asserts. */
+    private static void waitUntil(BooleanSupplier condition, long deadline) throws InterruptedException {
+        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
             TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
         }
+    }
+
+    private static void awaitIdle(StoreWriter writer) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        waitUntil(() -> !writer.working(), deadline);
         assertThat(writer.working()).as("writer done within 20 s").isFalse();
     }
 
@@ -97,9 +103,7 @@ class StoreWriterLingerTest {
             List<Job> jobs = TestJobs.jobs("j", 7);
             StoreWriterBatchTest.submitAnswers(writer, jobs.subList(0, 1));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (!writer.lingering() && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
-            }
+            waitUntil(writer::lingering, deadline);
             assertThat(writer.lingering()).as("the writer waits with one answer for others to join it").isTrue();
             for (Job job : jobs.subList(1, 7)) {
                 StoreWriterBatchTest.submitAnswers(writer, List.of(job));
@@ -122,9 +126,7 @@ class StoreWriterLingerTest {
 
             StoreWriterBatchTest.submitAnswers(writer, TestJobs.jobs("j", StoreWriter.BATCH));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (stored.get() < StoreWriter.BATCH && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
-            }
+            waitUntil(() -> stored.get() >= StoreWriter.BATCH, deadline);
 
             assertThat(stored.get()).as("a whole batch stored while the linger had a minute to run")
                     .isEqualTo(StoreWriter.BATCH);
@@ -163,22 +165,16 @@ class StoreWriterLingerTest {
 
             StoreWriterBatchTest.submitAnswers(writer, TestJobs.jobs("j", 2));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (!writer.lingering() && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
-            }
+            waitUntil(writer::lingering, deadline);
             assertThat(writer.lingering()).as("the writer waits for others to join its two answers").isTrue();
             writer.lastWritesQueued();
-            while (stored.get() < 2 && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
-            }
+            waitUntil(() -> stored.get() >= 2, deadline);
             assertThat(stored.get()).as("stored while the linger had a minute to run").isEqualTo(2);
             assertThat(writer.working()).as("not finished: a later write still has a thread").isTrue();
 
             // A write after the last (a refused answer's failure, say) does not linger either.
             StoreWriterBatchTest.submitAnswers(writer, TestJobs.jobs("k", 1));
-            while (stored.get() < 3 && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(1); // polling a condition, with a deadline
-            }
+            waitUntil(() -> stored.get() >= 3, deadline);
             assertThat(stored.get()).isEqualTo(3);
             assertThat(store.batchSizes).containsExactly(2, 1);
             writer.finish();
