@@ -135,11 +135,7 @@ public final class HandOffBatch implements AutoCloseable {
         if (depth == 0) {
             boolean host = hostOpen;
             hostOpen = false;
-            if (host != hostDelivering) {
-                deliverAs(host);
-            } else {
-                deliver();
-            }
+            deliverFor(host);
         }
     }
 
@@ -200,11 +196,19 @@ public final class HandOffBatch implements AutoCloseable {
     public static void flush() {
         HandOffBatch batch = CURRENT.get();
         if (batch.depth > 0) {
-            if (batch.hostOpen != batch.hostDelivering) {
-                batch.deliverAs(batch.hostOpen);
-            } else {
-                batch.deliver();
-            }
+            batch.deliverFor(batch.hostOpen);
+        }
+    }
+
+    /**
+     * Delivers with {@link #deliveringOnHost()} saying {@code host}: straight through when it says
+     * so already (every batch that is not a host's, the common path), else by {@link #deliverAs}.
+     */
+    private void deliverFor(boolean host) {
+        if (host != hostDelivering) {
+            deliverAs(host);
+        } else {
+            deliver();
         }
     }
 
