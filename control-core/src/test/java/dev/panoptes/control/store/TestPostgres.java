@@ -9,7 +9,9 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -206,12 +208,16 @@ public final class TestPostgres {
             return new Server(m.group(1), user, password);
         }
 
-        /** Starts a throwaway cluster with {@code .ci/postgres}, stopped and deleted when the JVM exits. */
+        /**
+         * Starts a throwaway cluster with {@code .ci/postgres}, stopped and deleted when the JVM exits: by
+         * the shutdown hook, or, when the JVM is killed (PIT kills a minion that times out), by the
+         * script's watch on this JVM's pid.
+         */
         static Server start() {
             Path script = findScript();
             Path dir = Path.of(System.getProperty("java.io.tmpdir"),
                     "panoptes-pg-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
-            String url = runScript(script, "start", dir);
+            String url = runScript(script, "start", dir, String.valueOf(ProcessHandle.current().pid()));
             Runtime.getRuntime().addShutdownHook(new Thread(() -> {
                 runScript(script, "stop", dir);
                 deleteTree(dir);
@@ -232,13 +238,14 @@ public final class TestPostgres {
                     + " Panoptes work tree");
         }
 
-        private static String runScript(Path script, String command, Path dir) {
+        private static String runScript(Path script, String command, Path dir, String... more) {
             try {
                 Path output = Files.createTempFile("panoptes-pg", ".out");
                 Path errors = Files.createTempFile("panoptes-pg", ".err");
                 try {
-                    Process p = new ProcessBuilder("bash", script.toString(), command, dir.toString())
-                            .redirectOutput(output.toFile()).redirectError(errors.toFile()).start();
+                    List<String> args = new ArrayList<>(List.of("bash", script.toString(), command, dir.toString()));
+                    args.addAll(List.of(more));
+                    Process p = new ProcessBuilder(args).redirectOutput(output.toFile()).redirectError(errors.toFile()).start();
                     if (!p.waitFor(60, TimeUnit.SECONDS)) {
                         p.destroyForcibly();
                         throw new IllegalStateException(script + " " + command + " " + dir
