@@ -144,7 +144,10 @@ final class Dispatcher {
         }
         inFlight.computeIfAbsent(worker, w -> new int[1])[0]++;
         inFlightTotal++;
-        log.debug("worker={} job={} - dispatching, attempt {}", worker.id(), state.job.id(), state.attempts);
+        if (log.isDebugEnabled()) {
+            // Guarded: three arguments are an array and a boxed int per dispatch even when off.
+            log.debug("worker={} job={} - dispatching, attempt {}", worker.id(), state.job.id(), state.attempts);
+        }
         listener.onDispatched(state.job, worker, state.attempts);
         JobState.Attempt attempt = new JobState.Attempt(state, worker, clock.getAsLong() + jobTimeoutNanos);
         CompletableFuture<JobOutcome> reply;

@@ -145,7 +145,14 @@ public final class EndpointGovernor implements DispatchGate {
     }
 
     private Endpoint endpoint(String key) {
-        return endpoints.computeIfAbsent(key, k -> new Endpoint(ceiling > 0 ? ceiling : Double.POSITIVE_INFINITY));
+        // Looked up first: computeIfAbsent's lambda captures this, an object per call, and this
+        // runs per dispatch and per answer; an endpoint is made once.
+        Endpoint e = endpoints.get(key);
+        if (e == null) {
+            e = new Endpoint(ceiling > 0 ? ceiling : Double.POSITIVE_INFINITY);
+            endpoints.put(key, e);
+        }
+        return e;
     }
 
     /**

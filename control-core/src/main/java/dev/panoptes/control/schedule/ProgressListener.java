@@ -32,6 +32,9 @@ public interface ProgressListener {
      */
     static ProgressListener fanOut(List<ProgressListener> listeners) {
         List<ProgressListener> all = List.copyOf(listeners);
+        // The once-per-job events loop over an array: forEach with a capturing lambda made an
+        // object per event, twice per answer, on the thread holding the run's turn.
+        ProgressListener[] each = all.toArray(new ProgressListener[0]);
         return new ProgressListener() {
             @Override
             public void onStart(int toRun, int skipped) {
@@ -40,12 +43,16 @@ public interface ProgressListener {
 
             @Override
             public void onDispatched(Job job, WorkerHandle worker, int attempt) {
-                all.forEach(l -> l.onDispatched(job, worker, attempt));
+                for (ProgressListener l : each) {
+                    l.onDispatched(job, worker, attempt);
+                }
             }
 
             @Override
             public void onCompleted(Job job, WorkerHandle worker, JobOutcome outcome, ResultStore.Receipt receipt) {
-                all.forEach(l -> l.onCompleted(job, worker, outcome, receipt));
+                for (ProgressListener l : each) {
+                    l.onCompleted(job, worker, outcome, receipt);
+                }
             }
 
             @Override

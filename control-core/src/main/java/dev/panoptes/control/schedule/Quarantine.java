@@ -141,6 +141,10 @@ final class Quarantine {
      * @return the workers released, in no particular order
      */
     List<WorkerHandle> releaseDue(long nowNanos) {
+        if (health.isEmpty()) {
+            // The usual run, without a strike: asked once per round of decisions, it allocates nothing.
+            return List.of();
+        }
         List<WorkerHandle> released = new ArrayList<>();
         for (Health h : health.values()) {
             if (h.quarantined && h.untilNanos - nowNanos <= 0) {
@@ -154,6 +158,9 @@ final class Quarantine {
 
     /** Nanoseconds until the next quarantine ends (0 when one is due), or {@code Long.MAX_VALUE} when none is on. */
     long nanosToNextRelease(long nowNanos) {
+        if (health.isEmpty()) {
+            return Long.MAX_VALUE;
+        }
         long next = Long.MAX_VALUE;
         boolean found = false;
         for (Health h : health.values()) {

@@ -158,8 +158,11 @@ final class RunLedger {
         }
         byWorker[0]++;
         outstanding--;
-        log.debug("worker={} job={} - completed ({} stored, {} duplicates)", worker.id(), state.job.id(),
-                receipt.stored(), receipt.duplicates());
+        if (log.isDebugEnabled()) {
+            // Guarded: four arguments are an array and two boxed ints per answer even when off.
+            log.debug("worker={} job={} - completed ({} stored, {} duplicates)", worker.id(), state.job.id(),
+                    receipt.stored(), receipt.duplicates());
+        }
         listener.onCompleted(state.job, worker, write.outcome(), receipt);
     }
 

@@ -52,6 +52,8 @@ final class SchedulerRun {
     private final WorkerSource source;
     private final ResultStore store;
     private final SchedulerOptions options;
+    /** {@link SchedulerOptions#pollInterval()} in nanoseconds, read once: every round asks for it. */
+    private final long pollNanos;
     private final ProgressListener listener;
     private final List<Job> jobs;
     private final Quarantine quarantine;
@@ -128,6 +130,7 @@ final class SchedulerRun {
         this.source = source;
         this.store = store;
         this.options = options;
+        this.pollNanos = options.pollInterval().toNanos();
         this.listener = options.listener();
         this.jobs = jobs;
         this.quarantine = new Quarantine(options);
@@ -487,7 +490,7 @@ final class SchedulerRun {
     }
 
     private long waitNanos(long now) {
-        long wait = options.pollInterval().toNanos();
+        long wait = pollNanos;
         wait = Math.min(wait, waiting.nanosToNextDue(now));
         wait = Math.min(wait, dispatcher.nanosToDeadline(now));
         wait = Math.min(wait, quarantine.nanosToNextRelease(now));

@@ -3,6 +3,7 @@ package dev.panoptes.control.wire;
 import com.fasterxml.jackson.core.JsonEncoding;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.io.SerializedString;
 import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.panoptes.control.ChatMessage;
@@ -27,6 +28,31 @@ import java.util.Map;
  * <p>Thread-safe: the generator belongs to the caller; only Jackson's immutable mapper is held.
  */
 final class MessageEncoder {
+    // The names of the fields written for every job and every answer (assign, result), quoted and
+    // encoded once: a name written from a String is scanned for characters to escape every time.
+    private static final SerializedString TYPE = new SerializedString("type");
+    private static final SerializedString JOB = new SerializedString("job");
+    private static final SerializedString ID = new SerializedString("id");
+    private static final SerializedString SPEC = new SerializedString("spec");
+    private static final SerializedString NAME = new SerializedString("name");
+    private static final SerializedString VIGNETTES = new SerializedString("vignettes");
+    private static final SerializedString MESSAGES = new SerializedString("messages");
+    private static final SerializedString ROLE = new SerializedString("role");
+    private static final SerializedString CONTENT = new SerializedString("content");
+    private static final SerializedString PROMPT = new SerializedString("prompt");
+    private static final SerializedString SCORER = new SerializedString("scorer");
+    private static final SerializedString EXPECTED = new SerializedString("expected");
+    private static final SerializedString OUTCOME = new SerializedString("outcome");
+    private static final SerializedString JOB_ID = new SerializedString("jobId");
+    private static final SerializedString RECORDS = new SerializedString("records");
+    private static final SerializedString VIGNETTE_ID = new SerializedString("vignetteId");
+    private static final SerializedString RESPONSE = new SerializedString("response");
+    private static final SerializedString MODEL = new SerializedString("model");
+    private static final SerializedString FINISH_REASON = new SerializedString("finishReason");
+    private static final SerializedString LATENCY_MS = new SerializedString("latencyMs");
+    private static final SerializedString USAGE = new SerializedString("usage");
+    private static final SerializedString PROMPT_TOKENS = new SerializedString("promptTokens");
+    private static final SerializedString COMPLETION_TOKENS = new SerializedString("completionTokens");
     private final ObjectMapper mapper;
     private final JsonFactory factory;
 
@@ -43,6 +69,16 @@ final class MessageEncoder {
             // Only an in-memory stream is ever written to.
             throw new UncheckedIOException("could not encode a " + message.type() + " message", e);
         }
+    }
+
+    private static void writeStringField(JsonGenerator g, SerializedString name, String value) throws IOException {
+        g.writeFieldName(name);
+        g.writeString(value);
+    }
+
+    private static void writeNumberField(JsonGenerator g, SerializedString name, long value) throws IOException {
+        g.writeFieldName(name);
+        g.writeNumber(value);
     }
 
     /** See {@link MessageCodec#encodedSize}. */
@@ -80,7 +116,7 @@ final class MessageEncoder {
      */
     void writeMessage(JsonGenerator g, Message message) throws IOException {
         g.writeStartObject();
-        g.writeStringField("type", message.type());
+        writeStringField(g, TYPE, message.type());
         writeFields(g, message);
         g.writeEndObject();
     }
@@ -113,7 +149,7 @@ final class MessageEncoder {
                 g.writeStringField("workerId", h.workerId());
             }
         } else if (message instanceof Message.Result r) {
-            g.writeFieldName("outcome");
+            g.writeFieldName(OUTCOME);
             writeOutcome(g, r.outcome());
         } else if (message instanceof Message.Failed f) {
             g.writeStringField("jobId", f.jobId().value());
@@ -144,7 +180,7 @@ final class MessageEncoder {
                 g.writeStringField("reason", c.reason());
             }
         } else if (message instanceof Message.Assign a) {
-            g.writeFieldName("job");
+            g.writeFieldName(JOB);
             writeJob(g, a.job());
         } else if (message instanceof Message.Throttled t) {
             g.writeNumberField("count", t.count());
@@ -156,12 +192,13 @@ final class MessageEncoder {
     /** Writes a Job object as PROTOCOL.md's payload section writes it. */
     void writeJob(JsonGenerator g, Job job) throws IOException {
         g.writeStartObject();
-        g.writeStringField("id", job.id().value());
-        g.writeFieldName("spec");
+        writeStringField(g, ID, job.id().value());
+        g.writeFieldName(SPEC);
         EvalSpec spec = job.spec();
         g.writeStartObject();
-        g.writeStringField("name", spec.name());
-        g.writeArrayFieldStart("vignettes");
+        writeStringField(g, NAME, spec.name());
+        g.writeFieldName(VIGNETTES);
+        g.writeStartArray();
         for (Vignette v : spec.vignettes()) {
             writeVignette(g, v);
         }
@@ -206,21 +243,22 @@ final class MessageEncoder {
     /** Writes a Vignette object. */
     void writeVignette(JsonGenerator g, Vignette v) throws IOException {
         g.writeStartObject();
-        g.writeStringField("id", v.id());
+        writeStringField(g, ID, v.id());
         if (v.isChat()) {
-            g.writeArrayFieldStart("messages");
+            g.writeFieldName(MESSAGES);
+            g.writeStartArray();
             for (ChatMessage m : v.messages()) {
                 g.writeStartObject();
-                g.writeStringField("role", m.role());
-                g.writeStringField("content", m.content());
+                writeStringField(g, ROLE, m.role());
+                writeStringField(g, CONTENT, m.content());
                 g.writeEndObject();
             }
             g.writeEndArray();
         } else {
-            g.writeStringField("prompt", v.prompt());
+            writeStringField(g, PROMPT, v.prompt());
         }
         if (v.scorer() != null) {
-            g.writeStringField("scorer", v.scorer());
+            writeStringField(g, SCORER, v.scorer());
         }
         if (v.choices() != null) {
             g.writeArrayFieldStart("choices");
@@ -231,7 +269,7 @@ final class MessageEncoder {
             g.writeStringField("choiceDelimiter", v.choices().delimiter());
         }
         if (v.expected() != null) {
-            g.writeStringField("expected", v.expected());
+            writeStringField(g, EXPECTED, v.expected());
         }
         if (v.sandbox() != null) {
             g.writeFieldName("sandbox");
@@ -266,8 +304,9 @@ final class MessageEncoder {
     /** Writes a JobOutcome object. */
     void writeOutcome(JsonGenerator g, JobOutcome outcome) throws IOException {
         g.writeStartObject();
-        g.writeStringField("jobId", outcome.jobId().value());
-        g.writeArrayFieldStart("records");
+        writeStringField(g, JOB_ID, outcome.jobId().value());
+        g.writeFieldName(RECORDS);
+        g.writeStartArray();
         for (ResponseRecord r : outcome.records()) {
             writeRecord(g, r);
         }
@@ -278,21 +317,22 @@ final class MessageEncoder {
     /** Writes a ResponseRecord object. */
     void writeRecord(JsonGenerator g, ResponseRecord r) throws IOException {
         g.writeStartObject();
-        g.writeStringField("vignetteId", r.vignetteId());
-        g.writeStringField("response", r.response());
+        writeStringField(g, VIGNETTE_ID, r.vignetteId());
+        writeStringField(g, RESPONSE, r.response());
         if (r.model() != null) {
-            g.writeStringField("model", r.model());
+            writeStringField(g, MODEL, r.model());
         }
         if (r.finishReason() != null) {
-            g.writeStringField("finishReason", r.finishReason());
+            writeStringField(g, FINISH_REASON, r.finishReason());
         }
         if (r.latencyMs() != null) {
-            g.writeNumberField("latencyMs", r.latencyMs());
+            writeNumberField(g, LATENCY_MS, r.latencyMs());
         }
         if (r.usage() != null) {
-            g.writeObjectFieldStart("usage");
-            g.writeNumberField("promptTokens", r.usage().promptTokens());
-            g.writeNumberField("completionTokens", r.usage().completionTokens());
+            g.writeFieldName(USAGE);
+            g.writeStartObject();
+            writeNumberField(g, PROMPT_TOKENS, r.usage().promptTokens());
+            writeNumberField(g, COMPLETION_TOKENS, r.usage().completionTokens());
             g.writeEndObject();
         }
         if (r.error() != null) {

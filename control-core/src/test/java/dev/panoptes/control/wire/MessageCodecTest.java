@@ -209,6 +209,12 @@ class MessageCodecTest {
         "{\"type\":\"result\",\"outcome\":{\"jobId\":\"run1-0002\",\"records\":[{\"vignetteId\":\"b\",\"response\":\"re: yo\"}]}}",
         "{\"type\":\"heartbeat\",\"workerId\":\"w1\"}",
         "{\"type\":\"result\",\"outcome\":{\"jobId\":\"run1-0001\",\"records\":[{\"vignetteId\":\"a\",\"response\":\"re: hi\"}]}}",
+        // Every field name the encoder writes from its pre-encoded constants, to the byte.
+        "{\"type\":\"result\",\"outcome\":{\"jobId\":\"j\",\"records\":[{\"vignetteId\":\"a\",\"response\":\"r\","
+                + "\"model\":\"m\",\"finishReason\":\"stop\",\"latencyMs\":12,\"usage\":{\"promptTokens\":3,"
+                + "\"completionTokens\":4}}]}}",
+        "{\"type\":\"assign\",\"job\":{\"id\":\"j\",\"spec\":{\"name\":\"n\",\"vignettes\":[{\"id\":\"a\",\"messages\":"
+                + "[{\"role\":\"user\",\"content\":\"hi\"}],\"scorer\":\"exact\",\"expected\":\"4\"}]}}}",
     })
     void theProtocolsExampleSessionDecodesAndEncodesByteForByte(String frame) {
         Optional<Message> decoded = codec.decode(frame.getBytes(StandardCharsets.UTF_8));
