@@ -105,8 +105,9 @@ final class OutcomeWriter {
 
     /**
      * Stores outcomes as {@link #store(Job, JobOutcome, String, RecordScoring, Map)} stores each,
-     * all in one transaction: every record in one JDBC batch of the reused insert, then their
-     * scores and the jobs' cleared failures in two more. All or nothing: when it throws, none is
+     * all in one transaction: every record in one JDBC batch of the reused insert (the lean one
+     * when no answer of the list keeps the columns it leaves out), then their scores and, when the
+     * database records any failure, the jobs' cleared failures in two more. All or nothing: when it throws, none is
      * stored. A record that two outcomes of the list carry is stored once, the second a duplicate.
      *
      * @return one receipt per outcome, in order
