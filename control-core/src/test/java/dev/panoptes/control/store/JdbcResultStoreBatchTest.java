@@ -284,4 +284,16 @@ class JdbcResultStoreBatchTest {
             assertThat(failures).as("a failure recorded after the table was empty is cleared too").isEmpty();
         }
     }
+
+    @Test
+    void anAnswerServedFromTheCacheKeepsTheRunItCopies() {
+        // The lean insert leaves cached_from out: an answer that has one must not go in by it.
+        Job cached = TestJobs.job("cached", "a");
+        try (JdbcResultStore store = open()) {
+            store.store(cached, TestJobs.echo(cached), "w1", Map.of("v0", "run-a"));
+            List<StoredRecord> records = new ArrayList<>();
+            store.forEachRecord(records::add);
+            assertThat(records).singleElement().satisfies(r -> assertThat(r.cachedFrom()).isEqualTo("run-a"));
+        }
+    }
 }
