@@ -36,7 +36,23 @@ final class OutcomeRows {
             + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, "
             + "epoch, prompt, expected, metadata, error, request_key, cached_from, transcript) "
             + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, vignette_id) DO NOTHING";
+    /**
+     * {@link #INSERT_RECORD} without the five columns that most answers leave null (metadata,
+     * error, request key, cached-from run, transcript): a batch whose every row leaves them null
+     * binds 15 parameters a row instead of 20, and on SQLite each bind is a call into the native
+     * library (the columns left out take their default, null). Parameters as
+     * {@link #bindLeanRecord} sets them.
+     */
+    static final String INSERT_LEAN_RECORD = "INSERT INTO panoptes_records (job_id, vignette_id, response, model, "
+            + "finish_reason, latency_ms, prompt_tokens, completion_tokens, worker_id, stored_at, run_id, run_model, "
+            + "epoch, prompt, expected) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            + "ON CONFLICT (job_id, vignette_id) DO NOTHING";
     static final String CLEAR_FAILURE = "DELETE FROM panoptes_failures WHERE job_id = ?";
+    /**
+     * Whether any failure is recorded at all: when none is, a batch's answers have no failure to
+     * clear, and the store skips {@link #CLEAR_FAILURE}'s one statement per answer.
+     */
+    static final String ANY_FAILURE = "SELECT 1 FROM panoptes_failures LIMIT 1";
     private static final String UPSERT_FAILURE = "INSERT INTO panoptes_failures (job_id, reason, attempts, failed_at, "
             + "run_id, run_model) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET reason = excluded.reason, "
             + "attempts = excluded.attempts, failed_at = excluded.failed_at, "
@@ -57,6 +73,38 @@ final class OutcomeRows {
      */
     static void bindRecord(PreparedStatement insert, String jobId, ResponseRecord r, String workerId, long now,
                            Job job, Vignette v, String cachedFrom) throws SQLException {
+        bindCommon(insert, jobId, r, workerId, now, job, v);
+        insert.setString(16, v == null || v.metadata().isEmpty() ? null : metadataJson(v));
+        insert.setString(17, r.error());
+        insert.setString(18, job == null || v == null ? null : RequestKey.stored(job, v));
+        insert.setString(19, cachedFrom);
+        insert.setString(20, r.transcript());
+    }
+
+    /**
+     * True when {@link #bindLeanRecord} can store this answer: it leaves null every column
+     * {@link #INSERT_LEAN_RECORD} leaves out (no vignette metadata, error, request key, cached-from
+     * run or transcript).
+     *
+     * @param cachedFrom the run whose answer this copies, or null when a model gave it
+     */
+    static boolean lean(ResponseRecord r, Job job, Vignette v, String cachedFrom) {
+        return cachedFrom == null && r.error() == null && r.transcript() == null
+                && (v == null || v.metadata().isEmpty() && (job == null || RequestKey.stored(job, v) == null));
+    }
+
+    /**
+     * Sets the parameters of {@link #INSERT_LEAN_RECORD} for one answer of which {@link #lean} is
+     * true: those of {@link #bindRecord} less the five it leaves null.
+     */
+    static void bindLeanRecord(PreparedStatement insert, String jobId, ResponseRecord r, String workerId, long now,
+                               Job job, Vignette v) throws SQLException {
+        bindCommon(insert, jobId, r, workerId, now, job, v);
+    }
+
+    /** Parameters 1 to 15 of {@link #INSERT_RECORD} and {@link #INSERT_LEAN_RECORD} alike. */
+    private static void bindCommon(PreparedStatement insert, String jobId, ResponseRecord r, String workerId,
+                                   long now, Job job, Vignette v) throws SQLException {
         insert.setString(1, jobId);
         insert.setString(2, r.vignetteId());
         insert.setString(3, r.response());
@@ -72,11 +120,6 @@ final class OutcomeRows {
         insert.setInt(13, job == null ? 0 : job.epoch());
         insert.setString(14, v == null ? null : v.displayPrompt());
         insert.setString(15, v == null ? null : v.expected());
-        insert.setString(16, v == null || v.metadata().isEmpty() ? null : metadataJson(v));
-        insert.setString(17, r.error());
-        insert.setString(18, job == null || v == null ? null : RequestKey.stored(job, v));
-        insert.setString(19, cachedFrom);
-        insert.setString(20, r.transcript());
     }
 
     /** Who stored a vignette's record and when, or null when it is not stored. */

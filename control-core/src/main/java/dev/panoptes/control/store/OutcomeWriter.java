@@ -7,6 +7,7 @@ import dev.panoptes.control.Vignette;
 import dev.panoptes.control.store.ResultStore.Receipt;
 
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
@@ -104,8 +105,9 @@ final class OutcomeWriter {
 
     /**
      * Stores outcomes as {@link #store(Job, JobOutcome, String, RecordScoring, Map)} stores each,
-     * all in one transaction: every record in one JDBC batch of the reused insert, then their
-     * scores and the jobs' cleared failures in two more. All or nothing: when it throws, none is
+     * all in one transaction: every record in one JDBC batch of the reused insert (the lean one
+     * when no answer of the list keeps the columns it leaves out), then their scores and, when the
+     * database records any failure, the jobs' cleared failures in two more. All or nothing: when it throws, none is
      * stored. A record that two outcomes of the list carry is stored once, the second a duplicate.
      *
      * @return one receipt per outcome, in order
@@ -118,7 +120,8 @@ final class OutcomeWriter {
         db.ready();
         db.checkFence("store the outcome of job " + pending.get(0).outcome().jobId());
         long now = clock.millis();
-        PreparedStatement insert = db.insertRecord();
+        boolean lean = lean(pending);
+        PreparedStatement insert = lean ? db.insertLeanRecord() : db.insertRecord();
         Map<String, Integer> scoringsMade = new HashMap<>(2);
         boolean committing = false;
         try {
@@ -128,13 +131,22 @@ final class OutcomeWriter {
                 List<ResponseRecord> rows = o.rows();
                 for (int i = 0; i < rows.size(); i++) {
                     ResponseRecord r = rows.get(i);
-                    OutcomeRows.bindRecord(insert, jobId, r, o.workerId(), now, o.job(), o.vignettes()[i],
-                            o.cachedFrom().isEmpty() ? null : o.cachedFrom().get(r.vignetteId()));
+                    if (lean) {
+                        OutcomeRows.bindLeanRecord(insert, jobId, r, o.workerId(), now, o.job(), o.vignettes()[i]);
+                    } else {
+                        OutcomeRows.bindRecord(insert, jobId, r, o.workerId(), now, o.job(), o.vignettes()[i],
+                                o.cachedFrom().isEmpty() ? null : o.cachedFrom().get(r.vignetteId()));
+                    }
                     insert.addBatch();
                 }
                 rowCount += rows.size();
             }
             int[] inserted = rowCount == 0 ? new int[0] : insert.executeBatch();
+            // Asked only once the inserts hold the database's write lock (SQLite) or their rows'
+            // (PostgreSQL): a failure recorded by another connection before then is seen, and none
+            // of these jobs' can be recorded after it until this commits. A read first would also
+            // turn SQLite's wait for a busy writer into a failed write (a stale snapshot).
+            boolean anyFailure = rowCount == 0 || anyFailure();
             // A driver may not say what a row of a batch did: pgjdbc with reWriteBatchedInserts
             // answers SUCCESS_NO_INFO for each. Such a row is this write's when the record there
             // carries this write's stamp (its worker and time), as after a commit in doubt.
@@ -183,13 +195,15 @@ final class OutcomeWriter {
                     }
                 }
                 receipts.add(new Receipt(stored, dup));
-                db.clearFailure().setString(1, jobId);
-                db.clearFailure().addBatch();
+                if (anyFailure) {
+                    db.clearFailure().setString(1, jobId);
+                    db.clearFailure().addBatch();
+                }
             }
             if (scores > 0) {
                 db.insertScore().executeBatch();
             }
-            if (!pending.isEmpty()) {
+            if (anyFailure && !pending.isEmpty()) {
                 db.clearFailure().executeBatch();
             }
             committing = true;
@@ -226,6 +240,35 @@ final class OutcomeWriter {
             clearBatchesQuietly(e);
             db.rollbackQuietly(e);
             throw e;
+        }
+    }
+
+    /**
+     * True when every answer of the outcomes can go in by {@link OutcomeRows#INSERT_LEAN_RECORD}
+     * ({@link OutcomeRows#lean}): one statement serves the whole batch, as a JDBC batch is of one.
+     */
+    private static boolean lean(List<Pending> pending) {
+        for (Pending o : pending) {
+            List<ResponseRecord> rows = o.rows();
+            for (int i = 0; i < rows.size(); i++) {
+                ResponseRecord r = rows.get(i);
+                if (!OutcomeRows.lean(r, o.job(), o.vignettes()[i],
+                        o.cachedFrom().isEmpty() ? null : o.cachedFrom().get(r.vignetteId()))) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether the database records any failure, read in the write's transaction: when it records
+     * none, no answer of the write has a failure to clear, and the write sends no
+     * {@link OutcomeRows#CLEAR_FAILURE} (one statement per outcome, most of them finding nothing).
+     */
+    private boolean anyFailure() throws SQLException {
+        try (ResultSet rs = db.anyFailure().executeQuery()) {
+            return rs.next();
         }
     }
 
@@ -285,8 +328,8 @@ final class OutcomeWriter {
 
     /** A failed write's batched rows must not go out with the next one. */
     private void clearBatchesQuietly(Throwable cause) {
-        for (PreparedStatement batched : new PreparedStatement[] {db.insertRecord(), db.insertScore(),
-                db.clearFailure()}) {
+        for (PreparedStatement batched : new PreparedStatement[] {db.insertRecord(), db.insertLeanRecord(),
+                db.insertScore(), db.clearFailure()}) {
             try {
                 if (batched != null) {
                     batched.clearBatch();

@@ -44,7 +44,9 @@ final class StoreConnection {
     private boolean closed;
     /** Prepared once per connection (sqlite-jdbc compiles SQL on every prepare). */
     private PreparedStatement insertRecord;
+    private PreparedStatement insertLeanRecord;
     private PreparedStatement clearFailure;
+    private PreparedStatement anyFailure;
     private PreparedStatement insertScore;
     /** What every write transaction checks first ({@link #fence}), or null for nothing. */
     private RunFence fence;
@@ -105,6 +107,16 @@ final class StoreConnection {
     /** {@link OutcomeRows#INSERT_RECORD} on the current connection. */
     PreparedStatement insertRecord() {
         return insertRecord;
+    }
+
+    /** {@link OutcomeRows#INSERT_LEAN_RECORD} on the current connection. */
+    PreparedStatement insertLeanRecord() {
+        return insertLeanRecord;
+    }
+
+    /** {@link OutcomeRows#ANY_FAILURE} on the current connection. */
+    PreparedStatement anyFailure() {
+        return anyFailure;
     }
 
     /** {@link OutcomeRows#CLEAR_FAILURE} on the current connection. */
@@ -213,7 +225,9 @@ final class StoreConnection {
             throw e;
         }
         insertRecord = connection.prepareStatement(OutcomeRows.INSERT_RECORD);
+        insertLeanRecord = connection.prepareStatement(OutcomeRows.INSERT_LEAN_RECORD);
         clearFailure = connection.prepareStatement(OutcomeRows.CLEAR_FAILURE);
+        anyFailure = connection.prepareStatement(OutcomeRows.ANY_FAILURE);
         insertScore = connection.prepareStatement(ScoreTables.INSERT_SCORE);
         log.debug("result database {} ready (schema v{})", description, StoreSchema.VERSION);
     }

@@ -223,4 +223,77 @@ class JdbcResultStoreBatchTest {
                             "v3 3 three? 3 1.0 against 3", "zz 9 null null unscored");
         }
     }
+
+    @Test
+    void aBatchWithOneAnswerThatKeepsMoreStoresEveryColumnOfEachAnswer() {
+        // One answer with metadata, an error and a transcript among answers with none: the batch
+        // goes in by the full insert, and the others' columns stay null.
+        Job plain = TestJobs.job("plain", "a");
+        Job rich = new Job(JobId.of("rich"), new EvalSpec("test", List.of(new Vignette("v0", "a", "x",
+                Map.of("topic", "sums")))));
+        JobOutcome richOutcome = new JobOutcome(rich.id(), List.of(new ResponseRecord("v0", "", "m", "error", 5L,
+                null, "timed out", "{\"turns\":[]}")));
+        try (JdbcResultStore store = open()) {
+            List<Written> done = new ArrayList<>();
+            store.recordAll(List.of(new Answer(plain, TestJobs.echo(plain), "w1"),
+                    new Answer(rich, richOutcome, "w1")), done);
+            assertThat(done).extracting(Written::receipt).containsExactly(new Receipt(1, 0), new Receipt(1, 0));
+
+            Map<String, StoredRecord> byJob = new java.util.HashMap<>();
+            store.forEachRecord(r -> byJob.put(r.jobId().value(), r));
+            assertThat(byJob.get("rich").context().metadataJson()).contains("sums");
+            assertThat(byJob.get("rich").record().error()).isEqualTo("timed out");
+            assertThat(byJob.get("rich").record().transcript()).isEqualTo("{\"turns\":[]}");
+            assertThat(byJob.get("plain").context().metadataJson()).isNull();
+            assertThat(byJob.get("plain").record().error()).isNull();
+            assertThat(byJob.get("plain").record().transcript()).isNull();
+        }
+    }
+
+    @Test
+    void aBatchClearsTheFailuresOfItsJobsAndLeavesOthers() {
+        Job failed = TestJobs.job("failed", "a");
+        Job other = TestJobs.job("other", "a");
+        Job stillFailed = TestJobs.job("still", "a");
+        try (JdbcResultStore store = open()) {
+            store.recordFailure(failed, "worker lost", 3);
+            store.recordFailure(stillFailed, "worker lost", 3);
+            store.recordAll(answers(other, failed), new ArrayList<>());
+
+            List<String> failures = new ArrayList<>();
+            store.forEachFailure(f -> failures.add(f.jobId().value()));
+            assertThat(failures).containsExactly("still");
+        }
+    }
+
+    @Test
+    void aBatchAfterTheLastFailureWasClearedStoresWithoutClearing() {
+        Job failed = TestJobs.job("failed", "a");
+        Job later = TestJobs.job("later", "a");
+        try (JdbcResultStore store = open()) {
+            store.recordFailure(failed, "worker lost", 3);
+            store.recordAll(answers(failed), new ArrayList<>());
+            List<Written> done = new ArrayList<>();
+            store.recordAll(answers(later), done);
+            assertThat(done).extracting(Written::receipt).containsExactly(new Receipt(1, 0));
+
+            store.recordFailure(later, "judge failed", 1);
+            store.recordAll(answers(later), new ArrayList<>());
+            List<String> failures = new ArrayList<>();
+            store.forEachFailure(f -> failures.add(f.jobId().value()));
+            assertThat(failures).as("a failure recorded after the table was empty is cleared too").isEmpty();
+        }
+    }
+
+    @Test
+    void anAnswerServedFromTheCacheKeepsTheRunItCopies() {
+        // The lean insert leaves cached_from out: an answer that has one must not go in by it.
+        Job cached = TestJobs.job("cached", "a");
+        try (JdbcResultStore store = open()) {
+            store.store(cached, TestJobs.echo(cached), "w1", Map.of("v0", "run-a"));
+            List<StoredRecord> records = new ArrayList<>();
+            store.forEachRecord(records::add);
+            assertThat(records).singleElement().satisfies(r -> assertThat(r.cachedFrom()).isEqualTo("run-a"));
+        }
+    }
 }
