@@ -27,7 +27,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Apache HttpClient 5's minimal async client: the same I/O reactor and HTTP/1.1 code as {@link
  * ApacheClient}, without the exec chain (no route planning, proxies, protocol interceptors,
- * retries or redirects), one I/O thread and a LAX pool, as the product runs it.
+ * retries or redirects), with one I/O thread as the product has, and Apache's LAX pool (where the
+ * product's is STRICT).
  */
 final class ApacheMinimalClient extends ModelClientKinds {
     private final MinimalHttpAsyncClient http;

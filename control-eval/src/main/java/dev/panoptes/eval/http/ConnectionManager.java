@@ -24,19 +24,13 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
  * JDK resolves the host name by blocking, and opening a connection starts where a call
  * starts, on the caller's thread or an I/O thread, neither of which may block. Once the timer
  * is shut down, a new connection fails at once with an {@link IOException}.
- *
- * <p>The pool is Apache's LAX one: a lease or release takes only its route's lock, where the
- * STRICT pool takes one lock over every route and walks its pending leases on every release. Its
- * only laxity is the limit over all routes, which it does not enforce; a model client's calls all
- * go to one route (its API's host, directly or through one proxy), whose limit it does enforce,
- * and {@link Transport} sets that to the client's {@code maxConnections}.
  */
 final class ConnectionManager extends PoolingAsyncClientConnectionManager {
     private final ScheduledThreadPoolExecutor opener;
 
     ConnectionManager(TlsStrategy tls, ScheduledThreadPoolExecutor opener) {
         super(RegistryBuilder.<TlsStrategy>create().register(URIScheme.HTTPS.id, tls).build(),
-                PoolConcurrencyPolicy.LAX, PoolReusePolicy.LIFO, TimeValue.NEG_ONE_MILLISECOND, null, null);
+                PoolConcurrencyPolicy.STRICT, PoolReusePolicy.LIFO, TimeValue.NEG_ONE_MILLISECOND, null, null);
         this.opener = opener;
     }
 

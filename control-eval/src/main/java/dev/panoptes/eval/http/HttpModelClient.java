@@ -100,9 +100,7 @@ import java.util.concurrent.TimeoutException;
  *       to {@link Builder#maxConnections(int) maxConnections} (default 256), all of them for the
  *       one endpoint a worker talks to; calls beyond that wait for a connection, within their
  *       request timeout. A connection goes back to the pool only once its answer is read whole:
- *       an attempt cancelled or timed out closes its connection at once. The limit is per route:
- *       when a proxy setting changes mid-run, the idle connections of the old route are not
- *       counted against the new one's, and close once idle for the request timeout plus 10 s.</li>
+ *       an attempt cancelled or timed out closes its connection at once.</li>
  *   <li>https uses the JVM's default {@link SSLContext} (the JDK's trust store, or the one named
  *       by {@code javax.net.ssl.trustStore}), with host name verification.</li>
  *   <li>Proxies come from the JVM's default {@link java.net.ProxySelector}, that is from the usual
