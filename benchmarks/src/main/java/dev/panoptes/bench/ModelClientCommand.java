@@ -17,7 +17,8 @@ import java.util.List;
                 + " java.net.http tuned, Apache HttpClient 5, Jetty 12, the product), at N calls in flight"
                 + " against a fast local OpenAI-compatible server; threads started.")
 final class ModelClientCommand extends BenchCommand {
-    @Option(names = "--clients", split = ",", description = "Clients to measure (default: ${DEFAULT-VALUE}).",
+    @Option(names = "--clients", split = ",", description = "Clients to measure, some of jdk-today, jdk-tuned, apache,"
+            + " apache-minimal, apache-classic, jetty, product (default: ${DEFAULT-VALUE}).",
             defaultValue = "jdk-today,jdk-tuned,apache,jetty,product")
     List<String> clients;
 

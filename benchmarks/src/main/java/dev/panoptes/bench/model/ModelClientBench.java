@@ -178,6 +178,12 @@ public final class ModelClientBench {
                         + " from the completion of another";
             case "apache":
                 return "Apache HttpClient 5.6 async (I/O threads: one per core), chained from completions";
+            case "apache-minimal":
+                return "Apache HttpClient 5.6 minimal async (no exec chain: no route planning, proxies or protocol"
+                        + " interceptors), one I/O thread, LAX pool, chained from completions";
+            case "apache-classic":
+                return "Apache HttpClient 5.6 classic (blocking), one caller thread per call in flight blocked in its"
+                        + " socket read (the hand-offs a worker would add to and from those threads not counted)";
             case "jetty":
                 return "Jetty 12.1 HttpClient (its default thread pool), chained from completions";
             case "product":

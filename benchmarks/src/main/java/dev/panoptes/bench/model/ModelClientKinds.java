@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public abstract class ModelClientKinds implements AutoCloseable {
     /** The names {@link #named} knows, in the order of the report. */
-    public static final List<String> NAMES = List.of("jdk-today", "jdk-tuned", "apache", "jetty", "product");
+    public static final List<String> NAMES = List.of("jdk-today", "jdk-tuned", "apache", "apache-minimal", "apache-classic",
+            "jetty", "product");
 
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
     static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(120);
@@ -68,6 +69,10 @@ public abstract class ModelClientKinds implements AutoCloseable {
                 return new JdkTunedClient();
             case "apache":
                 return new ApacheClient(maxConnections);
+            case "apache-minimal":
+                return new ApacheMinimalClient(maxConnections);
+            case "apache-classic":
+                return new ApacheClassicClient(maxConnections);
             case "jetty":
                 return new JettyClient(maxConnections);
             case "product":
