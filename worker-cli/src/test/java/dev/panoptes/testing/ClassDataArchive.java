@@ -31,7 +31,7 @@ import java.util.stream.Stream;
  * JVM given a missing or stale archive runs without it, silently (HotSpot 17's default
  * {@code -Xshare:auto}); so when the training run fails, the tests run as before and say why on
  * standard error. The file is named for the jar's size and modification time, so a rebuilt jar
- * gets a new archive, and a file lock keeps the test JVMs (surefire runs three) from training at once.
+ * gets a new archive, and a file lock keeps two test JVMs (surefire runs two) from training at once.
  * {@code -Dpanoptes.test.classDataArchive=false} (in {@code argLine}) runs without it, to compare.
  */
 final class ClassDataArchive {
