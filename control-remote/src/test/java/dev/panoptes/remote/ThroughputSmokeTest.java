@@ -94,21 +94,26 @@ class ThroughputSmokeTest {
                 }
                 in.readFully(body, 0, length);
                 int at = indexOf(body, length, idKey);
-                if (at < 0) {
-                    continue; // registered or heartbeat
+                if (at >= 0) { // else registered or a heartbeat
+                    int idStart = at + idKey.length;
+                    int idEnd = idStart;
+                    while (body[idEnd] != '"') {
+                        idEnd++;
+                    }
+                    String id = new String(body, idStart, idEnd - idStart, StandardCharsets.UTF_8);
+                    byte[] result = ("{\"type\":\"result\",\"outcome\":{\"jobId\":\"" + id
+                            + "\",\"records\":[{\"vignetteId\":\"v0\",\"response\":\"ok\"}]}}")
+                            .getBytes(StandardCharsets.UTF_8);
+                    out.write(new byte[] {(byte) (result.length >>> 24), (byte) (result.length >>> 16),
+                            (byte) (result.length >>> 8), (byte) result.length});
+                    out.write(result);
                 }
-                int idStart = at + idKey.length;
-                int idEnd = idStart;
-                while (body[idEnd] != '"') {
-                    idEnd++;
-                }
-                String id = new String(body, idStart, idEnd - idStart, StandardCharsets.UTF_8);
-                byte[] result = ("{\"type\":\"result\",\"outcome\":{\"jobId\":\"" + id
-                        + "\",\"records\":[{\"vignetteId\":\"v0\",\"response\":\"ok\"}]}}")
-                        .getBytes(StandardCharsets.UTF_8);
-                out.write(new byte[] {(byte) (result.length >>> 24), (byte) (result.length >>> 16),
-                        (byte) (result.length >>> 8), (byte) result.length});
-                out.write(result);
+                // Flushed whenever it has read all there is, whatever the last frame was: after a
+                // heartbeat too. It used to skip the flush after one, so that when the coordinator,
+                // its 64 jobs all answered in this buffer, fell silent for a heartbeat interval and
+                // the heartbeat was the last frame read, the answers stayed here while this thread
+                // waited to read (and each later heartbeat skipped the flush again) until the
+                // coordinator dropped the worker at its 30 s heartbeat timeout, "64 pending".
                 if (in.available() == 0) {
                     out.flush();
                 }
