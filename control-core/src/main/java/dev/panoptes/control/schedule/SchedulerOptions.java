@@ -97,9 +97,12 @@ public record SchedulerOptions(int maxAttempts, Duration retryBackoff, Duration 
             }
         }
 
-        /** 100 ms doubling to 5 s; the run stops after 5 minutes without a write; 1,000 held. */
+        /**
+         * 100 ms doubling to 5 s; the run stops after 5 minutes without a write; 4,096 held (twice
+         * the store writer's largest batch, so that a commit in progress does not hold dispatch back).
+         */
         public static StoreRetry defaults() {
-            return new StoreRetry(Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofMinutes(5), 1_000);
+            return new StoreRetry(Duration.ofMillis(100), Duration.ofSeconds(5), Duration.ofMinutes(5), 4_096);
         }
     }
 

@@ -62,11 +62,11 @@ final class StoreWriter {
      * answer: a fleet answers out of job order, so each answer of a batch dirties a key-index page
      * of its own, and the more answers a commit holds the more of them share a page (on SQLite,
      * with 64,000 jobs in flight, batches of 256 wrote 1.5 WAL pages per answer, of 1,024 0.9; in
-     * the fleet benchmark, beside SQLite settings since taken back, 512 rather than 256 took the
-     * store thread from 21.9 to 17.7 us per answer). Not more: a batch past half the default {@code maxHeld} of 1,000 would hold
-     * dispatch back while it commits.
+     * the fleet benchmark, 2,048 rather than 512 took the store thread from 17.6 to 11.6 us per
+     * answer). Not more: a batch past half the default {@code maxHeld} of 4,096 would hold dispatch
+     * back while it commits.
      */
-    static final int BATCH = 512;
+    static final int BATCH = 2048;
     /**
      * How long the oldest write waiting may wait for others to share its commit. A commit costs
      * the store thread about as much as half a dozen answers (on SQLite some 100-140 us: waking,

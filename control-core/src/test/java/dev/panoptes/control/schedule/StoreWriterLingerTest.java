@@ -140,20 +140,27 @@ class StoreWriterLingerTest {
     }
 
     @Test
-    void aDeepQueueGoesToTheStoreFiveHundredAndTwelveAtATime() throws Exception {
+    void theDefaultHoldLeavesRoomForACommitInProgress() {
+        // While a full batch commits, the answers landing meanwhile wait; were the default maxHeld
+        // under two batches, a fleet's deep queue would pause dispatch at every commit.
+        assertThat(SchedulerOptions.StoreRetry.defaults().maxHeld()).isGreaterThanOrEqualTo(2 * StoreWriter.BATCH);
+    }
+
+    @Test
+    void aDeepQueueGoesToTheStoreTwoThousandAndFortyEightAtATime() throws Exception {
         // A fleet answering out of job order dirties a key-index page per answer: the more answers a
-        // commit holds, the more share a page (see StoreWriter.BATCH). 600 queued at once are 512 and 88.
+        // commit holds, the more share a page (see StoreWriter.BATCH). 2,100 queued at once are 2,048 and 52.
         try (JdbcResultStore db = JdbcResultStore.openSqlite(dir.resolve("d.db"))) {
             CountingStore store = new CountingStore(db);
             StoreWriter writer = writer(store, MINUTE);
 
-            StoreWriterBatchTest.submitAnswers(writer, TestJobs.jobs("j", 600));
+            StoreWriterBatchTest.submitAnswers(writer, TestJobs.jobs("j", 2100));
             writer.finish();
             awaitIdle(writer);
 
-            assertThat(store.batchSizes).containsExactly(512, 88);
-            assertThat(stored.get()).isEqualTo(600);
-            assertThat(db.recordCount()).isEqualTo(600);
+            assertThat(store.batchSizes).containsExactly(2048, 52);
+            assertThat(stored.get()).isEqualTo(2100);
+            assertThat(db.recordCount()).isEqualTo(2100);
         }
     }
 
