@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.panoptes.control.DistinctIds;
 import dev.panoptes.control.ProtocolException;
 import dev.panoptes.control.Vignette;
 
@@ -120,7 +121,7 @@ final class VignetteLineDecoder {
         Set<String> lineUnused = unused == null ? null : new HashSet<>();
         try (JsonParser p = factory.createParser(in)) {
             List<Vignette> vignettes = new ArrayList<>();
-            Set<String> ids = new HashSet<>();
+            DistinctIds ids = new DistinctIds(1 << 10);
             int lastLine = 0;
             JsonToken t;
             while ((t = p.nextToken()) != null) {
