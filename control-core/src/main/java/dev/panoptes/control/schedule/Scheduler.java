@@ -2,16 +2,18 @@ package dev.panoptes.control.schedule;
 
 import dev.panoptes.control.ControlException;
 import dev.panoptes.control.DispatchRefusedException;
-import dev.panoptes.control.DistinctIds;
 import dev.panoptes.control.FailureScope;
 import dev.panoptes.control.Job;
+import dev.panoptes.control.JobId;
 import dev.panoptes.control.WorkerHandle;
 import dev.panoptes.control.WorkerSource;
 import dev.panoptes.control.WorkerSourceFailedException;
 import dev.panoptes.control.store.ResultStore;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.LongSupplier;
 
 /**
@@ -119,10 +121,10 @@ public final class Scheduler {
     }
 
     private static void requireUniqueIds(List<Job> jobs) {
-        // No node per id, sized once: a HashSet of a million job ids was the largest garbage of a run's start.
-        DistinctIds ids = new DistinctIds(jobs.size());
+        // Sized for every id at once: growing it a million times over made garbage at each doubling.
+        Set<JobId> ids = new HashSet<>(Math.max(16, (int) Math.min(Integer.MAX_VALUE / 2, jobs.size() * 4L / 3 + 1)));
         for (Job job : jobs) {
-            if (!ids.add(job.id().value())) {
+            if (!ids.add(job.id())) {
                 throw new IllegalArgumentException("job id " + job.id() + " appears more than once in this run; "
                         + "job ids must be unique because results are stored under them");
             }

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.panoptes.control.DistinctIds;
 import dev.panoptes.control.ProtocolException;
 import dev.panoptes.control.Vignette;
 
@@ -121,7 +120,7 @@ final class VignetteLineDecoder {
         Set<String> lineUnused = unused == null ? null : new HashSet<>();
         try (JsonParser p = factory.createParser(in)) {
             List<Vignette> vignettes = new ArrayList<>();
-            DistinctIds ids = new DistinctIds(1 << 10);
+            Set<String> ids = new HashSet<>();
             int lastLine = 0;
             JsonToken t;
             while ((t = p.nextToken()) != null) {
