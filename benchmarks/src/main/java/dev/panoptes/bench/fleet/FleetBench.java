@@ -47,8 +47,15 @@ public final class FleetBench {
     record Run(long stored, double wholeSeconds, double firstDispatchSeconds, double steadyRate,
                double steadyUs, double wholeUs, Map<String, Double> steadyUsByGroup, double voluntary,
                double involuntary, double peakHeapMb, double peakRssMb, double fleetSteadyUs, double fleetWholeUs,
-               double serverSteadyUs) {
+               double serverSteadyUs, Map<String, ThreadCpu.Window> phases) {
     }
+
+    /**
+     * The phases of a run whose coordinator CPU is given apart, to see where the whole run's cost
+     * outside the steady state goes: keyed by these names, in this order.
+     */
+    static final List<String> PHASES = List.of("start to first answer stored", "first answer to 20 %",
+            "20 % to 80 %", "80 % to last answer", "last answer to exit");
 
     /** A poll: when, records stored, the coordinator's threads, the fleet's and the database server's CPU. */
     private record Poll(long nanos, long stored, ThreadCpu.Sample coordinator, long fleetCpu,
@@ -194,6 +201,7 @@ public final class FleetBench {
                 window.cpuByGroup().forEach((g, nanos) -> byGroup.put(g, nanos / 1e3 / answers));
                 Poll last = polls.get(polls.size() - 1);
                 double[] gc = SuiteBench.gcPeaksMb(gcLog);
+                Map<String, ThreadCpu.Window> phases = phases(polls, t0, stored, from, to);
                 if (profiled) {
                     profile.line("");
                     profile.line("### Where the coordinator's CPU or allocation goes in the steady state (" + key + "; async-profiler,"
@@ -212,9 +220,29 @@ public final class FleetBench {
                         (double) window.voluntary() / answers, (double) window.involuntary() / answers, gc[0],
                         peakRssKb / 1024.0, (to.fleetCpu() - from.fleetCpu()) / 1e3 / answers, fleetCpu / 1e3 / stored,
                         o.db().equals("sqlite") ? Double.NaN
-                                : FleetStore.serverCpuBetween(from.serverCpu(), to.serverCpu()) / 1e3 / answers);
+                                : FleetStore.serverCpuBetween(from.serverCpu(), to.serverCpu()) / 1e3 / answers,
+                        phases);
             }
         }
+    }
+
+    /**
+     * The coordinator's CPU in each of {@link #PHASES}, between polls (so each edge is up to one
+     * poll late): from the process's start (CPU 0) to the first poll that saw an answer stored, to
+     * the steady window's edges, to the first poll that saw every answer, to the last poll.
+     */
+    private static Map<String, ThreadCpu.Window> phases(List<Poll> polls, long t0, long stored, Poll from, Poll to) {
+        Poll first = firstReaching(polls, 1);
+        Poll all = firstReaching(polls, stored);
+        Poll last = polls.get(polls.size() - 1);
+        ThreadCpu.Sample start = new ThreadCpu.Sample(t0, 0, Map.of());
+        List<ThreadCpu.Sample> edges = List.of(start, first.coordinator(), from.coordinator(), to.coordinator(),
+                (all == null ? last : all).coordinator(), last.coordinator());
+        Map<String, ThreadCpu.Window> phases = new LinkedHashMap<>();
+        for (int i = 0; i < PHASES.size(); i++) {
+            phases.put(PHASES.get(i), ThreadCpu.between(edges.get(i), edges.get(i + 1)));
+        }
+        return phases;
     }
 
     private static Poll firstReaching(List<Poll> polls, long stored) {
@@ -290,6 +318,27 @@ public final class FleetBench {
             threadRows.add(row);
         }
         report.table(threadHeader, threadRows);
+        report.line("");
+        report.line("The coordinator's CPU by phase of the run (s of CPU, median; each edge is the first poll that saw"
+                + " it, so up to one poll late; \"other\" includes threads that ended, such as JIT compilers"
+                + " retired and the JVM's start):");
+        report.line("");
+        List<String> phaseHeader = new ArrayList<>(List.of("build, job size, fleet latency", "phase", "wall (s)",
+                "CPU (s)"));
+        phaseHeader.addAll(ThreadCpu.GROUPS);
+        List<List<String>> phaseRows = new ArrayList<>();
+        for (Map.Entry<String, List<Run>> e : results.entrySet()) {
+            for (String phase : PHASES) {
+                List<String> row = new ArrayList<>(List.of(e.getKey(), phase,
+                        stats(e.getValue(), r -> r.phases().get(phase).wallNanos() / 1e9).format(2),
+                        stats(e.getValue(), r -> r.phases().get(phase).processCpuNanos() / 1e9).format(2)));
+                for (String g : ThreadCpu.GROUPS) {
+                    row.add(stats(e.getValue(), r -> r.phases().get(phase).cpuByGroup().get(g) / 1e9).format(2));
+                }
+                phaseRows.add(row);
+            }
+        }
+        report.table(phaseHeader, phaseRows);
         report.line("");
         report.line("Whole run: the coordinator process's CPU from its start to its last poll before exit (polled every"
                 + " 10 ms once every answer is stored), over the answers stored; it includes start-up, planning and"

@@ -52,6 +52,17 @@ class FleetBenchTest {
         Matcher store = NUMBER.matcher(threads);
         assertThat(store.find()).isTrue();
         assertThat(Double.parseDouble(store.group(1))).as("the result-store thread's CPU").isPositive();
+        // The by-phase table: one row per phase, the start's CPU (JVM start, reading, planning) above 0.
+        for (String phase : FleetBench.PHASES) {
+            assertThat(out.lines().filter(l -> l.startsWith("| " + jar + ", job size 1, latency 0 ms | " + phase + " |")))
+                    .as("the row of phase " + phase).hasSize(1);
+        }
+        String start = out.lines().filter(l -> l.contains("| " + FleetBench.PHASES.get(0) + " |")).findFirst()
+                .orElseThrow();
+        Matcher startCpu = NUMBER.matcher(start.substring(start.indexOf(FleetBench.PHASES.get(0))));
+        assertThat(startCpu.find() && startCpu.find()).as(start).isTrue();
+        assertThat(Double.parseDouble(startCpu.group(1).replace(",", ""))).as("the start's CPU in " + start)
+                .isPositive();
         assertThat(Files.exists(jar) ? out : "").doesNotContain("NaN");
     }
 }

@@ -121,7 +121,8 @@ public final class Scheduler {
     }
 
     private static void requireUniqueIds(List<Job> jobs) {
-        Set<JobId> ids = new HashSet<>();
+        // Sized for every id at once: growing it a million times over made garbage at each doubling.
+        Set<JobId> ids = new HashSet<>(Math.max(16, (int) Math.min(Integer.MAX_VALUE / 2, jobs.size() * 4L / 3 + 1)));
         for (Job job : jobs) {
             if (!ids.add(job.id())) {
                 throw new IllegalArgumentException("job id " + job.id() + " appears more than once in this run; "

@@ -152,8 +152,9 @@ public record JobPlan(String runId, List<Job> jobs) {
                     p = p.withSeed((params.seed() == null ? 0 : params.seed()) + epoch);
                 }
                 String epochPrefix = legacyIds ? prefix : prefix + epoch + "-";
+                IdWriter ids = IdWriter.of(epochPrefix, digits);
                 for (int i = 0; i < count; i++) {
-                    String id = epochPrefix + zeroPadded(i, digits);
+                    String id = ids == null ? epochPrefix + zeroPadded(i, digits) : ids.id(i);
                     jobs.add(new Job(JobId.of(id), new EvalSpec(suite.name(), slices.get(i), p), runId, epoch));
                 }
             }
@@ -179,7 +180,7 @@ public record JobPlan(String runId, List<Job> jobs) {
         for (int i = 0; i < all.size(); i++) {
             Vignette v = all.get(i);
             if (i > start && i - start == jobSize) {
-                slices.add(all.subList(start, i));
+                slices.add(slice(all, start, i));
                 start = i;
                 bound = 0;
                 exact = -1;
@@ -197,14 +198,66 @@ public record JobPlan(String runId, List<Job> jobs) {
             }
             long size = SIZES.encodedSize(v);
             if (i > start && exact + size > MAX_JOB_VIGNETTE_BYTES) {
-                slices.add(all.subList(start, i));
+                slices.add(slice(all, start, i));
                 start = i;
                 exact = 0;
             }
             exact += size;
         }
-        slices.add(all.subList(start, all.size()));
+        slices.add(slice(all, start, all.size()));
         return slices;
+    }
+
+    /**
+     * The vignettes {@code [from, to)}: a job of one vignette gets an immutable list of it, which
+     * {@link EvalSpec} keeps as it is, rather than a view it would copy (a million such views
+     * were garbage the collector met while a suite of job size 1 was planned).
+     */
+    private static List<Vignette> slice(List<Vignette> all, int from, int to) {
+        return to - from == 1 ? List.of(all.get(from)) : all.subList(from, to);
+    }
+
+    /**
+     * Writes a plan's job ids, {@code prefix} and a zero-padded index, straight into the bytes of
+     * each id's String: a million ids built by concatenation and {@link #zeroPadded} made about
+     * five times their size in garbage while the suite was planned. Same text as
+     * {@code prefix + zeroPadded(index, digits)}. One plan's loop only; not thread-safe.
+     */
+    static final class IdWriter {
+        private final byte[] text;
+        private final int prefixLength;
+
+        private IdWriter(byte[] text, int prefixLength) {
+            this.text = text;
+            this.prefixLength = prefixLength;
+        }
+
+        /** A writer for ids of {@code digits} digits after {@code prefix}; null when the prefix is not Latin-1. */
+        static IdWriter of(String prefix, int digits) {
+            byte[] text = new byte[prefix.length() + digits];
+            for (int i = 0; i < prefix.length(); i++) {
+                char c = prefix.charAt(i);
+                if (c > 0xff) {
+                    return null;
+                }
+                text[i] = (byte) c;
+            }
+            return new IdWriter(text, prefix.length());
+        }
+
+        /** The id of index {@code index}, which has at most the writer's digits. */
+        String id(int index) {
+            int value = index;
+            for (int at = text.length - 1; at >= prefixLength; at--) {
+                text[at] = (byte) ('0' + value % 10);
+                value /= 10;
+            }
+            if (value != 0 || index < 0) {
+                throw new IllegalArgumentException(index + " has more than " + (text.length - prefixLength)
+                        + " digits");
+            }
+            return new String(text, StandardCharsets.ISO_8859_1);
+        }
     }
 
     /**

@@ -40,7 +40,16 @@ final class LoneSurrogates {
     }
 
     private static String find(Vignette v) {
-        List<ChatMessage> turns = v.turns();
+        if (v.messages().isEmpty()) {
+            // Its one turn is its prompt: read as it is, not through a turn made for the purpose
+            // (a million of them were garbage the collector met while a suite was read).
+            int at = lone(v.prompt());
+            if (at >= 0) {
+                return "the prompt (" + escaped(v.prompt().charAt(at)) + " at character " + (at + 1) + ")";
+            }
+            return expected(v);
+        }
+        List<ChatMessage> turns = v.messages();
         for (int t = 0; t < turns.size(); t++) {
             int at = lone(turns.get(t).content());
             if (at >= 0) {
@@ -48,6 +57,10 @@ final class LoneSurrogates {
                 return field + " (" + escaped(turns.get(t).content().charAt(at)) + " at character " + (at + 1) + ")";
             }
         }
+        return expected(v);
+    }
+
+    private static String expected(Vignette v) {
         int at = lone(v.expected());
         return at < 0 ? null : "the expected answer (" + escaped(v.expected().charAt(at)) + " at character "
                 + (at + 1) + ")";

@@ -177,4 +177,36 @@ class JobPlanTest {
         assertThat(JobPlan.of(suite(5), PARAMS, 2, "", List.of(LLAMA, "b"), 3))
                 .isEqualTo(JobPlan.of(suite(5), PARAMS, 2, "", List.of(LLAMA, "b"), 3));
     }
+
+    @Test
+    void idsWrittenInPlaceAreThePrefixAndTheZeroPaddedIndexAtEveryWidth() {
+        JobPlan.IdWriter ids = JobPlan.IdWriter.of("0123456789abcdef-gpt-4o-e1-", 5);
+        for (int i : new int[] {0, 7, 9, 10, 99, 100, 9_999, 10_000, 99_999}) {
+            assertThat(ids.id(i)).isEqualTo("0123456789abcdef-gpt-4o-e1-" + JobPlan.zeroPadded(i, 5));
+        }
+        assertThatThrownBy(() -> ids.id(100_000)).isInstanceOf(IllegalArgumentException.class);
+        // A prefix beyond Latin-1 is left to concatenation, which writes it as it is.
+        assertThat(JobPlan.IdWriter.of("r\u0100-", 4)).isNull();
+    }
+
+    @Test
+    void aPlanOfMoreThan10000JobsNumbersThemWithFiveDigitsInSuiteOrder() {
+        JobPlan plan = JobPlan.of(suite(10_001), PARAMS, 1, "");
+        assertThat(plan.jobs()).hasSize(10_001);
+        assertThat(plan.jobs().get(0).id().value()).isEqualTo(plan.runId() + "-00000");
+        assertThat(plan.jobs().get(9_999).id().value()).isEqualTo(plan.runId() + "-09999");
+        assertThat(plan.jobs().get(10_000).id().value()).isEqualTo(plan.runId() + "-10000");
+        assertThat(plan.jobs().get(10_000).spec().vignettes()).extracting(Vignette::id).containsExactly("v10000");
+    }
+
+    @Test
+    void jobsOfOneVignetteAndOfSeveralHoldTheirSliceOfTheSuiteInOrder() {
+        JobPlan ones = JobPlan.of(suite, PARAMS, 1, "");
+        assertThat(ones.jobs()).extracting(j -> j.spec().vignettes().get(0).id())
+                .containsExactly("v0", "v1", "v2", "v3", "v4");
+        assertThat(ones.jobs()).allSatisfy(j -> assertThat(j.spec().vignettes()).hasSize(1));
+        JobPlan twos = JobPlan.of(suite, PARAMS, 2, "");
+        assertThat(twos.jobs()).extracting(j -> j.spec().vignettes().stream().map(Vignette::id).toList())
+                .containsExactly(List.of("v0", "v1"), List.of("v2", "v3"), List.of("v4"));
+    }
 }
