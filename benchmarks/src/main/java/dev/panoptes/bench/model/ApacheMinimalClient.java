@@ -5,15 +5,7 @@ import org.apache.hc.client5.http.config.TlsConfig;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.apache.hc.client5.http.impl.async.MinimalHttpAsyncClient;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
-import org.apache.hc.core5.concurrent.FutureCallback;
-import org.apache.hc.core5.http.ContentType;
-import org.apache.hc.core5.http.HttpResponse;
-import org.apache.hc.core5.http.Message;
 import org.apache.hc.core5.http.config.Http1Config;
-import org.apache.hc.core5.http.nio.entity.AsyncEntityProducers;
-import org.apache.hc.core5.http.nio.entity.BasicAsyncEntityConsumer;
-import org.apache.hc.core5.http.nio.support.AsyncRequestBuilder;
-import org.apache.hc.core5.http.nio.support.BasicResponseConsumer;
 import org.apache.hc.core5.http2.HttpVersionPolicy;
 import org.apache.hc.core5.http2.config.H2Config;
 import org.apache.hc.core5.io.CloseMode;
@@ -50,35 +42,7 @@ final class ApacheMinimalClient extends ModelClientKinds {
 
     @Override
     CompletableFuture<Integer> call(URI endpoint) {
-        CompletableFuture<Integer> result = new CompletableFuture<>();
-        http.execute(AsyncRequestBuilder.post(endpoint)
-                        .addHeader("Accept", "application/json")
-                        .addHeader("Authorization", "Bearer " + KEY)
-                        .setEntity(AsyncEntityProducers.create(BODY, ContentType.APPLICATION_JSON))
-                        .build(),
-                new BasicResponseConsumer<>(new BasicAsyncEntityConsumer()),
-                new FutureCallback<Message<HttpResponse, byte[]>>() {
-                    @Override
-                    public void completed(Message<HttpResponse, byte[]> m) {
-                        if (m.getHead().getCode() != 200) {
-                            result.completeExceptionally(new IllegalStateException("HTTP "
-                                    + m.getHead().getCode()));
-                        } else {
-                            result.complete(m.getBody() == null ? 0 : m.getBody().length);
-                        }
-                    }
-
-                    @Override
-                    public void failed(Exception e) {
-                        result.completeExceptionally(e);
-                    }
-
-                    @Override
-                    public void cancelled() {
-                        result.cancel(false);
-                    }
-                });
-        return result;
+        return ApacheClient.post(http, endpoint);
     }
 
     @Override
