@@ -12,7 +12,8 @@ import java.util.List;
  * @param finishReason why generation stopped, or null when not reported
  * @param model        the model name the server reported, or null
  * @param usage        token usage, or null when the server did not report it
- * @param latencyMs    wall-clock time of the call, retries included
+ * @param latencyMs    wall-clock time of the call, retries included; for a sample run in a sandbox,
+ *                     the time of its whole run (sandbox, turns, tools and check)
  * @param toolCalls    the tools the model called, in order; empty (never null) when it called none
  * @param message      the assistant message as the server sent it (tool-call ids it lacked filled
  *                     in), for a tool loop to send back unchanged; null when not kept

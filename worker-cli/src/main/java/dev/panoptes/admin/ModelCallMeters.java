@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * worker, which sees the ones it sends.
  *
  * <ul>
- *   <li>{@code panoptes_model_call_seconds} (histogram; model): latency of one model call;</li>
+ *   <li>{@code panoptes_model_call_seconds} (histogram; model): latency of one model call (the
+ *       record's; a sandboxed sample's record carries its whole run, turns and tools included);</li>
  *   <li>{@code panoptes_model_tokens_total} (counter; model, kind=prompt|completion).</li>
  * </ul>
  * Thread-safe.

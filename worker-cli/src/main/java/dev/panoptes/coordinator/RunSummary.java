@@ -36,8 +36,10 @@ import java.util.Map;
  * @param duplicates      duplicate records ignored in this run
  * @param tokens          tokens reported across the stored records that called a model, cached answers left out (per model in {@code stats},
  *                        printed one line each when the run has more than one model)
- * @param latencyP50Ms    median model-call latency, or -1 when no record has one
- * @param latencyP95Ms    95th percentile model-call latency, or -1
+ * @param latencyP50Ms    median latency of an answer, or -1 when no record has one: a model call's,
+ *                        retries included, or a sandboxed sample's whole run (sandbox, turns, tools
+ *                        and check), whose record carries that
+ * @param latencyP95Ms    95th percentile latency of an answer, or -1
  * @param elapsed         wall-clock time of this run
  * @param quarantined     workers quarantined during this run
  * @param stats           the run's statistics per model
@@ -131,7 +133,7 @@ public record RunSummary(int jobs, int jobsCompleted, int jobsSkipped, List<RunR
         }
         renderTokens(sb, tokens, stats);
         if (latencyP50Ms >= 0) {
-            sb.append(String.format(Locale.ROOT, "  latency:     p50 %d ms, p95 %d ms per model call%n", latencyP50Ms,
+            sb.append(String.format(Locale.ROOT, "  latency:     p50 %d ms, p95 %d ms per answer%n", latencyP50Ms,
                     latencyP95Ms));
         }
         renderAccuracy(sb, stats);

@@ -118,14 +118,14 @@ public final class RunStats {
     }
 
     /**
-     * The median model-call latency over the run's answers (nearest rank); null when none
-     * recorded one.
+     * The median latency over the run's answers (nearest rank): a model call's, retries
+     * included, or a sandboxed sample's whole run; null when none recorded one.
      */
     public Long latencyP50Ms() {
         return latencyP50Ms;
     }
 
-    /** The 95th percentile model-call latency (nearest rank); null when no answer recorded one. */
+    /** The 95th percentile latency of the run's answers (nearest rank); null when no answer recorded one. */
     public Long latencyP95Ms() {
         return latencyP95Ms;
     }

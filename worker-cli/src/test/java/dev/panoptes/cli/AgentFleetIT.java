@@ -85,6 +85,8 @@ class AgentFleetIT {
                 .contains("answers:     " + TASKS * EPOCHS + " of " + TASKS * EPOCHS + " stored, 0 missing")
                 .containsPattern("redelivered: [1-9]\\d* jobs?;")
                 .contains("accuracy (check and numeric, scoring 1)").contains(MODEL + ": 1.000 (95% CI")
+                // A sample's latency is its whole run (sandbox, turns, tools), not one model call.
+                .containsPattern("latency:     p50 \\d+ ms, p95 \\d+ ms per answer\n")
                 .containsPattern(MODEL + ": pass@1 1\\.000 \\(95% CI [0-9.]+-1\\.000\\), pass@2 1\\.000 \\(95% CI"
                         + " [0-9.]+-1\\.000\\), " + TASKS + " problems");
         List<StoredRecord> records = records(db);

@@ -53,7 +53,7 @@ class RunSummaryTest {
                 .contains("answers:     20 of 20 stored")
                 .contains("redelivered: 1 job;")
                 .contains("tokens:      100 spent by this run's model calls (80 prompt + 20 completion)")
-                .contains("latency:     p50 100 ms, p95 190 ms")
+                .contains("latency:     p50 100 ms, p95 190 ms per answer")
                 .contains("accuracy (exact), mean score per model; 95% CI: Wilson, clustered by vignette:")
                 .contains("m: 0.700 (95% CI 0.397-0.892, SE 0.153, n=10); 10 answers unscored")
                 .doesNotContain("±");
