@@ -85,7 +85,6 @@ class CoordinatorRunTest {
     void aStoppedRunResumesWithoutSendingCompletedJobsAgain() throws Exception {
         Path suite = suite(64);
         CoordinatorSettings settings = settings(suite, null, Duration.ofSeconds(30));
-        Set<String> firstRunJobs = ConcurrentHashMap.newKeySet();
         CountDownLatch someDone = new CountDownLatch(3);
         // Only three jobs are answered before the stop: with every answer at once, all 64 could
         // land in the store's first commit and the run finish before the interrupt is seen.
@@ -97,7 +96,6 @@ class CoordinatorRunTest {
                     if (started.incrementAndGet() > 3) {
                         released.await(30, TimeUnit.SECONDS);
                     }
-                    firstRunJobs.add(job.id().value());
                     return TestJobs.echo(job);
                 }))
                 .alsoNotify(new ProgressListener() {
