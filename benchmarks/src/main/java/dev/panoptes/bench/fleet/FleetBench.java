@@ -196,7 +196,7 @@ public final class FleetBench {
                             + " ms): raise --vignettes or lower --poll-ms");
                 }
                 long answers = to.stored() - from.stored();
-                ThreadCpu.Window window = ThreadCpu.between(from.coordinator(), to.coordinator());
+                ThreadCpu.Window window = ThreadCpu.between(samples(polls, polls.indexOf(from), polls.indexOf(to)));
                 Map<String, Double> byGroup = new LinkedHashMap<>();
                 window.cpuByGroup().forEach((g, nanos) -> byGroup.put(g, nanos / 1e3 / answers));
                 Poll last = polls.get(polls.size() - 1);
@@ -229,20 +229,32 @@ public final class FleetBench {
     /**
      * The coordinator's CPU in each of {@link #PHASES}, between polls (so each edge is up to one
      * poll late): from the process's start (CPU 0) to the first poll that saw an answer stored, to
-     * the steady window's edges, to the first poll that saw every answer, to the last poll.
+     * the steady window's edges, to the first poll that saw every answer, to the last poll. Every
+     * poll inside a phase counts, so that a thread ending in it (the store's, at the end) is
+     * counted up to the last poll that saw it.
      */
     private static Map<String, ThreadCpu.Window> phases(List<Poll> polls, long t0, long stored, Poll from, Poll to) {
-        Poll first = firstReaching(polls, 1);
         Poll all = firstReaching(polls, stored);
-        Poll last = polls.get(polls.size() - 1);
-        ThreadCpu.Sample start = new ThreadCpu.Sample(t0, 0, Map.of());
-        List<ThreadCpu.Sample> edges = List.of(start, first.coordinator(), from.coordinator(), to.coordinator(),
-                (all == null ? last : all).coordinator(), last.coordinator());
+        int[] edges = {polls.indexOf(firstReaching(polls, 1)), polls.indexOf(from), polls.indexOf(to),
+                all == null ? polls.size() - 1 : polls.indexOf(all), polls.size() - 1};
         Map<String, ThreadCpu.Window> phases = new LinkedHashMap<>();
-        for (int i = 0; i < PHASES.size(); i++) {
-            phases.put(PHASES.get(i), ThreadCpu.between(edges.get(i), edges.get(i + 1)));
+        List<ThreadCpu.Sample> first = new ArrayList<>();
+        first.add(new ThreadCpu.Sample(t0, 0, Map.of()));
+        first.addAll(samples(polls, 0, edges[0]));
+        phases.put(PHASES.get(0), ThreadCpu.between(first));
+        for (int i = 1; i < PHASES.size(); i++) {
+            phases.put(PHASES.get(i), ThreadCpu.between(samples(polls, edges[i - 1], edges[i])));
         }
         return phases;
+    }
+
+    /** The coordinator's samples of polls {@code from} to {@code to}, both included. */
+    private static List<ThreadCpu.Sample> samples(List<Poll> polls, int from, int to) {
+        List<ThreadCpu.Sample> samples = new ArrayList<>(to - from + 1);
+        for (Poll p : polls.subList(from, to + 1)) {
+            samples.add(p.coordinator());
+        }
+        return samples;
     }
 
     private static Poll firstReaching(List<Poll> polls, long stored) {
@@ -320,8 +332,8 @@ public final class FleetBench {
         report.table(threadHeader, threadRows);
         report.line("");
         report.line("The coordinator's CPU by phase of the run (s of CPU, median; each edge is the first poll that saw"
-                + " it, so up to one poll late; \"other\" includes threads that ended, such as JIT compilers"
-                + " retired and the JVM's start):");
+                + " it, so up to one poll late; a thread that ended counts up to the last poll that saw it, and \"other\""
+                + " holds what no poll saw, such as JIT compilers retired between polls and the JVM's start):");
         report.line("");
         List<String> phaseHeader = new ArrayList<>(List.of("build, job size, fleet latency", "phase", "wall (s)",
                 "CPU (s)"));

@@ -12,11 +12,12 @@ import java.util.Map;
 /**
  * Where another JVM's CPU goes, by thread, read from {@code /proc/<pid>/task/*}: a {@link Sample}
  * is each thread's user + system CPU and context switches at one moment, and
- * {@link #between(Sample, Sample)} is the window between two samples, grouped as the
- * coordinator's threads are named: {@code result-store}, {@code panoptes-remote-*} (the I/O
- * loops), {@code main}, the JIT compilers, GC (the collector's threads and the VM thread), and
- * the rest. A thread that ended inside the window is counted in "other" through the process's own
- * total, which includes it; its context switches are lost (none of the grouped threads end mid-run).
+ * {@link #between(List)} is the window over a run of samples, grouped as the coordinator's
+ * threads are named: {@code result-store}, {@code panoptes-remote-*} (the I/O loops),
+ * {@code main}, the JIT compilers, GC (the collector's threads and the VM thread), and the rest.
+ * A thread that ended inside the window counts in its group up to the last sample that saw it
+ * (the store's thread ends once a run's last answers are written, often before the poll that
+ * sees them); what it spent after that sample counts in "other", through the process's own total.
  *
  * <p>Stateless; samples are immutable.
  */
@@ -48,7 +49,7 @@ public final class ThreadCpu {
     }
 
     /**
-     * A window: CPU per group (nanoseconds) and context switches of the threads alive at both ends.
+     * A window: CPU per group (nanoseconds) and context switches of the threads the samples saw.
      */
     public record Window(long wallNanos, long processCpuNanos, Map<String, Long> cpuByGroup, long voluntary,
                          long involuntary) {
@@ -127,17 +128,32 @@ public final class ThreadCpu {
         return "other";
     }
 
-    /**
-     * The window from {@code a} to {@code b}, grouped; CPU of threads not alive at both ends goes to
-     * "other" (the process's ticks beyond its live threads' ticks: both counted in the same unit).
-     */
+    /** The window from {@code a} to {@code b}, as {@link #between(List)} with no sample between. */
     public static Window between(Sample a, Sample b) {
+        return between(List.of(a, b));
+    }
+
+    /**
+     * The window from the first of {@code samples} to the last, grouped: each thread from the
+     * first sample (or its birth) to the last sample that saw it. The CPU no sample saw (threads
+     * born and ended between two samples, the end of one that ended) goes to "other": the
+     * process's ticks beyond its threads' ticks, both counted in the same unit.
+     *
+     * @param samples in time order, at least one
+     */
+    public static Window between(List<Sample> samples) {
+        Sample a = samples.get(0);
+        Sample b = samples.get(samples.size() - 1);
+        Map<Long, Task> lastSeen = new HashMap<>();
+        for (Sample s : samples) {
+            lastSeen.putAll(s.tasks());
+        }
         Map<String, Long> byGroup = new LinkedHashMap<>();
         GROUPS.forEach(g -> byGroup.put(g, 0L));
         long voluntary = 0;
         long involuntary = 0;
         long groupedTicks = 0;
-        for (Map.Entry<Long, Task> e : b.tasks().entrySet()) {
+        for (Map.Entry<Long, Task> e : lastSeen.entrySet()) {
             Task end = e.getValue();
             Task start = a.tasks().get(e.getKey());
             long cpu = end.cpuNanos() - (start == null ? 0 : start.cpuNanos());
