@@ -218,7 +218,7 @@ final class StoreConnection {
                     lock.execute();
                 }
             }
-            StoreSchema.prepare(connection, description, requestKeys);
+            StoreSchema.prepare(connection, description, requestKeys, sqlite);
             connection.commit();
         } catch (SQLException | RuntimeException e) {
             connection.rollback();

@@ -57,6 +57,9 @@ import java.util.List;
  * end and answers stored when the coordinator noted its end), created when missing; runs noted
  * before it existed have no sittings. {@code panoptes_stops} keeps what stopped a sitting (run,
  * sitting number, cause {@code budget} or {@code gate}, reason), likewise created when missing.
+ * On SQLite, a {@code panoptes_scores} created by this code is a {@code WITHOUT ROWID} table (its
+ * rows kept in its primary key's b-tree); one created before keeps its rowid. The two are read and
+ * written by the same SQL, so the version is not raised for it.
  */
 final class StoreSchema {
     /** The schema version this code writes and reads. */
@@ -83,11 +86,13 @@ final class StoreSchema {
 
     /**
      * Creates or upgrades the tables, in the connection's current transaction (the caller commits),
-     * with what {@code requestKeys} finds records by request key through.
+     * with what {@code requestKeys} finds records by request key through; {@code sqlite} for SQLite's
+     * own table options.
      *
      * @throws StoreException when the database holds a newer schema
      */
-    static void prepare(Connection connection, String description, RequestKeyIndex requestKeys) throws SQLException {
+    static void prepare(Connection connection, String description, RequestKeyIndex requestKeys, boolean sqlite)
+            throws SQLException {
         try (Statement s = connection.createStatement()) {
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_schema (version INTEGER NOT NULL)");
             Integer version = null;
@@ -146,9 +151,14 @@ final class StoreSchema {
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_scorings (run_id VARCHAR(64) NOT NULL, "
                     + "number INTEGER NOT NULL, scorer TEXT NOT NULL, created_at BIGINT NOT NULL, "
                     + "origin VARCHAR(16) NOT NULL, PRIMARY KEY (run_id, number))");
+            // On SQLite the scores live in their primary key's b-tree alone (WITHOUT ROWID): the table
+            // is only ever read and written by that key, and a rowid table would keep a second b-tree
+            // beside the key's, one more page to dirty and log per answer stored. A table created
+            // before keeps its rowid and works the same.
             s.execute("CREATE TABLE IF NOT EXISTS panoptes_scores (job_id VARCHAR(256) NOT NULL, "
                     + "vignette_id TEXT NOT NULL, scoring INTEGER NOT NULL, scorer TEXT NOT NULL, "
-                    + "score DOUBLE PRECISION, explanation TEXT, PRIMARY KEY (job_id, vignette_id, scoring))");
+                    + "score DOUBLE PRECISION, explanation TEXT, PRIMARY KEY (job_id, vignette_id, scoring))"
+                    + (sqlite ? " WITHOUT ROWID" : ""));
             if (version != null && version < 3) {
                 s.execute("ALTER TABLE panoptes_records ADD COLUMN error TEXT");
                 for (String column : RUN_COLUMNS_V3) {
