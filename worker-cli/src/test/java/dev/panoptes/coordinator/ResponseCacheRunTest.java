@@ -36,9 +36,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -61,9 +64,15 @@ class ResponseCacheRunTest {
     private final StringWriter err = new StringWriter();
     /** Every vignette the model was asked: its id. */
     private final Queue<String> asked = new ConcurrentLinkedQueue<>();
+    /** Jobs the model was asked. */
+    private final AtomicInteger calls = new AtomicInteger();
+    /** The model holds every job after this many until {@link #held} opens. */
+    private volatile int holdAfter = Integer.MAX_VALUE;
+    private final CountDownLatch held = new CountDownLatch(1);
 
     @AfterEach
     void stop() {
+        held.countDown();
         workers.forEach(WorkerLoop::close);
         threads.shutdownNow();
     }
@@ -188,6 +197,10 @@ class ResponseCacheRunTest {
         asked.clear();
         CoordinatorSettings settings = settings(suite("second.jsonl", 20), "", ZERO);
         Thread coordinator = Thread.currentThread();
+        // The model answers the first job it is asked and holds the others until the stop, so the
+        // run cannot complete before the interrupt from its first completion is seen (it would exit 0).
+        calls.set(0);
+        holdAfter = 1;
         CoordinatorRun interrupted = run(settings, CachePolicy.defaults())
                 .onListening(address -> startWorker(address))
                 .alsoNotify(new ProgressListener() {
@@ -199,7 +212,9 @@ class ResponseCacheRunTest {
                 });
         assertThat(interrupted.run()).isEqualTo(CoordinatorRun.EXIT_INTERRUPTED);
         Thread.interrupted();
+        held.countDown();
         workers.forEach(WorkerLoop::close);
+        holdAfter = Integer.MAX_VALUE;
 
         CoordinatorRun resumed = run(settings, CachePolicy.defaults()).onListening(address -> startWorker(address));
         assertThat(resumed.run()).isZero();
@@ -245,9 +260,15 @@ class ResponseCacheRunTest {
                 "java -jar worker.jar").withCache(cache);
     }
 
-    /** A model that answers right, reporting 7 prompt and 2 completion tokens, and counts what it is asked. */
+    /**
+     * A model that answers right, reporting 7 prompt and 2 completion tokens, and counts what it is
+     * asked; past {@link #holdAfter} jobs it answers only once {@link #held} opens.
+     */
     private JobRunner model() {
         return job -> {
+            if (calls.incrementAndGet() > holdAfter) {
+                assertThat(held.await(60, TimeUnit.SECONDS)).as("the held jobs are released").isTrue();
+            }
             List<ResponseRecord> records = new ArrayList<>();
             for (Vignette v : job.spec().vignettes()) {
                 asked.add(v.id());
