@@ -88,14 +88,11 @@ class CoordinatorRunTest {
         CountDownLatch someDone = new CountDownLatch(3);
         // Only three jobs are answered before the stop: with every answer at once, all 64 could
         // land in the store's first commit and the run finish before the interrupt is seen.
-        AtomicInteger started = new AtomicInteger();
-        CountDownLatch released = new CountDownLatch(1);
+        AnswerGate gate = new AnswerGate(3);
         Thread coordinatorThread = Thread.currentThread();
         CoordinatorRun first = run(settings)
                 .onListening(address -> startWorker(address, "w1", null, job -> {
-                    if (started.incrementAndGet() > 3) {
-                        released.await(30, TimeUnit.SECONDS);
-                    }
+                    gate.pass();
                     return TestJobs.echo(job);
                 }))
                 .alsoNotify(new ProgressListener() {
@@ -115,7 +112,7 @@ class CoordinatorRunTest {
         Set<String> completedFirst = storedJobIds();
         assertThat(completedFirst).hasSize(3);
         workers.forEach(WorkerLoop::close);
-        released.countDown();
+        gate.open();
 
         Set<String> secondRunJobs = ConcurrentHashMap.newKeySet();
         CoordinatorRun second = run(settings)

@@ -36,12 +36,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -64,15 +61,12 @@ class ResponseCacheRunTest {
     private final StringWriter err = new StringWriter();
     /** Every vignette the model was asked: its id. */
     private final Queue<String> asked = new ConcurrentLinkedQueue<>();
-    /** Jobs the model was asked. */
-    private final AtomicInteger calls = new AtomicInteger();
-    /** The model holds every job after this many until {@link #held} opens. */
-    private volatile int holdAfter = Integer.MAX_VALUE;
-    private final CountDownLatch held = new CountDownLatch(1);
+    /** What the model lets through at once. */
+    private volatile AnswerGate gate = AnswerGate.OPEN;
 
     @AfterEach
     void stop() {
-        held.countDown();
+        gate.open();
         workers.forEach(WorkerLoop::close);
         threads.shutdownNow();
     }
@@ -199,8 +193,7 @@ class ResponseCacheRunTest {
         Thread coordinator = Thread.currentThread();
         // The model answers the first job it is asked and holds the others until the stop, so the
         // run cannot complete before the interrupt from its first completion is seen (it would exit 0).
-        calls.set(0);
-        holdAfter = 1;
+        gate = new AnswerGate(1);
         CoordinatorRun interrupted = run(settings, CachePolicy.defaults())
                 .onListening(address -> startWorker(address))
                 .alsoNotify(new ProgressListener() {
@@ -212,9 +205,9 @@ class ResponseCacheRunTest {
                 });
         assertThat(interrupted.run()).isEqualTo(CoordinatorRun.EXIT_INTERRUPTED);
         Thread.interrupted();
-        held.countDown();
+        gate.open();
         workers.forEach(WorkerLoop::close);
-        holdAfter = Integer.MAX_VALUE;
+        gate = AnswerGate.OPEN;
 
         CoordinatorRun resumed = run(settings, CachePolicy.defaults()).onListening(address -> startWorker(address));
         assertThat(resumed.run()).isZero();
@@ -262,13 +255,11 @@ class ResponseCacheRunTest {
 
     /**
      * A model that answers right, reporting 7 prompt and 2 completion tokens, and counts what it is
-     * asked; past {@link #holdAfter} jobs it answers only once {@link #held} opens.
+     * asked; it answers a job once {@link #gate} lets it through.
      */
     private JobRunner model() {
         return job -> {
-            if (calls.incrementAndGet() > holdAfter) {
-                assertThat(held.await(60, TimeUnit.SECONDS)).as("the held jobs are released").isTrue();
-            }
+            gate.pass();
             List<ResponseRecord> records = new ArrayList<>();
             for (Vignette v : job.spec().vignettes()) {
                 asked.add(v.id());
