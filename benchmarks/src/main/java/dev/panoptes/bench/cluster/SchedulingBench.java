@@ -11,6 +11,7 @@ import dev.panoptes.bench.harness.Machine;
 import dev.panoptes.bench.harness.Perf;
 import dev.panoptes.bench.harness.Report;
 import dev.panoptes.bench.harness.Stats;
+import dev.panoptes.bench.harness.WakeupLatency;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -54,6 +55,10 @@ public final class SchedulingBench {
         double overshootUs = sleepOvershootMicros(1000);
         report.progress(String.format(Locale.ROOT, "this machine oversleeps a 1 ms park by %.0f us on average",
                 overshootUs));
+        // A remote job's round trip wakes one thread more than an in-process one's (the worker's
+        // I/O thread, for the answer its runner finished): what that costs here, beside the result.
+        WakeupLatency.Micros wakeup = WakeupLatency.measure(300);
+        report.progress("waking a thread asleep in select takes " + wakeup);
 
         Child coordinator = Child.start(ctx, "scheduling-coordinator", SchedulingCoordinator.class, List.of(),
                 List.of());
@@ -99,7 +104,8 @@ public final class SchedulingBench {
                 + String.join(", ", specs) + " (id:capacity:service time in us); median (min-max))");
         report.line("");
         report.line("Machine: " + Machine.describe() + String.format(Locale.ROOT,
-                ". A 1 ms park oversleeps by %.0f us on average here.", overshootUs));
+                ". A 1 ms park oversleeps by %.0f us on average here; waking a thread asleep in select takes %s.",
+                overshootUs, wakeup));
         report.line("");
         List<List<String>> rows = new ArrayList<>();
         rows.add(List.of("remote workers (separate JVM, real WorkerSession)", rs.format(1),
