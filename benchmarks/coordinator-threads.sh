@@ -13,7 +13,12 @@
 # COORD_JAVA_OPTS goes to the coordinator's JVM only, e.g. a profiler: COORD_JAVA_OPTS="-agentpath:/tmp/ap/linux-x64/
 # libasyncProfiler.so=start,event=cpu,interval=1ms,threads,collapsed,file=/tmp/coord.collapsed"
 # WORKER_JAVA_OPTS likewise goes to the worker's JVM only (its profile then covers the whole run, warm-up included).
+# JIT_LOG=1 has the coordinator's JVM log its compiles (-XX:+LogCompilation, in the work directory as jit-ROUND-BUILD.xml)
+# and prints after each round what the JIT compiled and deoptimized inside the window (benchmarks/compiles-in-window.py;
+# the window's edges in the JVM's own clock come from /proc, to some 0.05 s). Writing that log costs the compiler
+# threads CPU of their own: take the target figures from rounds without it.
 set -u
+here=$(cd "$(dirname "$0")" && pwd)
 rounds=$1; shift
 N=${N:-100000}; C=${C:-64}; LAT=${LAT:-20}; FROM=${FROM:-20000}; TO=${TO:-85000}
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -41,6 +46,11 @@ sample() { # pid -> "name utime+stime vol invol" per task
     echo "${t##*/} $name $((${12} + ${13})) ${v:-0} ${nv:-0}"
   done
 }
+# Seconds since process $1 started, as the JVM's log stamps count them (to the JVM's start-up, some 0.05 s).
+uptime_of() { python3 -c "
+import os, sys
+start = int(open('/proc/%s/stat' % sys.argv[1]).read().rsplit(')', 1)[1].split()[19]) / os.sysconf('SC_CLK_TCK')
+print('%.2f' % (float(open('/proc/uptime').read().split()[0]) - start))" "$1"; }
 stored() { python3 -c "
 import sqlite3,sys
 try:
@@ -48,15 +58,16 @@ try:
 except Exception: print(0)" "$1"; }
 for r in $(seq "$rounds"); do
   for b in "$@"; do
-    rm -f p.db*; cport=$(port)
-    java ${COORD_JAVA_OPTS:-} -jar "$b/worker-cli/target/worker.jar" coordinator --listen 127.0.0.1:$cport --suite suite.jsonl --db p.db \
+    rm -f p.db*; cport=$(port); jit=""
+    [ "${JIT_LOG:-}" = 1 ] && jit="-XX:+UnlockDiagnosticVMOptions -XX:+LogCompilation -XX:LogFile=$w/jit-$r-$(basename "$b").xml"
+    java ${COORD_JAVA_OPTS:-} $jit -jar "$b/worker-cli/target/worker.jar" coordinator --listen 127.0.0.1:$cport --suite suite.jsonl --db p.db \
       --model stub-arithmetic --scorer exact --job-size 1 > coord.log 2>&1 & co=$!
     java ${WORKER_JAVA_OPTS:-} -jar "$b/worker-cli/target/worker.jar" --coordinator 127.0.0.1:$cport --model-api http://127.0.0.1:$sport/v1 \
       --capacity $C > worker.log 2>&1 & wo=$!
     a0=0; while kill -0 $co 2>/dev/null; do a0=$(stored p.db); [ "$a0" -ge "$FROM" ] && break; sleep 0.2; done
-    sample $co > s0; sample $wo > w0; t0=$(date +%s.%N)
+    sample $co > s0; sample $wo > w0; t0=$(date +%s.%N); u0=$(uptime_of $co)
     a1=0; while kill -0 $co 2>/dev/null; do a1=$(stored p.db); [ "$a1" -ge "$TO" ] && break; sleep 0.2; done
-    sample $co > s1; sample $wo > w1; t1=$(date +%s.%N)
+    sample $co > s1; sample $wo > w1; t1=$(date +%s.%N); u1=$(uptime_of $co)
     wait $co; kill -TERM $wo 2>/dev/null; wait $wo 2>/dev/null
     hz=$(getconf CLK_TCK)
     python3 - "$b" "$r" "$a0" "$a1" "$hz" "$t0" "$t1" <<'PY'
@@ -96,6 +107,7 @@ for k, cpu in sorted(wagg.items(), key=lambda kv: -kv[1]):
 wcpu = sum(wagg.values())
 print(f"  {'WORKER (whole JVM)':28s} {wcpu*1e6/hz/n:7.1f} us/model call")
 PY
+    if [ -n "$jit" ]; then python3 "$here/compiles-in-window.py" "$w/jit-$r-$(basename "$b").xml" "$u0" "$u1" 8 | sed 's/^/  /'; fi
   done
 done
 kill $stub 2>/dev/null; wait $stub 2>/dev/null
