@@ -60,9 +60,18 @@ def short(method):
 def main(argv):
     if len(argv) < 4:
         sys.exit(__doc__)
-    path, w0, w1 = argv[1], float(argv[2]), float(argv[3])
-    top = int(argv[4]) if len(argv) > 4 else 15
-    compiles, traps = read(path)
+    try:
+        path, w0, w1 = argv[1], float(argv[2]), float(argv[3])
+        top = int(argv[4]) if len(argv) > 4 else 15
+    except ValueError:
+        sys.exit("FROM_S and TO_S are seconds (numbers) and TOP a count\n" + __doc__)
+    try:
+        compiles, traps = read(path)
+    except OSError as e:
+        sys.exit(f"cannot read {path}: {e.strerror}; it is the file -XX:LogFile= named"
+                 f" (with -XX:+UnlockDiagnosticVMOptions -XX:+LogCompilation)")
+    if not compiles:
+        sys.exit(f"{path} holds no compile: is it a -XX:+LogCompilation file of a JVM that ran long enough?")
     compiled_before = set()
     first = again = 0.0
     n_first = n_again = 0
