@@ -32,6 +32,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -48,7 +49,13 @@ class EvaluationRunTest {
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final List<WorkerLoop> workers = new ArrayList<>();
     private final StringWriter out = new StringWriter();
-    private final StringWriter err = new StringWriter();
+    /** What the coordinator says of workers that serve none of its models; see {@link #heldUntilSaid}. */
+    private final SaidWriter err = new SaidWriter();
+    /**
+     * Which worker's jobs wait, before they are answered, until the coordinator has said a line
+     * containing what; none by default.
+     */
+    private volatile Map.Entry<String, String> heldUntilSaid;
     /** Every job each worker ran: worker id, then job. */
     private final Queue<Map.Entry<String, Job>> ran = new ConcurrentLinkedQueue<>();
 
@@ -60,6 +67,11 @@ class EvaluationRunTest {
 
     @Test
     void twoWorkersStartedWithDifferentModelsNeverMixTheirAnswersIntoOneRun() throws Exception {
+        String named = "worker w-qwen serves none of this run's models (llama-3.1-8b): it serves qwen2.5-7b;"
+                + " it gets no work";
+        // w-llama alone would finish the run's three jobs before w-qwen has registered, and the
+        // coordinator would never meet it: its answers wait until w-qwen has been named.
+        heldUntilSaid = Map.entry("w-llama", named);
         CoordinatorRun run = run(settings(List.of("llama-3.1-8b"), "exact", 1, null))
                 .onListening(address -> {
                     startWorker(address, "w-llama", List.of("llama-3.1-8b"));
@@ -76,8 +88,7 @@ class EvaluationRunTest {
             assertThat(r.workerId()).isEqualTo("w-llama");
         });
         assertThat(ran).allSatisfy(e -> assertThat(e.getKey()).isEqualTo("w-llama"));
-        assertThat(err.toString()).contains("worker w-qwen serves none of this run's models (llama-3.1-8b): it serves"
-                + " qwen2.5-7b; it gets no work");
+        assertThat(err.toString()).contains(named);
     }
 
     @Test
@@ -201,6 +212,12 @@ class EvaluationRunTest {
      */
     private JobRunner runner(String workerId) {
         return job -> {
+            Map.Entry<String, String> hold = heldUntilSaid;
+            if (hold != null && hold.getKey().equals(workerId)
+                    && !err.awaitSaid(hold.getValue(), Duration.ofSeconds(30))) {
+                throw new AssertionError("the coordinator did not say \"" + hold.getValue() + "\" within 30 s; it"
+                        + " said:\n" + err);
+            }
             ran.add(Map.entry(workerId, job));
             String model = job.model();
             List<ResponseRecord> records = new ArrayList<>();
@@ -261,5 +278,37 @@ class EvaluationRunTest {
             store.forEachRecord(records::add);
         }
         return records;
+    }
+
+    /**
+     * A {@link StringWriter} that a thread can wait on until some text has been written to it,
+     * checked each time the coordinator's printer flushes a line (its {@link PrintWriter} flushes
+     * on every line).
+     */
+    private static final class SaidWriter extends StringWriter {
+        private final Object lock = new Object();
+
+        @Override
+        public void flush() {
+            super.flush();
+            synchronized (lock) {
+                lock.notifyAll();
+            }
+        }
+
+        /** Waits until {@code text} has been written and flushed; false when {@code timeout} passed first. */
+        boolean awaitSaid(String text, Duration timeout) throws InterruptedException {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            synchronized (lock) {
+                while (!toString().contains(text)) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    TimeUnit.NANOSECONDS.timedWait(lock, left);
+                }
+            }
+            return true;
+        }
     }
 }
