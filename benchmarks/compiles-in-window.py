@@ -103,7 +103,7 @@ def main(argv):
     for (reason, action, site), stamps in sorted(by_site.items(), key=lambda kv: kv[1][0]):
         at = ", ".join(f"{s:.1f}" for s in stamps)
         print(f"  {reason} ({action}) at {at} s: {site}")
-    print(f"largest compiles in the window:")
+    print("largest compiles in the window:")
     for part, task, start, recompile in sorted(inside, key=lambda x: -x[0])[:top]:
         kind = "recompile" if recompile else "first"
         osr = " (OSR)" if task.get("osr_bci") else ""

@@ -65,9 +65,9 @@ for r in $(seq "$rounds"); do
     java ${WORKER_JAVA_OPTS:-} -jar "$b/worker-cli/target/worker.jar" --coordinator 127.0.0.1:$cport --model-api http://127.0.0.1:$sport/v1 \
       --capacity $C > worker.log 2>&1 & wo=$!
     a0=0; while kill -0 $co 2>/dev/null; do a0=$(stored p.db); [ "$a0" -ge "$FROM" ] && break; sleep 0.2; done
-    sample $co > s0; sample $wo > w0; t0=$(date +%s.%N); u0=$(uptime_of $co)
+    sample $co > s0; sample $wo > w0; t0=$(date +%s.%N); [ -n "$jit" ] && u0=$(uptime_of $co)
     a1=0; while kill -0 $co 2>/dev/null; do a1=$(stored p.db); [ "$a1" -ge "$TO" ] && break; sleep 0.2; done
-    sample $co > s1; sample $wo > w1; t1=$(date +%s.%N); u1=$(uptime_of $co)
+    sample $co > s1; sample $wo > w1; t1=$(date +%s.%N); [ -n "$jit" ] && u1=$(uptime_of $co)
     wait $co; kill -TERM $wo 2>/dev/null; wait $wo 2>/dev/null
     hz=$(getconf CLK_TCK)
     python3 - "$b" "$r" "$a0" "$a1" "$hz" "$t0" "$t1" <<'PY'

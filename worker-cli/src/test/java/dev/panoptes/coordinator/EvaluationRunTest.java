@@ -12,6 +12,7 @@ import dev.panoptes.control.store.StoredRecord;
 import dev.panoptes.testing.QuestionSuite;
 import dev.panoptes.worker.WorkerLoop;
 import dev.panoptes.worker.WorkerOptions;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,11 +33,11 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The evaluation side of a coordinator run, in process, with real workers over loopback TCP: the
@@ -49,8 +50,7 @@ class EvaluationRunTest {
     private final ExecutorService threads = Executors.newCachedThreadPool();
     private final List<WorkerLoop> workers = new ArrayList<>();
     private final StringWriter out = new StringWriter();
-    /** What the coordinator says of workers that serve none of its models; see {@link #heldUntilSaid}. */
-    private final SaidWriter err = new SaidWriter();
+    private final StringWriter err = new StringWriter();
     /**
      * Which worker's jobs wait, before they are answered, until the coordinator has said a line
      * containing what; none by default.
@@ -213,10 +213,13 @@ class EvaluationRunTest {
     private JobRunner runner(String workerId) {
         return job -> {
             Map.Entry<String, String> hold = heldUntilSaid;
-            if (hold != null && hold.getKey().equals(workerId)
-                    && !err.awaitSaid(hold.getValue(), Duration.ofSeconds(30))) {
-                throw new AssertionError("the coordinator did not say \"" + hold.getValue() + "\" within 30 s; it"
-                        + " said:\n" + err);
+            if (hold != null && hold.getKey().equals(workerId)) {
+                try {
+                    await().atMost(Duration.ofSeconds(30)).until(() -> err.toString().contains(hold.getValue()));
+                } catch (ConditionTimeoutException e) {
+                    throw new AssertionError("the coordinator did not say \"" + hold.getValue() + "\" within 30 s;"
+                            + " it said:\n" + err, e);
+                }
             }
             ran.add(Map.entry(workerId, job));
             String model = job.model();
@@ -278,37 +281,5 @@ class EvaluationRunTest {
             store.forEachRecord(records::add);
         }
         return records;
-    }
-
-    /**
-     * A {@link StringWriter} that a thread can wait on until some text has been written to it,
-     * checked each time the coordinator's printer flushes a line (its {@link PrintWriter} flushes
-     * on every line).
-     */
-    private static final class SaidWriter extends StringWriter {
-        private final Object lock = new Object();
-
-        @Override
-        public void flush() {
-            super.flush();
-            synchronized (lock) {
-                lock.notifyAll();
-            }
-        }
-
-        /** Waits until {@code text} has been written and flushed; false when {@code timeout} passed first. */
-        boolean awaitSaid(String text, Duration timeout) throws InterruptedException {
-            long deadline = System.nanoTime() + timeout.toNanos();
-            synchronized (lock) {
-                while (!toString().contains(text)) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        return false;
-                    }
-                    TimeUnit.NANOSECONDS.timedWait(lock, left);
-                }
-            }
-            return true;
-        }
     }
 }
